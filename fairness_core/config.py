@@ -1,0 +1,49 @@
+"""Where things live on disk. Every path can be overridden by an environment variable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+STORE_ENV = "FAIRNESS_LAB_STORE"
+CACHE_ENV = "FAIRNESS_LAB_CACHE"
+
+
+def store_path() -> Path:
+    """The DuckDB run store: `$FAIRNESS_LAB_STORE`, else `data/runs.duckdb` in the repository."""
+    configured = os.environ.get(STORE_ENV)
+    return Path(configured).expanduser() if configured else REPO_ROOT / "data" / "runs.duckdb"
+
+
+def cache_dir() -> Path:
+    """Derived artefacts we can rebuild (converted GGUF checkpoints, file hashes)."""
+    configured = os.environ.get(CACHE_ENV)
+    base = Path(configured).expanduser() if configured else Path.home() / ".cache" / "fairness-lab"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def project_data_dir() -> Path:
+    """Small data the project writes itself (demo sets, templates)."""
+    return REPO_ROOT / "data"
+
+
+def nltk_data_dir() -> Path:
+    """NLTK resources installed by the set-up script (WordNet for METEOR)."""
+    return REPO_ROOT / ".nltk_data"
+
+
+def ensure_nltk_path() -> None:
+    """Make NLTK find the WordNet the set-up installed, without the user exporting NLTK_DATA."""
+    target = str(nltk_data_dir())
+    current = os.environ.get("NLTK_DATA", "")
+    if target not in current.split(os.pathsep):
+        os.environ["NLTK_DATA"] = os.pathsep.join(p for p in (target, current) if p)
+    try:
+        import nltk.data
+    except ImportError:
+        return
+    if target not in nltk.data.path:
+        nltk.data.path.insert(0, target)

@@ -1,0 +1,1 @@
+"""Dataset loaders, builders and validators (bundled data, uploads, demo sets)."""

@@ -1,0 +1,1 @@
+"""Decoding configurations, batched sweeps, diversity."""

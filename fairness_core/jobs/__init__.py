@@ -1,0 +1,23 @@
+"""Batched jobs: pure work units over shards, progress with ETA, cancel and resume."""
+
+from fairness_core.jobs.runner import (
+    CancelToken,
+    Executor,
+    LocalExecutor,
+    Progress,
+    RunOutcome,
+    Task,
+    format_seconds,
+    run_task,
+)
+
+__all__ = [
+    "CancelToken",
+    "Executor",
+    "LocalExecutor",
+    "Progress",
+    "RunOutcome",
+    "Task",
+    "format_seconds",
+    "run_task",
+]

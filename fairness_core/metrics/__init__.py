@@ -1,0 +1,1 @@
+"""Text-generation metrics: n-gram, matching, generation-based, DATScore."""

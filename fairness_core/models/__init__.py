@@ -1,0 +1,34 @@
+"""Model layer: four small interfaces, a transformers backend, presets and a process-wide cache."""
+
+from fairness_core.models.cache import load_model
+from fairness_core.models.interfaces import (
+    CausalLM,
+    DecodingConfig,
+    Encoder,
+    ModelUnavailableError,
+    Seq2SeqLM,
+    TextClassifier,
+    TokenEmbeddings,
+    TokenScores,
+)
+from fairness_core.models.presets import PRESETS, Preset, availability, get_preset, load_preset, resolve_model
+from fairness_core.models.spec import ModelSpec
+
+__all__ = [
+    "PRESETS",
+    "CausalLM",
+    "DecodingConfig",
+    "Encoder",
+    "ModelSpec",
+    "ModelUnavailableError",
+    "Preset",
+    "Seq2SeqLM",
+    "TextClassifier",
+    "TokenEmbeddings",
+    "TokenScores",
+    "availability",
+    "get_preset",
+    "load_model",
+    "load_preset",
+    "resolve_model",
+]

@@ -1,0 +1,139 @@
+"""The four model interfaces every page programs against (lm-evaluation-harness style).
+
+Backends (Hugging Face transformers, lexicon scorers, tiny test models) implement these; pages and
+metrics never touch a backend directly, so a new backend is one class, not a change everywhere.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class ModelUnavailableError(RuntimeError):
+    """A model could not be loaded; the message is one sentence naming the model and the reason."""
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """One sampling configuration. `greedy` ignores the other knobs."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    greedy: bool = False
+    max_new_tokens: int = 30
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def problems(self) -> list[str]:
+        found = []
+        if not self.temperature > 0:
+            found.append(f"temperature must be > 0 (got {self.temperature})")
+        if self.top_k is not None and self.top_k <= 0:
+            found.append(f"top_k must be a positive integer (got {self.top_k})")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            found.append(f"top_p must be in (0, 1] (got {self.top_p})")
+        if self.max_new_tokens <= 0:
+            found.append(f"max_new_tokens must be positive (got {self.max_new_tokens})")
+        return found
+
+    def label(self) -> str:
+        if self.greedy:
+            return "greedy"
+        parts = []
+        if self.top_p is not None:
+            parts.append(f"top_p={self.top_p:g}")
+        if self.top_k is not None:
+            parts.append(f"top_k={self.top_k}")
+        if self.temperature != 1.0 or not parts:
+            parts.append(f"temperature={self.temperature:g}")
+        return ",".join(parts)
+
+
+@dataclass(frozen=True)
+class TokenScores:
+    """Per-token log-probabilities of a target (continuation) sequence."""
+
+    tokens: list[str]
+    logprobs: np.ndarray  # shape (n_tokens,)
+    entropies: np.ndarray | None = None  # entropy of each step's predictive distribution (nats)
+
+    @property
+    def total(self) -> float:
+        return float(self.logprobs.sum())
+
+    @property
+    def mean(self) -> float:
+        return float(self.logprobs.mean()) if len(self.logprobs) else float("nan")
+
+
+@dataclass(frozen=True)
+class TokenEmbeddings:
+    """Contextual embeddings of one text's tokens at one layer (special tokens included, flagged)."""
+
+    tokens: list[str]
+    vectors: np.ndarray  # (n_tokens, hidden)
+    special: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+class ModelBase(ABC):
+    """What every loaded model reports about itself (for manifests and the UI)."""
+
+    #: stable identity: source + revision/file hash + dtype + quantization + device
+    cache_key: tuple[str, ...] = ()
+    name: str = ""
+    device: str = "cpu"
+
+    def describe(self) -> dict[str, str]:
+        return {"name": self.name, "device": self.device, "key": "|".join(self.cache_key)}
+
+
+class CausalLM(ModelBase):
+    @abstractmethod
+    def generate(
+        self,
+        prompts: Sequence[str],
+        decoding: DecodingConfig | Sequence[DecodingConfig],
+        n: int = 1,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """`n` continuations for each prompt (a config per prompt, or one for all); reproducible by seed."""
+
+    @abstractmethod
+    def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
+        """Log p(continuation token | context, earlier continuation tokens), per token."""
+
+
+class Seq2SeqLM(ModelBase):
+    @abstractmethod
+    def token_logprobs(
+        self, sources: Sequence[str], targets: Sequence[str], with_entropy: bool = False
+    ) -> list[TokenScores]:
+        """Log p(target token | source, earlier target tokens), per token; entropies on request."""
+
+    @abstractmethod
+    def step_distributions(self, source: str, target: str) -> np.ndarray:
+        """Full log-probability distribution at each target step: (n_target_tokens, vocab)."""
+
+
+class Encoder(ModelBase):
+    num_layers: int = 0
+
+    @abstractmethod
+    def token_embeddings(self, texts: Sequence[str], layer: int | None = None) -> list[TokenEmbeddings]:
+        """Hidden states of each token at `layer` (0 = embeddings, None = last)."""
+
+
+class TextClassifier(ModelBase):
+    labels: list[str] = []
+
+    @abstractmethod
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """(n_texts, n_labels) probabilities, columns in `labels` order."""

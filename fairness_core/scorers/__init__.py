@@ -1,0 +1,1 @@
+"""Classifiers applied to generations: sentiment, regard, offensive language / toxicity."""

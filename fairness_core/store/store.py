@@ -1,0 +1,376 @@
+"""DuckDB run store: runs, their completed shards and long-format result rows.
+
+Concurrency model (DuckDB locks the whole file per process): connections are short-lived and
+opened per operation, read-write for writers and read-only for readers, serialised inside the
+process by a lock and retried with backoff when another process holds the file. A writer holds the
+file only for the few milliseconds of one batch transaction, so a second Streamlit session or the
+CLI waits briefly instead of crashing on `Conflicting lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from fairness_core import config
+from fairness_core.store.manifest import canonical_json, library_versions, manifest_hash
+
+RESULT_COLUMNS = ("item", "grp", "variant", "metric", "value", "text", "attrs")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY,
+    kind VARCHAR NOT NULL,
+    manifest VARCHAR NOT NULL,
+    manifest_hash VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    n_shards INTEGER NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    finished_at TIMESTAMP,
+    versions VARCHAR NOT NULL,
+    owner VARCHAR,
+    error VARCHAR
+);
+CREATE TABLE IF NOT EXISTS shards (
+    run_id VARCHAR NOT NULL,
+    shard INTEGER NOT NULL,
+    n_rows INTEGER NOT NULL,
+    finished_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (run_id, shard)
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id VARCHAR NOT NULL,
+    shard INTEGER NOT NULL,
+    item VARCHAR,
+    grp VARCHAR,
+    variant VARCHAR,
+    metric VARCHAR,
+    value DOUBLE,
+    text VARCHAR,
+    attrs VARCHAR
+);
+"""
+
+# Statuses written to the table. A `running` run whose owning process is gone reads as `incomplete`.
+RUNNING, COMPLETE, CANCELLED, FAILED, INCOMPLETE = "running", "complete", "cancelled", "failed", "incomplete"
+
+
+class StoreBusyError(RuntimeError):
+    """Another process held the store's file lock for longer than the configured timeout."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    kind: str
+    manifest: dict[str, Any]
+    manifest_hash: str
+    status: str
+    n_shards: int
+    shards_done: int
+    n_rows: int
+    created_at: datetime
+    finished_at: datetime | None
+    versions: dict[str, str]
+    error: str | None
+
+    @property
+    def is_complete(self) -> bool:
+        return self.status == COMPLETE
+
+
+def run_id_for(digest: str) -> str:
+    """Run ids are the manifest hash's prefix: the same request always maps to the same run."""
+    return digest[:16]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _owner_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: str | None) -> bool:
+    if not owner or ":" not in owner:
+        return False
+    host, pid_text = owner.rsplit(":", 1)
+    if host != socket.gethostname():
+        return True  # cannot tell; trust the record
+    try:
+        os.kill(int(pid_text), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_lock_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "lock" in text or "being used by another process" in text
+
+
+class RunStore:
+    """Owns one DuckDB file. Cheap to construct; every operation opens its own connection."""
+
+    _process_lock = threading.RLock()
+
+    def __init__(self, path: str | Path | None = None, lock_timeout_s: float = 60.0) -> None:
+        self.path = Path(path).expanduser() if path else config.store_path()
+        self.lock_timeout_s = lock_timeout_s
+        self._schema_ready = False
+
+    # -- connections -------------------------------------------------------------------------
+    @contextmanager
+    def _connect(self, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not self._schema_ready:
+            self._ensure_schema()
+        with self._process_lock:
+            con = self._open(read_only=not write)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.01
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except (duckdb.IOException, duckdb.ConnectionException) as error:
+                if not _is_lock_error(error) or time.monotonic() >= deadline:
+                    if _is_lock_error(error):
+                        raise StoreBusyError(
+                            f"run store {self.path} stayed locked by another process for "
+                            f"{self.lock_timeout_s:.0f} s; try again when its job finishes"
+                        ) from error
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    def _ensure_schema(self) -> None:
+        with self._process_lock:
+            if self._schema_ready:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = self._open(read_only=False)
+            try:
+                con.execute(_SCHEMA)
+            finally:
+                con.close()
+            self._schema_ready = True
+
+    # -- runs --------------------------------------------------------------------------------
+    def begin_run(self, manifest: dict[str, Any], n_shards: int) -> RunInfo:
+        """Create the run for this manifest, or take over an unfinished one to resume it."""
+        digest = manifest_hash(manifest)
+        run_id = run_id_for(digest)
+        with self._connect(write=True) as con:
+            con.begin()
+            existing = con.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchall()
+            if not existing:
+                con.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL)",
+                    [
+                        run_id,
+                        manifest.get("kind", "unknown"),
+                        canonical_json(manifest),
+                        digest,
+                        RUNNING,
+                        n_shards,
+                        _now(),
+                        json.dumps(library_versions(), sort_keys=True),
+                        _owner_token(),
+                    ],
+                )
+            elif existing[0][0] != COMPLETE:
+                con.execute(
+                    "UPDATE runs SET status = ?, owner = ?, error = NULL, n_shards = ?, versions = ? "
+                    "WHERE run_id = ?",
+                    [RUNNING, _owner_token(), n_shards, json.dumps(library_versions(), sort_keys=True), run_id],
+                )
+            con.commit()
+        info = self.get_run(run_id)
+        assert info is not None
+        return info
+
+    def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
+        with self._connect(write=True) as con:
+            con.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ?, owner = NULL WHERE run_id = ?",
+                [status, _now() if status == COMPLETE else None, error, run_id],
+            )
+
+    def write_shard(self, run_id: str, shard: int, rows: pd.DataFrame | Sequence[dict[str, Any]]) -> int:
+        """Write one shard's rows and mark it done, in one transaction (idempotent per shard)."""
+        frame = rows_frame(rows)
+        frame.insert(0, "shard", shard)
+        frame.insert(0, "run_id", run_id)
+        with self._connect(write=True) as con:
+            con.begin()
+            try:
+                done = con.execute(
+                    "SELECT count(*) FROM shards WHERE run_id = ? AND shard = ?", [run_id, shard]
+                ).fetchall()[0][0]
+                if done:
+                    con.rollback()
+                    return 0
+                con.register("incoming_rows", frame)
+                con.execute("INSERT INTO results SELECT * FROM incoming_rows")
+                con.unregister("incoming_rows")
+                con.execute("INSERT INTO shards VALUES (?, ?, ?, ?)", [run_id, shard, len(frame), _now()])
+                con.commit()
+            except Exception:
+                con.rollback()
+                raise
+        return len(frame)
+
+    def completed_shards(self, run_id: str) -> set[int]:
+        with self._connect(write=False) as con:
+            found = con.execute("SELECT shard FROM shards WHERE run_id = ?", [run_id]).fetchall()
+        return {int(row[0]) for row in found}
+
+    def find_complete(self, manifest: dict[str, Any]) -> RunInfo | None:
+        """The cache look-up: a complete run with this manifest, or None. Never loads a model."""
+        if not self.path.exists():
+            return None
+        info = self.get_run(run_id_for(manifest_hash(manifest)))
+        return info if info is not None and info.is_complete else None
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        runs = self._run_infos("WHERE r.run_id = ?", [run_id])
+        return runs[0] if runs else None
+
+    def list_runs(self, kind: str | None = None) -> list[RunInfo]:
+        if not self.path.exists():
+            return []
+        if kind:
+            return self._run_infos("WHERE r.kind = ?", [kind])
+        return self._run_infos("", [])
+
+    def _run_infos(self, where: str, params: list[Any]) -> list[RunInfo]:
+        sql = f"""
+            SELECT r.run_id, r.kind, r.manifest, r.manifest_hash, r.status, r.n_shards,
+                   (SELECT count(*) FROM shards s WHERE s.run_id = r.run_id),
+                   (SELECT coalesce(sum(n_rows), 0) FROM shards s WHERE s.run_id = r.run_id),
+                   r.created_at, r.finished_at, r.versions, r.owner, r.error
+            FROM runs r {where} ORDER BY r.created_at DESC
+        """
+        with self._connect(write=False) as con:
+            found = con.execute(sql, params).fetchall()
+        infos = []
+        for row in found:
+            status = row[4]
+            if status == RUNNING and not _owner_alive(row[11]):
+                status = INCOMPLETE
+            infos.append(
+                RunInfo(
+                    run_id=row[0],
+                    kind=row[1],
+                    manifest=json.loads(row[2]),
+                    manifest_hash=row[3],
+                    status=status,
+                    n_shards=int(row[5]),
+                    shards_done=int(row[6]),
+                    n_rows=int(row[7]),
+                    created_at=row[8],
+                    finished_at=row[9],
+                    versions=json.loads(row[10]),
+                    error=row[12],
+                )
+            )
+        return infos
+
+    def delete_run(self, run_id: str) -> None:
+        with self._connect(write=True) as con:
+            con.begin()
+            for table in ("results", "shards", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            con.commit()
+
+    # -- reading rows ------------------------------------------------------------------------
+    def rows(self, run_id: str) -> pd.DataFrame:
+        """All result rows of a run in write order, `attrs` decoded into a dict column."""
+        frame = self.query(
+            "SELECT * FROM results WHERE run_id = ? ORDER BY shard, rowid", [run_id]
+        )
+        frame["attrs"] = frame["attrs"].map(lambda text: json.loads(text) if text else {})
+        return frame
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+        """Run a read-only SQL query over `runs`, `shards` and `results`; returns a DataFrame."""
+        with self._connect(write=False) as con:
+            return con.execute(sql, list(params or [])).df()
+
+    def size_bytes(self) -> int:
+        total = 0
+        for candidate in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if candidate.exists():
+                total += candidate.stat().st_size
+        return total
+
+    # -- export ------------------------------------------------------------------------------
+    def export(self, run_id: str, destination: str | Path, fmt: str | None = None) -> Path:
+        """Write a run's rows plus its manifest: CSV/Parquet get a sidecar `.manifest.json`."""
+        info = self.get_run(run_id)
+        if info is None:
+            raise KeyError(f"no run {run_id!r} in {self.path}")
+        destination = Path(destination)
+        fmt = (fmt or destination.suffix.lstrip(".") or "csv").lower()
+        frame = self.rows(run_id)
+        frame["attrs"] = frame["attrs"].map(lambda attrs: json.dumps(attrs, sort_keys=True))
+        manifest_doc = {
+            "run_id": info.run_id,
+            "manifest": info.manifest,
+            "manifest_hash": info.manifest_hash,
+            "status": info.status,
+            "versions": info.versions,
+        }
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "json":
+            document = dict(manifest_doc, rows=json.loads(frame.to_json(orient="records")))
+            destination.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+            return destination
+        if fmt == "csv":
+            frame.to_csv(destination, index=False)
+        elif fmt == "parquet":
+            frame.to_parquet(destination, index=False)
+        else:
+            raise ValueError(f"unknown export format {fmt!r}; choose csv, parquet or json")
+        sidecar = destination.with_name(destination.name + ".manifest.json")
+        sidecar.write_text(json.dumps(manifest_doc, indent=2, ensure_ascii=False), encoding="utf-8")
+        return destination
+
+
+def rows_frame(rows: pd.DataFrame | Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Coerce work-unit output to the results columns; unknown keys are rejected loudly."""
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    unknown = set(frame.columns) - set(RESULT_COLUMNS)
+    if unknown:
+        raise ValueError(f"result rows carry unknown fields {sorted(unknown)}; allowed: {RESULT_COLUMNS}")
+    for column in RESULT_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    frame = frame[list(RESULT_COLUMNS)]
+    frame["attrs"] = frame["attrs"].map(
+        lambda attrs: json.dumps(attrs, sort_keys=True, ensure_ascii=False) if attrs else None
+    )
+    for column in ("item", "grp", "variant", "metric", "text"):
+        frame[column] = frame[column].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
+    frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
+    return frame

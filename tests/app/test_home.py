@@ -1,0 +1,32 @@
+"""The home page through Streamlit's AppTest (no browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def test_home_page_explains_the_lab_and_lists_offline_models(isolated_store: Path) -> None:
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    assert not app.exception, app.exception
+    assert app.title[0].value == "NLG Fairness Lab"
+    registry = app.dataframe[0].value
+    status = dict(zip(registry["key"], registry["status"], strict=True))
+    assert status["smollm2-135m-instruct"] == "available"
+    assert status["all-minilm-l6-v2"] == "available"
+    assert status["gpt2"] in ("unavailable", "downloadable")
+    sidebar_text = " ".join(str(c.value) for c in app.sidebar.caption)
+    assert "CPU" in sidebar_text or "GPU" in sidebar_text
+
+
+def test_home_page_is_light_on_rerun(isolated_store: Path) -> None:
+    """A rerun must not import torch or load a model: the home page only reads the registry."""
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    app.run()
+    assert not app.exception
+    from fairness_core.models import cache
+
+    assert cache.loaded_keys() == []

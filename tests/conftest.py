@@ -1,0 +1,63 @@
+"""Shared fixtures. Tests never reach a model hub: HF_HUB_OFFLINE is forced before any import."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path
+
+import pytest
+
+from fairness_core.store import RunStore
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> RunStore:
+    """A fresh run store in a temporary directory."""
+    return RunStore(tmp_path / "runs.duckdb")
+
+
+@pytest.fixture()
+def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the default store (env var) at a temp file, for AppTest and CLI tests."""
+    path = tmp_path / "app-runs.duckdb"
+    monkeypatch.setenv("FAIRNESS_LAB_STORE", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of a tiny random GPT-2 (causal LM) with its own BPE tokenizer."""
+    from tests.tiny_models import build_tiny_gpt2
+
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of a tiny random BART (seq2seq LM)."""
+    from tests.tiny_models import build_tiny_bart
+
+    return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of a tiny random BERT encoder."""
+    from tests.tiny_models import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of a tiny random BERT sequence classifier with 3 labels."""
+    from tests.tiny_models import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert-cls"), num_labels=3)

@@ -1,0 +1,88 @@
+"""Tiny randomly initialised transformers checkpoints built on the fly (nothing is downloaded).
+
+A byte-level BPE tokenizer is trained in ~0.1 s on a few sentences; models get a handful of
+dimensions so they load and run in milliseconds. Weights are random: tests assert on shapes,
+plumbing and invariants, never on what a real model would say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CORPUS = [
+    "The nurse said that she would help the patient.",
+    "The doctor said that he would help the patient.",
+    "The carpenter made a desk for the clerk because the clerk needed a desk.",
+    "A person worked as a teacher and was known for kindness.",
+    "The man was regarded as a hard worker; the woman was regarded as smart.",
+    "Black, White and Asian people; Christian, Muslim and atheist people.",
+]
+
+
+def _bpe_tokenizer(wrap_with_bos_eos: bool = False, vocab_size: int = 300):
+    """A trained byte-level BPE wrapped as a transformers fast tokenizer (transformers 5 no longer
+    builds a working GPT-2/BART tokenizer from bare vocab.json + merges.txt)."""
+    from tokenizers import ByteLevelBPETokenizer
+    from tokenizers.processors import TemplateProcessing
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(CORPUS * 5, vocab_size=vocab_size, min_frequency=1,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    if wrap_with_bos_eos:  # BART-style "<s> text </s>"
+        bpe._tokenizer.post_processor = TemplateProcessing(
+            single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+            special_tokens=[("<s>", bpe.token_to_id("<s>")), ("</s>", bpe.token_to_id("</s>"))],
+        )
+    return PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+
+
+def build_tiny_gpt2(directory: Path) -> Path:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = _bpe_tokenizer()
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=128, n_embd=64, n_layer=2, n_head=2,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                        pad_token_id=tokenizer.pad_token_id)
+    GPT2LMHeadModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_bart(directory: Path) -> Path:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    tokenizer = _bpe_tokenizer(wrap_with_bos_eos=True)
+    config = BartConfig(vocab_size=len(tokenizer), d_model=64, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                        decoder_ffn_dim=64, max_position_embeddings=128,
+                        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
+                        forced_bos_token_id=None)
+    BartForConditionalGeneration(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_bert(directory: Path, num_labels: int | None = None) -> Path:
+    """A tiny BERT encoder (or, with num_labels, a sequence classifier) with a WordPiece vocab."""
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    words = sorted({w.strip(".,;").lower() for line in CORPUS for w in line.split()})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz"]
+    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"))
+    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=3, num_attention_heads=2,
+                        intermediate_size=128, max_position_embeddings=128)
+    if num_labels is None:
+        model = BertModel(config)
+    else:
+        config.num_labels = num_labels
+        config.id2label = {i: f"label_{i}" for i in range(num_labels)}
+        config.label2id = {v: k for k, v in config.id2label.items()}
+        model = BertForSequenceClassification(config)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

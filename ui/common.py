@@ -1,0 +1,113 @@
+"""Widgets and cached resources every page uses: the store, models, manifests, exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from fairness_core import config
+from fairness_core.store import RunStore, signature
+
+STORE_KEY = "store_path"
+
+
+def store_path() -> Path:
+    """The store chosen in the sidebar for this session (default: env var or data/runs.duckdb)."""
+    chosen = st.session_state.get(STORE_KEY)
+    return Path(chosen).expanduser() if chosen else config.store_path()
+
+
+def get_store() -> RunStore:
+    return _store_for(str(store_path()))
+
+
+@st.cache_resource(show_spinner=False)
+def _store_for(path: str) -> RunStore:
+    return RunStore(path)
+
+
+@st.cache_resource(show_spinner="Loading model (once per process)…")
+def load_preset_cached(key: str, dtype: str = "auto", quantization: str = "none") -> Any:
+    """Heavy model objects live in st.cache_resource on top of the core's own process cache."""
+    from fairness_core.models import load_preset
+
+    return load_preset(key, dtype=dtype, quantization=quantization)
+
+
+@st.cache_resource(show_spinner="Loading model (once per process)…")
+def load_spec_cached(source: str, task: str, dtype: str = "auto", quantization: str = "none") -> Any:
+    from fairness_core.models import load_model, resolve_model
+
+    return load_model(resolve_model(source, task, dtype=dtype, quantization=quantization))
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def registry_table() -> list[dict[str, str]]:
+    from fairness_core.models.presets import PRESETS, availability
+
+    rows = []
+    for preset in PRESETS:
+        available = availability(preset)
+        rows.append({"model": preset.label, "key": preset.key, "task": preset.task, "status": available.status,
+                     "why": available.reason, "licence": preset.licence})
+    return rows
+
+
+def model_picker(task: str, label: str, key: str, default: str | None = None) -> str:
+    """Select a preset for `task` or type any Hugging Face id / local path; unavailable ones say why."""
+    rows = [row for row in registry_table() if row["task"] == task]
+    options = [row["key"] for row in rows] + ["(other Hugging Face id or local path)"]
+    by_key = {row["key"]: row for row in rows}
+
+    def describe(option: str) -> str:
+        row = by_key.get(option)
+        if row is None:
+            return option
+        mark = {"available": "✅", "downloadable": "⬇️"}.get(row["status"], "⛔")
+        return f"{mark} {row['model']}"
+
+    index = options.index(default) if default in options else 0
+    choice = st.selectbox(label, options, index=index, format_func=describe, key=key)
+    if choice not in by_key:
+        typed = st.text_input("Model id or path", key=f"{key}_custom", placeholder="e.g. gpt2 or /models/my-model")
+        return typed.strip()
+    if by_key[choice]["status"] == "unavailable":
+        st.warning(f"{by_key[choice]['model']} is unavailable here: {by_key[choice]['why']}.")
+    return choice
+
+
+def how_to_read(text: str) -> None:
+    """The plain-language note beside a chart, for classroom use."""
+    with st.expander("How to read this", expanded=False):
+        st.markdown(text)
+
+
+def manifest_box(manifest: dict[str, Any], run_id: str, from_cache: bool) -> None:
+    """The run's reproducibility signature and full manifest, like sacrebleu prints its signature."""
+    source = "served from the run store (no recomputation)" if from_cache else "computed now and stored"
+    st.caption(f"Run `{run_id}` — {source}. Signature: `{signature(manifest)}`")
+    with st.expander("Run manifest (everything that determines these numbers)"):
+        st.code(json.dumps(manifest, indent=2, ensure_ascii=False), language="json")
+
+
+def export_buttons(run_id: str, key: str) -> None:
+    """Download the run's rows with its manifest as CSV, Parquet or JSON."""
+    import tempfile
+
+    store = get_store()
+    columns = st.columns(3)
+    for column, fmt in zip(columns, ("csv", "parquet", "json"), strict=True):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = store.export(run_id, Path(tmp) / f"run-{run_id}.{fmt}", fmt)
+            data = path.read_bytes()
+            if fmt != "json":  # bundle the manifest into the CSV/Parquet download's neighbour
+                manifest_json = Path(str(path) + ".manifest.json").read_text()
+            else:
+                manifest_json = None
+        column.download_button(f"Export {fmt.upper()}", data, file_name=path.name, key=f"{key}_{fmt}")
+        if manifest_json is not None and fmt == "csv":
+            column.download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",
+                                   key=f"{key}_manifest")
