@@ -67,13 +67,16 @@ def build_tiny_bart(directory: Path) -> Path:
 
 def build_tiny_bert(directory: Path, num_labels: int | None = None) -> Path:
     """A tiny BERT encoder (or, with num_labels, a sequence classifier) with a WordPiece vocab."""
-    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+    from tokenizers.implementations import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, PreTrainedTokenizerFast
 
     directory.mkdir(parents=True, exist_ok=True)
     words = sorted({w.strip(".,;").lower() for line in CORPUS for w in line.split()})
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz"]
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"))
+    wordpiece = BertWordPieceTokenizer(str(directory / "vocab.txt"), lowercase=True)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=wordpiece._tokenizer, unk_token="[UNK]", pad_token="[PAD]",
+                                        cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=3, num_attention_heads=2,
                         intermediate_size=128, max_position_embeddings=128)
     if num_labels is None:

@@ -103,10 +103,8 @@ def export_buttons(run_id: str, key: str) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = store.export(run_id, Path(tmp) / f"run-{run_id}.{fmt}", fmt)
             data = path.read_bytes()
-            if fmt != "json":  # bundle the manifest into the CSV/Parquet download's neighbour
-                manifest_json = Path(str(path) + ".manifest.json").read_text()
-            else:
-                manifest_json = None
+            # CSV and Parquet carry their manifest in a sidecar file; JSON embeds it.
+            manifest_json = Path(str(path) + ".manifest.json").read_text() if fmt != "json" else None
         column.download_button(f"Export {fmt.upper()}", data, file_name=path.name, key=f"{key}_{fmt}")
         if manifest_json is not None and fmt == "csv":
             column.download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",

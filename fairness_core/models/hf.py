@@ -111,7 +111,9 @@ class HFCausalLM(_HFModel, CausalLM):
                 ids[row, : len(sequence)] = torch.tensor(sequence)
                 mask[row, : len(sequence)] = 1
             with torch.no_grad():
-                logits = self.model(input_ids=ids.to(self.input_device), attention_mask=mask.to(self.input_device)).logits
+                logits = self.model(
+                    input_ids=ids.to(self.input_device), attention_mask=mask.to(self.input_device)
+                ).logits
             logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             for row, index in enumerate(batch):
                 context_ids, continuation_ids = pairs[index]

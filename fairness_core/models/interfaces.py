@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -83,7 +84,7 @@ class TokenEmbeddings:
     special: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
-class ModelBase(ABC):
+class ModelBase:
     """What every loaded model reports about itself (for manifests and the UI)."""
 
     #: stable identity: source + revision/file hash + dtype + quantization + device
@@ -95,7 +96,7 @@ class ModelBase(ABC):
         return {"name": self.name, "device": self.device, "key": "|".join(self.cache_key)}
 
 
-class CausalLM(ModelBase):
+class CausalLM(ModelBase, ABC):
     @abstractmethod
     def generate(
         self,
@@ -111,7 +112,7 @@ class CausalLM(ModelBase):
         """Log p(continuation token | context, earlier continuation tokens), per token."""
 
 
-class Seq2SeqLM(ModelBase):
+class Seq2SeqLM(ModelBase, ABC):
     @abstractmethod
     def token_logprobs(
         self, sources: Sequence[str], targets: Sequence[str], with_entropy: bool = False
@@ -123,7 +124,7 @@ class Seq2SeqLM(ModelBase):
         """Full log-probability distribution at each target step: (n_target_tokens, vocab)."""
 
 
-class Encoder(ModelBase):
+class Encoder(ModelBase, ABC):
     num_layers: int = 0
 
     @abstractmethod
@@ -131,8 +132,8 @@ class Encoder(ModelBase):
         """Hidden states of each token at `layer` (0 = embeddings, None = last)."""
 
 
-class TextClassifier(ModelBase):
-    labels: list[str] = []
+class TextClassifier(ModelBase, ABC):
+    labels: ClassVar[list[str]] = []
 
     @abstractmethod
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

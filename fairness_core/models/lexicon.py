@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from fairness_core.models.interfaces import ModelUnavailableError, TextClassifie
 class VaderSentiment(TextClassifier):
     """VADER (rule + lexicon). `predict_proba` gives its neg/neu/pos proportions; `compound` its score."""
 
-    labels = ["negative", "neutral", "positive"]
+    labels: ClassVar[list[str]] = ["negative", "neutral", "positive"]
     name = "VADER sentiment (vaderSentiment 3.3.2 lexicon)"
     cache_key = ("classifier", "vader")
 
@@ -20,7 +21,9 @@ class VaderSentiment(TextClassifier):
         try:
             from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
         except ImportError as error:
-            raise ModelUnavailableError(f"VADER cannot be loaded: vaderSentiment is not installed ({error}).") from error
+            raise ModelUnavailableError(
+                f"VADER cannot be loaded: vaderSentiment is not installed ({error})."
+            ) from error
         self._analyzer = SentimentIntensityAnalyzer()
 
     def scores(self, texts: Sequence[str]) -> list[dict[str, float]]:
@@ -36,7 +39,7 @@ class VaderSentiment(TextClassifier):
 class OffensiveLanguage(TextClassifier):
     """alt-profanity-check: a linear SVM over words (offline proxy for a toxicity classifier)."""
 
-    labels = ["not_offensive", "offensive"]
+    labels: ClassVar[list[str]] = ["not_offensive", "offensive"]
     name = "Offensive language (alt-profanity-check)"
     cache_key = ("classifier", "profanity-check")
 

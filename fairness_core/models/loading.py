@@ -21,6 +21,11 @@ _AUTO_CLASSES = {
     "classifier": "AutoModelForSequenceClassification",
 }
 
+# transformers will happily build e.g. BertLMHeadModel from a BERT checkpoint, but a
+# bidirectional encoder is not a usable left-to-right generator: refuse it up front.
+_ENCODER_ONLY_TYPES = {"bert", "roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "xlm-roberta",
+                       "camembert", "mpnet", "ernie", "rembert", "roformer"}
+
 _TASK_WORDS = {
     "causal-lm": "a causal (decoder-only) language model",
     "seq2seq-lm": "a sequence-to-sequence model",
@@ -73,6 +78,13 @@ def load_hf(spec: ModelSpec) -> tuple[Any, Any]:
         source, revision = spec.source, spec.revision
         if spec.gguf_file:
             source, revision = str(gguf_converted_dir(spec)), None
+        model_config = transformers.AutoConfig.from_pretrained(source, revision=revision, trust_remote_code=False)
+        if (spec.task == "causal-lm" and model_config.model_type in _ENCODER_ONLY_TYPES
+                and not getattr(model_config, "is_decoder", False)):
+            raise ModelUnavailableError(
+                f"{spec.display_name} cannot be loaded as {_TASK_WORDS[spec.task]}: it is an encoder-only "
+                f"({model_config.model_type}) model."
+            )
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False)
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": False, "dtype": torch_dtype(spec.dtype)}
         quant = quantization_config(spec)

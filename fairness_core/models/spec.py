@@ -71,7 +71,9 @@ class ModelSpec:
 
     def cache_key(self) -> tuple[str, ...]:
         spec = self.resolved()
-        return (spec.task, spec.source, spec.gguf_file or "", spec.identity(), spec.dtype, spec.quantization, spec.device)
+        return (
+            spec.task, spec.source, spec.gguf_file or "", spec.identity(), spec.dtype, spec.quantization, spec.device
+        )
 
     def to_manifest(self) -> dict[str, str | None]:
         """What a run manifest records about the model (identity included, machine paths not)."""

@@ -309,7 +309,7 @@ class RunStore:
         frame = self.query(
             "SELECT * FROM results WHERE run_id = ? ORDER BY shard, rowid", [run_id]
         )
-        frame["attrs"] = frame["attrs"].map(lambda text: json.loads(text) if text else {})
+        frame["attrs"] = frame["attrs"].map(lambda text: json.loads(text) if isinstance(text, str) and text else {})
         return frame
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
@@ -367,10 +367,17 @@ def rows_frame(rows: pd.DataFrame | Sequence[dict[str, Any]]) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = None
     frame = frame[list(RESULT_COLUMNS)]
-    frame["attrs"] = frame["attrs"].map(
-        lambda attrs: json.dumps(attrs, sort_keys=True, ensure_ascii=False) if attrs else None
-    )
+    frame["attrs"] = frame["attrs"].map(_attrs_json).astype(object)
     for column in ("item", "grp", "variant", "metric", "text"):
-        frame[column] = frame[column].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
+        frame[column] = frame[column].map(_optional_text)
     frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype("float64")
     return frame
+
+
+def _attrs_json(attrs: Any) -> str | None:
+    return json.dumps(attrs, sort_keys=True, ensure_ascii=False) if isinstance(attrs, dict) and attrs else None
+
+
+def _optional_text(value: Any) -> str | None:
+    missing = value is None or (isinstance(value, float) and value != value)  # NaN from pandas
+    return None if missing else str(value)

@@ -1,0 +1,108 @@
+"""The job runner: batches, progress, cancel, cache hits and resume after a crash."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fairness_core.jobs import CancelToken, Progress, Task, run_task
+from fairness_core.store import CANCELLED, COMPLETE, INCOMPLETE, RunStore
+from tests.jobs.slow_task import N_SHARDS, ROWS_PER_SHARD, make_task, square_rows
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_task_runs_in_batches_and_reports_progress(store: RunStore) -> None:
+    seen: list[Progress] = []
+    outcome = run_task(make_task(), store, on_progress=seen.append)
+    assert outcome.status == COMPLETE and not outcome.from_cache
+    assert [p.done for p in seen] == list(range(N_SHARDS + 1))
+    assert seen[-1].fraction == 1.0 and seen[-1].eta_s == 0
+    assert "12/12 batches (100%)" in seen[-1].describe()
+    rows = store.rows(outcome.run_id)
+    assert len(rows) == N_SHARDS * ROWS_PER_SHARD
+    assert rows["value"].tolist()[:3] == [0.0, 1.0, 4.0]
+    assert rows["attrs"][0] == {"base": 7}
+
+
+def test_an_identical_request_is_served_from_the_store_without_computing(store: RunStore) -> None:
+    first = run_task(make_task(), store)
+    calls: list[dict] = []
+
+    def must_not_run(request: dict, shard: dict) -> list[dict]:
+        calls.append(shard)
+        return []
+
+    task = make_task()
+    again = run_task(Task(task.kind, task.request, task.shards, must_not_run), store)
+    assert again.from_cache and again.run_id == first.run_id and calls == []
+    other = run_task(make_task(base=8), store)  # a different request is a different run
+    assert not other.from_cache and other.run_id != first.run_id
+
+
+def test_cancel_keeps_finished_batches_and_a_rerun_resumes(store: RunStore) -> None:
+    cancel = CancelToken()
+
+    def cancel_after_three(progress: Progress) -> None:
+        if progress.done == 3:
+            cancel.cancel()
+
+    outcome = run_task(make_task(), store, on_progress=cancel_after_three, cancel=cancel)
+    assert outcome.status == CANCELLED and outcome.run.shards_done == 3
+    resumed = run_task(make_task(), store)
+    assert resumed.status == COMPLETE and resumed.computed_shards == N_SHARDS - 3
+    assert len(store.rows(resumed.run_id)) == N_SHARDS * ROWS_PER_SHARD
+
+
+def test_a_failing_batch_marks_the_run_failed_and_keeps_earlier_batches(store: RunStore) -> None:
+    def fails_on_fourth(request: dict, shard: dict) -> list[dict]:
+        if shard["start"] == 3 * ROWS_PER_SHARD:
+            raise RuntimeError("boom")
+        return square_rows(request, shard)
+
+    task = make_task()
+    with pytest.raises(RuntimeError, match="boom"):
+        run_task(Task(task.kind, task.request, task.shards, fails_on_fourth), store)
+    run = store.list_runs()[0]
+    assert run.status == "failed" and run.shards_done == 3 and "boom" in (run.error or "")
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_then_resume_without_duplicates(tmp_path: Path) -> None:
+    """SIGKILL a writer half-way; a reader in this process watches it write; then resume."""
+    path = tmp_path / "crash.duckdb"
+    env = dict(os.environ, SLOW_TASK_DELAY_S="0.4", PYTHONPATH=str(REPO_ROOT))
+    writer = subprocess.Popen([sys.executable, "-m", "tests.jobs.slow_task", str(path)], cwd=REPO_ROOT, env=env)
+    reader = RunStore(path, lock_timeout_s=30)
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while time.monotonic() < deadline and done < 4:
+            time.sleep(0.1)
+            if not path.exists():
+                continue
+            runs = reader.list_runs()  # a second process reading while the first writes
+            done = runs[0].shards_done if runs else 0
+        assert done >= 4, "the writer never got going"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=10)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+
+    crashed = RunStore(path).list_runs()[0]
+    assert crashed.status == INCOMPLETE
+    assert 4 <= crashed.shards_done < N_SHARDS
+    assert crashed.n_rows == crashed.shards_done * ROWS_PER_SHARD  # no half-written batch
+
+    resumed = run_task(make_task(), RunStore(path))
+    assert resumed.status == COMPLETE and resumed.computed_shards == N_SHARDS - crashed.shards_done
+    rows = RunStore(path).rows(resumed.run_id)
+    assert len(rows) == N_SHARDS * ROWS_PER_SHARD
+    assert rows["item"].is_unique
