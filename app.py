@@ -21,10 +21,16 @@ PAGES = (
     ("pages/cairo.py", "CAIRO explorer", ":material/hub:"),
     ("pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
     ("pages/datscore.py", "DATScore demo", ":material/translate:"),
+    ("pages/runs.py", "Run store", ":material/database:"),
 )
 
 # What each page answers and where it comes from (the home page lists the ones that exist).
 PAGE_STORIES = {
+    "pages/runs.py": (
+        "What has been computed so far, with which settings? Browse stored runs, their manifests and rows, "
+        "and export any of them to CSV, Parquet or JSON.",
+        "—",
+    ),
     "pages/metric_bias.py": (
         "Does an evaluation metric (BLEU, ROUGE, BERTScore, BARTScore, …) score two candidate sentences "
         "differently when they differ only in identity words such as *he* / *she*?",
@@ -64,7 +70,7 @@ def home() -> None:
         "computed here, stored with a manifest that says exactly how it was made, and shown with a 95% "
         "bootstrap confidence interval and the examples behind it."
     )
-    pages = existing_pages()
+    pages = [page for page in existing_pages() if page[0] != "pages/runs.py"]
     if pages:
         st.subheader("What each page answers")
         for script, title, icon in pages:
@@ -72,7 +78,8 @@ def home() -> None:
             with st.container(border=True):
                 st.page_link(script, label=title, icon=icon)
                 st.markdown(question)
-                st.caption(f"Paper: {paper}")
+                if paper != "—":
+                    st.caption(f"Paper: {paper}")
     else:
         st.info(
             "No analysis pages are installed in this build yet. The compute core already works from "
