@@ -109,3 +109,26 @@ def export_buttons(run_id: str, key: str) -> None:
         if manifest_json is not None and fmt == "csv":
             column.download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",
                                    key=f"{key}_manifest")
+
+
+def run_with_progress(task: Any, label: str) -> Any:
+    """Run a fairness_core Task in the foreground with a progress bar and ETA.
+
+    If the user changes a widget mid-run, Streamlit stops this script; the runner marks the run
+    cancelled and keeps finished batches, so pressing the button again resumes instead of restarting.
+    """
+    from fairness_core.jobs import run_task
+
+    cached = get_store().find_complete(task.manifest)
+    if cached is not None:
+        from fairness_core.jobs import RunOutcome
+
+        return RunOutcome(run=cached, from_cache=True)
+    bar = st.progress(0.0, text=f"{label}: starting…")
+
+    def on_progress(progress: Any) -> None:
+        bar.progress(progress.fraction, text=f"{label}: {progress.describe()}")
+
+    outcome = run_task(task, get_store(), on_progress=on_progress)
+    bar.empty()
+    return outcome
