@@ -119,16 +119,11 @@ def run_with_progress(task: Any, label: str) -> Any:
     """
     from fairness_core.jobs import run_task
 
-    cached = get_store().find_complete(task.manifest)
-    if cached is not None:
-        from fairness_core.jobs import RunOutcome
-
-        return RunOutcome(run=cached, from_cache=True)
-    bar = st.progress(0.0, text=f"{label}: starting…")
+    slot = st.empty()  # stays empty when the store answers (no progress to show)
 
     def on_progress(progress: Any) -> None:
-        bar.progress(progress.fraction, text=f"{label}: {progress.describe()}")
+        slot.progress(progress.fraction, text=f"{label}: {progress.describe()}")
 
     outcome = run_task(task, get_store(), on_progress=on_progress)
-    bar.empty()
+    slot.empty()
     return outcome
