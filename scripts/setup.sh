@@ -20,9 +20,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages (first time ~2 min)…"
   # torch is pinned in the SAME call: that resolves to the CPU wheel on this machine instead of
   # pulling several GB of CUDA packages for the unpinned torch that accelerate/bitsandbytes ask for.
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 -r requirements.txt
+  # (The grep drops pip's warnings about a missing local find-links folder in this machine's pip config.)
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 -r requirements.txt 2>&1 \
+    | { grep -v "^WARNING: Location" || true; }
   # Packages whose declared dependencies are wrong for us (see the file's comments).
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt 2>&1 \
+    | { grep -v "^WARNING: Location" || true; }
   echo "$want" > "$stamp"
 fi
 
