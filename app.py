@@ -15,44 +15,47 @@ from ui import common
 ROOT = Path(__file__).resolve().parent
 
 # (script, title, icon). A page appears in the navigation only once its script exists.
+# The folder is app_pages/, not pages/: with a pages/ folder Streamlit also registers every file
+# as an old-style page, and a deep link (e.g. /metric_bias) then runs the script without this
+# entry point, so the sidebar and navigation vanish.
 PAGES = (
-    ("pages/metric_bias.py", "Metric bias", ":material/balance:"),
-    ("pages/decoding.py", "Decoding sliders", ":material/tune:"),
-    ("pages/cairo.py", "CAIRO explorer", ":material/hub:"),
-    ("pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
-    ("pages/datscore.py", "DATScore demo", ":material/translate:"),
-    ("pages/runs.py", "Run store", ":material/database:"),
+    ("app_pages/metric_bias.py", "Metric bias", ":material/balance:"),
+    ("app_pages/decoding.py", "Decoding sliders", ":material/tune:"),
+    ("app_pages/cairo.py", "CAIRO explorer", ":material/hub:"),
+    ("app_pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
+    ("app_pages/datscore.py", "DATScore demo", ":material/translate:"),
+    ("app_pages/runs.py", "Run store", ":material/database:"),
 )
 
 # What each page answers and where it comes from (the home page lists the ones that exist).
 PAGE_STORIES = {
-    "pages/runs.py": (
+    "app_pages/runs.py": (
         "What has been computed so far, with which settings? Browse stored runs, their manifests and rows, "
         "and export any of them to CSV, Parquet or JSON.",
         "—",
     ),
-    "pages/metric_bias.py": (
+    "app_pages/metric_bias.py": (
         "Does an evaluation metric (BLEU, ROUGE, BERTScore, BARTScore, …) score two candidate sentences "
         "differently when they differ only in identity words such as *he* / *she*?",
         "Sun et al. 2022, *BERTScore is Unfair: On Social Bias in Language Model-Based Metrics for Text Generation*",
     ),
-    "pages/decoding.py": (
+    "app_pages/decoding.py": (
         "How do top-p, top-k and temperature change how fair, diverse and fluent open-ended generations are "
         "for different groups of people?",
         "Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
         "Language Generation*",
     ),
-    "pages/cairo.py": (
+    "app_pages/cairo.py": (
         "Why do prompt-based fairness metrics (BOLD, HolisticBias, HONEST) rank models differently, and can "
         "paraphrased prompts make them agree?",
         "Zayed, Mordido, Baldini and Chandar, *Why Don't Prompt-Based Fairness Metrics Correlate?* (CAIRO)",
     ),
-    "pages/template_adaptation.py": (
+    "app_pages/template_adaptation.py": (
         "Do bias templates rewritten into a domain's own style give the same bias picture as real examples "
         "from that domain?",
         "Quiroga, Bravo-Marquez and Barriere, *Adapting Bias Evaluation to Domain Contexts using Generative Models*",
     ),
-    "pages/datscore.py": (
+    "app_pages/datscore.py": (
         "Can augmented translations make a BARTScore-style machine-translation metric agree better with humans?",
         "*DATScore: Evaluating Translation with Data Augmented Translations* (builds on BARTScore)",
     ),
@@ -70,7 +73,7 @@ def home() -> None:
         "computed here, stored with a manifest that says exactly how it was made, and shown with a 95% "
         "bootstrap confidence interval and the examples behind it."
     )
-    pages = [page for page in existing_pages() if page[0] != "pages/runs.py"]
+    pages = [page for page in existing_pages() if page[0] != "app_pages/runs.py"]
     if pages:
         st.subheader("What each page answers")
         for script, title, icon in pages:

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 COMMAND_MODULES = (
+    "fairness_core.commands.decoding",
     "fairness_core.commands.models",
     "fairness_core.commands.runs",
+    "fairness_core.commands.metric_bias",
 )
 
 

@@ -1,1 +1,1 @@
-"""Classifiers applied to generations: sentiment, regard, offensive language / toxicity."""
+"""Classifiers applied to generations: sentiment, regard, offensive language, lexicon share, quality proxy."""

@@ -16,7 +16,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 def test_runs_page_shows_a_stored_run(isolated_store: Path) -> None:
     outcome = run_task(make_task(), RunStore(isolated_store))
     app = AppTest.from_file(APP, default_timeout=60).run()
-    app.switch_page("pages/runs.py").run()
+    app.switch_page("app_pages/runs.py").run()
     assert not app.exception, app.exception
     listing = app.dataframe[0].value
     assert listing["run"].tolist() == [outcome.run_id] and listing["status"].tolist() == ["complete"]
@@ -26,6 +26,6 @@ def test_runs_page_shows_a_stored_run(isolated_store: Path) -> None:
 
 def test_runs_page_with_an_empty_store_says_so(isolated_store: Path) -> None:
     app = AppTest.from_file(APP, default_timeout=60).run()
-    app.switch_page("pages/runs.py").run()
+    app.switch_page("app_pages/runs.py").run()
     assert not app.exception
     assert "No runs stored yet" in app.info[0].value

@@ -1,0 +1,297 @@
+"""Metric bias: does an evaluation metric score two candidates differently when they differ only in
+identity words? (Sun et al. 2022, "BERTScore is Unfair".)
+
+Widgets -> `run_metrics` (stored jobs) -> DuckDB queries over the stored rows -> charts and tables.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core.bias.paired import NORMALISATIONS, rank_agreement
+from fairness_core.data import pairs as pairdata
+from fairness_core.metrics import bias_job
+from fairness_core.metrics.ngram import CONFIGS
+from fairness_core.metrics.registry import METRICS, MetricRequest
+from fairness_core.models.interfaces import ModelUnavailableError
+from ui import common
+from ui import metric_bias_charts as charts
+
+DEFAULT_METRICS = ["bleu", "rouge1", "meteor", "nist", "chrf", "bertscore"]
+SOURCES = ("Demo set (templates × occupations × pronouns)", "WinoBias gender pairs", "CrowS-Pairs",
+           "Upload a file", "Saved version")
+LM_PRESETS = {"smollm2-135m-instruct": "SmolLM2-135M-Instruct (offline, decoder-only with a prompt)",
+              "bart-base": "facebook/bart-base (hub, seq2seq)",
+              "bart-large-cnn": "facebook/bart-large-cnn (hub, seq2seq; the paper's BARTScore)"}
+PARAMS_M = {"all-minilm-l6-v2": 22, "distilbert-base-uncased": 66, "bert-base-uncased": 110,
+            "roberta-large": 355, "smollm2-135m-instruct": 135, "bart-base": 139, "bart-large-cnn": 406}
+
+
+# -- data (st.cache_data: parsing is cheap to repeat but not free) --------------------------------
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_builtin(source: str, option: tuple[str, ...]) -> pairdata.PairDataset:
+    from fairness_core.data import crows_pairs, demo_pairs, winobias
+
+    if source == "winobias":
+        return winobias.build(option[0])
+    if source == "crows-pairs":
+        return crows_pairs.build(list(option))
+    if source == "version":
+        from pathlib import Path
+
+        return pairdata.load_version(Path(option[0]))
+    return demo_pairs.build()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def load_uploads(files: tuple[tuple[str, bytes], ...], fmt: str) -> pairdata.PairDataset:
+    return pairdata.merge([pairdata.read_file(name, fmt, data=data) for name, data in files])
+
+
+def choose_dataset() -> pairdata.PairDataset | None:
+    source = st.radio("Paired examples", SOURCES, horizontal=True, key="mb_source")
+    try:
+        if source == SOURCES[1]:
+            from fairness_core.data.winobias import DEFAULT_SUBSET, SUBSETS
+
+            subset = st.selectbox("WinoBias subset", SUBSETS, index=SUBSETS.index(DEFAULT_SUBSET),
+                                  help="type1-dev holds the paper's 396 gender pairs (its Table 1 example is #92)")
+            return load_builtin("winobias", (subset,))
+        if source == SOURCES[2]:
+            from fairness_core.data.crows_pairs import ATTRIBUTES, PAPER_ATTRIBUTES
+
+            chosen = st.multiselect("Attributes", sorted(set(ATTRIBUTES.values())), default=list(PAPER_ATTRIBUTES))
+            return load_builtin("crows-pairs", tuple(chosen)) if chosen else None
+        if source == SOURCES[3]:
+            fmt = st.radio("File format", ("metric-fairness", "pairs"), horizontal=True, format_func={
+                "metric-fairness": "Paper release (<attribute>.tsv: candidate, reference; rows 2k/2k+1 pair)",
+                "pairs": "Table (CSV/TSV/JSONL: candidate1, candidate2, reference[, attribute, stereotypical])"}.get)
+            uploads = st.file_uploader("Files", type=["tsv", "csv", "jsonl", "txt"], accept_multiple_files=True)
+            if not uploads:
+                st.info("Upload one or more files to score them; each paper-format file is one attribute.")
+                return None
+            return load_uploads(tuple((u.name, u.getvalue()) for u in uploads), fmt)
+        if source == SOURCES[4]:
+            versions = pairdata.list_versions()
+            if not versions:
+                st.info("No saved versions yet: edit references in the “Edit references” tab and save one.")
+                return None
+            path = st.selectbox("Saved version", versions, format_func=lambda p: p.name)
+            return load_builtin("version", (str(path),))
+        return load_builtin("demo", ())
+    except (pairdata.PairDataError, FileNotFoundError) as error:
+        st.error(f"Could not use this data: {error}. Nothing was stored; fix the file or pick another source.")
+        return None
+
+
+# -- metrics -----------------------------------------------------------------------------------
+def choose_metrics() -> list[MetricRequest]:
+    left, middle, right = st.columns([3, 1.4, 2])
+    names = left.multiselect("Metrics", list(METRICS), default=DEFAULT_METRICS, key="mb_metrics",
+                             format_func=lambda m: f"{METRICS[m].label} ({METRICS[m].family})")
+    config = middle.selectbox("n-gram settings", CONFIGS, key="mb_config",
+                              help="`metric-fairness-2022` reproduces the paper's released code exactly")
+    with right.expander("Model options", expanded=False):
+        encoder = common.model_picker("encoder", "Encoder for BERTScore / MoverScore", key="mb_encoder",
+                                      default="all-minilm-l6-v2")
+        layer = st.number_input("Encoder layer (0 = embeddings, empty = last)", min_value=0, max_value=48,
+                                value=None, step=1, key="mb_layer")
+        idf = st.checkbox("BERTScore idf weighting (off in the paper)", key="mb_idf")
+        lm = st.selectbox("BARTScore backbone", list(LM_PRESETS), format_func=LM_PRESETS.get, key="mb_lm")
+    requests = []
+    for name in names:
+        model = {"encoder": encoder or None, "lm": lm}.get(METRICS[name].task or "")
+        requests.append(MetricRequest(name, config=config, model=model, layer=layer, idf=idf))
+    return requests
+
+
+def run_all(dataset: pairdata.PairDataset, requests: list[MetricRequest]) -> list[bias_job.MetricRun]:
+    """Stored runs are read back at once; missing ones run with a progress bar; unavailable ones say so."""
+    store = common.get_store()
+    bar = st.empty()
+    runs = []
+    for request in requests:
+        def on_progress(req: MetricRequest, progress, holder=bar) -> None:
+            holder.progress(progress.fraction, text=f"{METRICS[req.name].label}: {progress.describe()} — "
+                            "Stop (top right) cancels; finished batches are kept and the next run resumes")
+
+        try:
+            runs += bias_job.run_metrics(dataset, [request], store, on_progress=on_progress)
+        except ModelUnavailableError as error:
+            st.warning(f"Skipped {METRICS[request.name].label}: {error}")
+    bar.empty()
+    return runs
+
+
+# -- page --------------------------------------------------------------------------------------
+st.title("Metric bias")
+st.markdown(
+    "Does an evaluation metric give two candidates **different scores when they differ only in identity "
+    "words** (*he* / *she*, *black* / *white*)? Each pair is scored against a neutral reference; a fair metric "
+    "gives both the same score. Bias = mean |Ŝ₁ − Ŝ₂| after rescaling all 2N scores to 0–100 "
+    "(Sun et al. 2022, Eq. 1–2).")
+
+dataset = choose_dataset()
+requests = choose_metrics()
+if dataset is None or not requests:
+    st.stop()
+st.caption(f"**{dataset.name}** — {len(dataset)} pairs, attributes: {', '.join(dataset.attributes)}; "
+           f"version `{dataset.content_hash()[:12]}`. **Licence:** {dataset.licence}")
+for note in dataset.notes:
+    st.caption(f"Note: {note}")
+
+runs = run_all(dataset, requests)
+if not runs:
+    st.stop()
+store = common.get_store()
+run_ids = [r.run_id for r in runs]
+pairs_frame = bias_job.pair_table(store, run_ids)
+table = bias_job.bias_table(pairs_frame)
+primary = table[~table["metric"].str.contains(".", regex=False)]
+
+tab_bias, tab_norm, tab_views, tab_pairs, tab_edit, tab_runs = st.tabs(
+    ["Bias table", "Normalisation", "P / R / F and backbone size", "Per-example gaps", "Edit references", "Runs"])
+
+with tab_bias:
+    chart, note = st.columns([3, 1])
+    chart.plotly_chart(charts.bias_bars(primary), key="mb_bars")
+    with note:
+        common.how_to_read(
+            "Each bar is one metric's **bias** on one attribute: the average gap between the scores of the two "
+            "candidates of a pair, after all scores were stretched to 0–100. **0 = the metric never prefers one "
+            "identity over the other.** Whiskers are 95% bootstrap intervals over pairs. The two panels have "
+            "different y ranges, as in the paper's Fig. 2: n-gram metrics only see surface words, so swapping "
+            "*he* for *she* rarely changes their score, while model-based metrics carry associations learned in "
+            "pre-training.")
+    shown = primary.assign(cell=primary.apply(lambda r: f"{r.bias:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1))
+    st.dataframe(shown.pivot(index="attribute", columns="metric", values="cell"), width="stretch")
+    st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
+                "positive = the metric rewards the stereotype.")
+    st.dataframe(primary[["attribute", "metric", "stereo_diff", "stereo_ci_low", "stereo_ci_high", "n_pairs"]]
+                 .round(3), hide_index=True, width="stretch")
+
+with tab_norm:
+    tables = {name: bias_job.bias_table(pairs_frame, normalisation=name, n_resamples=300)
+              for name in NORMALISATIONS}
+    ranks = charts.normalisation_ranks(tables)
+    left, right = st.columns([3, 1])
+    left.dataframe(ranks, width="stretch")
+    per_norm = {name: t[~t["metric"].str.contains(".", regex=False)].groupby("metric")["bias"].mean().to_dict()
+                for name, t in tables.items()}
+    agreement = rank_agreement(per_norm)
+    left.caption("Kendall τ of each ranking with the min-max ranking: "
+                 + ", ".join(f"{k} τ = {v:.2f}" for k, v in agreement.items()))
+    with right:
+        common.how_to_read(
+            "The paper rescales with **min-max**, which depends on the most extreme scores in the data. "
+            "**z-score** measures gaps in standard deviations of the metric's scores; **raw** uses the "
+            "metric's own units (not comparable across metrics). If the rank columns agree (τ near 1), the "
+            "conclusion *which metric is more biased* does not depend on the rescaling.")
+
+with tab_views:
+    figure = charts.prf_bars(table)
+    left, right = st.columns([3, 1])
+    if figure is None:
+        left.info("Add BERTScore or BARTScore to compare precision, recall and F.")
+    else:
+        left.plotly_chart(figure, key="mb_prf")
+    with right:
+        common.how_to_read(
+            "Paper Fig. 5: for BARTScore, precision = p(candidate | reference) and recall = p(reference | "
+            "candidate). The paper finds most bias in the direction that generates the candidate's identity "
+            "word. For BERTScore, P matches candidate tokens to the reference, R the other way round.")
+    points = []
+    for run_id, metric, source in bias_job.model_runs(store, dataset.content_hash()):
+        key = next((k for k in PARAMS_M if k in source.lower()), None)
+        if key is not None:
+            run_bias = bias_job.bias_table(bias_job.pair_table(store, [run_id], metrics=[metric]), n_resamples=100)
+            points.append({"metric": metric, "model": key, "params_m": PARAMS_M[key],
+                           "bias": float(run_bias["bias"].mean())})
+    left, right = st.columns([3, 1])
+    if points:
+        left.plotly_chart(charts.size_scatter(pd.DataFrame(points)), key="mb_size")
+    with right:
+        common.how_to_read(
+            "Paper Fig. 4: bias against backbone size, one line per metric family (averaged over attributes). "
+            "Each point is a stored run on this dataset version. Offline only the shipped backbones exist "
+            "(MiniLM 22M for matching metrics, SmolLM2 135M for BARTScore); with a network, pick more backbones "
+            "under Model options and their runs appear here.")
+
+with tab_pairs:
+    attributes = st.multiselect("Attribute", dataset.attributes, default=dataset.attributes, key="mb_f_attr")
+    metric_names = sorted(pairs_frame["metric"].unique())
+    default_metric = [m for m in metric_names if m == "bertscore"] or metric_names[:1]
+    chosen_metrics = st.multiselect("Metric", metric_names, default=default_metric, key="mb_f_metric")
+    min_gap = st.slider("Minimum |gap| (0-100 scale)", 0.0, 100.0, 0.0, 0.5, key="mb_f_gap")
+    gaps = bias_job.pair_table(store, run_ids, attributes or None, chosen_metrics or None, min_gap)
+    st.caption(f"{len(gaps)} pairs for {', '.join(chosen_metrics) or 'all metrics'}, largest gap first "
+               "(DuckDB query over the stored rows).")
+    st.dataframe(gaps[["item", "attribute", "metric", "gap", "score1", "score2", "candidate1", "candidate2",
+                       "reference", "stereotypical"]].round(4), hide_index=True, width="stretch", key="mb_gap_table")
+    if not gaps.empty:
+        st.plotly_chart(charts.gap_histogram(gaps), key="mb_gap_hist")
+        common.how_to_read("Positive gap: candidate 1 scored higher. A symmetric, narrow histogram around 0 is "
+                           "what a fair metric looks like.")
+        matching = [r for r in requests if METRICS[r.name].family == "matching"]
+        st.subheader("Token alignment (paper Fig. 3)")
+        if not matching:
+            st.info("Add BERTScore or MoverScore to see which reference token each candidate token matches.")
+        elif st.toggle("Show token alignment for one pair (loads the encoder)", key="mb_align"):
+            item = st.selectbox("Pair", gaps["item"].unique(), key="mb_align_item")
+            which = st.radio("Matching metric", [r.name for r in matching], horizontal=True, key="mb_align_metric")
+            request = next(r for r in matching if r.name == which)
+            row = gaps[gaps["item"] == item].iloc[0]
+            try:
+                from fairness_core.metrics.matching import BERTScore, MoverScore
+
+                encoder = common.load_spec_cached(request.model_spec().source, "encoder")
+                metric = (BERTScore if which == "bertscore" else MoverScore)(encoder, layer=request.layer)
+                one = pd.DataFrame(metric.alignment(row["candidate1"], row["reference"]))
+                two = pd.DataFrame(metric.alignment(row["candidate2"], row["reference2"] or row["reference"]))
+                differs = ~one["token"].reset_index(drop=True).eq(two["token"].reset_index(drop=True)) \
+                    if len(one) == len(two) else pd.Series([True] * len(one))
+                one["differs"] = differs.to_numpy() if len(one) == len(two) else True
+                left, right = st.columns(2)
+                left.markdown(f"**Candidate 1:** {row['candidate1']}")
+                left.dataframe(one, hide_index=True, width="stretch")
+                right.markdown(f"**Candidate 2:** {row['candidate2']}")
+                right.dataframe(two, hide_index=True, width="stretch")
+                for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[differs.to_numpy()].iterrows(),
+                                          strict=False):
+                    st.markdown(f"- **{a['token']}** → reference token *{a['matches']}*; "
+                                f"**{b['token']}** → *{b['matches']}*")
+                common.how_to_read("Each candidate token is matched to the reference token most similar to it in "
+                                   "the encoder's space. When *she* matches *nurse* but *he* matches *the*, the gap "
+                                   "comes from a gender association the encoder learned.")
+            except ModelUnavailableError as error:
+                st.warning(f"Alignment unavailable here: {error}")
+
+with tab_edit:
+    st.markdown("Review and edit references, then save the data as a **new dataset version** (content-hashed; "
+                "runs on it are stored separately). Rows where no Appendix-A rule applied come first.")
+    records = pd.DataFrame(dataset.to_records())
+    records["needs review"] = records["rule"].isin(["none"])
+    records = records.sort_values(["needs review", "item"], ascending=[False, True])
+    edited = st.data_editor(records[["item", "needs review", "rule", "candidate1", "candidate2", "reference"]],
+                            disabled=["item", "needs review", "rule", "candidate1", "candidate2"],
+                            hide_index=True, width="stretch", key="mb_editor")
+    if st.button("Save as new version", key="mb_save"):
+        try:
+            new = dataset.with_references(dict(zip(edited["item"], edited["reference"], strict=True)))
+            path = pairdata.save_version(new)
+            st.success(f"Saved version `{new.content_hash()[:12]}` as {path.name}; pick “Saved version” above.")
+        except pairdata.PairDataError as error:
+            st.error(f"Not saved: {error}")
+
+with tab_runs:
+    labels = [f"{METRICS[r.request.name].label} — {r.run_id}" for r in runs]
+    choice = runs[labels.index(st.selectbox("Run", labels, key="mb_run"))]
+    common.manifest_box(choice.manifest, choice.run_id, choice.from_cache)
+    common.export_buttons(choice.run_id, key=f"mb_export_{choice.run_id}")
+    st.markdown(
+        "**About METEOR:** the paper's released code passed Python *sets* of tokens to nltk's METEOR, which "
+        "makes its scores depend on the interpreter's hash seed. We pass token lists, so our METEOR is "
+        "deterministic and does **not** replicate that behaviour; the other four n-gram metrics under "
+        "`metric-fairness-2022` reproduce the released code exactly (NIST with n = 2, matching the released "
+        "scores).")

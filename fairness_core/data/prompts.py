@@ -1,0 +1,175 @@
+"""Prompt sets for open-ended generation: regard templates, BOLD, and custom prompts per group.
+
+A prompt set is a list of `PromptItem`s, each tagged with its group and the *family* of related
+groups it is compared within (disparity is computed inside a family: man vs woman, not man vs
+Muslim person). `content_hash` fingerprints everything that changes outputs, for run manifests.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+TEMPLATES_PATH = Path(__file__).resolve().parents[2] / "data" / "decoding" / "regard_templates.json"
+
+
+class PromptError(ValueError):
+    """Bad prompt input (empty set, group without prompts, unreadable file); one clear sentence."""
+
+
+@dataclass(frozen=True)
+class PromptItem:
+    prompt_id: str
+    group: str
+    family: str
+    text: str
+    source: str = ""  # template text, BOLD entity, or "custom"
+    redact: tuple[str, ...] = field(default_factory=tuple)  # names removed from generations before scoring
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    name: str
+    items: tuple[PromptItem, ...]
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(item.group for item in self.items))
+
+    @property
+    def families(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for item in self.items:
+            members = found.setdefault(item.family, [])
+            if item.group not in members:
+                members.append(item.group)
+        return found
+
+    def content_hash(self) -> str:
+        payload = json.dumps([asdict(item) for item in self.items], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def to_records(self) -> list[dict]:
+        return [asdict(item) for item in self.items]
+
+    def only_groups(self, groups: Sequence[str]) -> PromptSet:
+        """Keep the listed groups (in the set's order); a listed group with no prompts is an error."""
+        wanted = [g.strip() for g in groups if g.strip()]
+        known = self.groups
+        lowered = {g.lower(): g for g in known}
+        missing = [g for g in wanted if g.lower() not in lowered]
+        if missing:
+            raise PromptError(
+                f"group(s) {', '.join(repr(g) for g in missing)} have no prompts in {self.name}; "
+                f"available: {', '.join(known)}"
+            )
+        keep = {lowered[g.lower()] for g in wanted}
+        return PromptSet(self.name, tuple(item for item in self.items if item.group in keep))
+
+
+def validate(prompt_set: PromptSet, expected_groups: Iterable[str] = ()) -> None:
+    """Raise PromptError for an empty set, empty prompt texts, or an expected group with no prompts."""
+    if not prompt_set.items:
+        raise PromptError(f"the prompt set {prompt_set.name!r} is empty: give at least one prompt")
+    blank = [item.prompt_id for item in prompt_set.items if not item.text.strip()]
+    if blank:
+        raise PromptError(f"{len(blank)} prompt(s) are empty (first: {blank[0]})")
+    present = set(prompt_set.groups)
+    without = [g for g in expected_groups if g not in present]
+    if without:
+        raise PromptError(f"group(s) without prompts: {', '.join(without)}")
+
+
+def default_templates() -> tuple[list[str], dict[str, list[str]]]:
+    """The project's ten regard-style templates and the paper's group families."""
+    data = json.loads(TEMPLATES_PATH.read_text())
+    return list(data["templates"]), {k: list(v) for k, v in data["families"].items()}
+
+
+def regard_prompts(templates: Sequence[str] | None = None,
+                   families: dict[str, Sequence[str]] | None = None) -> PromptSet:
+    """Every template filled with every group ("The {group} worked as" -> "The woman worked as")."""
+    default_t, default_f = default_templates()
+    templates = [t.strip() for t in (default_t if templates is None else templates) if t.strip()]
+    families = default_f if families is None else families
+    bad = [t for t in templates if "{group}" not in t]
+    if bad:
+        raise PromptError(f"template {bad[0]!r} has no {{group}} placeholder")
+    items = []
+    for family, groups in families.items():
+        for group in groups:
+            group = group.strip()
+            if not group:
+                continue
+            for index, template in enumerate(templates):
+                items.append(PromptItem(f"regard:{group}:{index}", group, family,
+                                        template.replace("{group}", group), source=template))
+    prompt_set = PromptSet("regard templates", tuple(items))
+    validate(prompt_set)
+    return prompt_set
+
+
+def parse_custom(text: str, family: str = "custom") -> PromptSet:
+    """Custom prompts: CSV/TSV with `group,prompt` (optional `family`) columns, or `group: prompt` lines.
+
+    A JSON object `{group: [prompts]}` is accepted too.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise PromptError("the custom prompt list is empty: give lines like 'woman: The woman worked as'")
+    rows: list[tuple[str, str, str]] = []
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError as error:
+            raise PromptError(f"custom prompts look like JSON but do not parse: {error}") from None
+        for group, prompts in data.items():
+            if not prompts:
+                raise PromptError(f"group {group!r} has no prompts")
+            rows += [(str(group), str(p), family) for p in prompts]
+    else:
+        first = stripped.splitlines()[0].lower()
+        if "group" in first and ("prompt" in first or "text" in first) and ("," in first or "\t" in first):
+            dialect = "excel-tab" if "\t" in first else "excel"
+            for record in csv.DictReader(io.StringIO(stripped), dialect=dialect):
+                record = {k.strip().lower(): (v or "").strip() for k, v in record.items() if k}
+                rows.append((record.get("group", ""), record.get("prompt") or record.get("text", ""),
+                             record.get("family") or family))
+        else:
+            for number, line in enumerate(stripped.splitlines(), start=1):
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                if ":" not in line:
+                    raise PromptError(f"line {number} ({line.strip()!r}) is not 'group: prompt'")
+                group, prompt = line.split(":", 1)
+                rows.append((group.strip(), prompt.strip(), family))
+    items = []
+    for index, (group, prompt, fam) in enumerate(rows):
+        if not group:
+            raise PromptError(f"custom prompt {index + 1} ({prompt!r}) has no group")
+        if not prompt:
+            raise PromptError(f"group {group!r} has an empty prompt (entry {index + 1})")
+        items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source="custom"))
+    prompt_set = PromptSet("custom prompts", tuple(items))
+    validate(prompt_set)
+    return prompt_set
+
+
+def load_prompt_source(spec: str, per_group: int = 20, seed: int = 0) -> PromptSet:
+    """`regard`, `bold:<domain>` or a file path (custom prompts), as the CLI's --prompts takes it."""
+    if spec == "regard":
+        return regard_prompts()
+    if spec.startswith("bold:"):
+        from fairness_core.data.bold import bold_prompts
+
+        return bold_prompts(spec.split(":", 1)[1], per_group=per_group, seed=seed)
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise PromptError(f"--prompts {spec!r} is neither 'regard', 'bold:<domain>' nor an existing file")
+    prompt_set = parse_custom(path.read_text(encoding="utf-8"))
+    return PromptSet(path.name, prompt_set.items)

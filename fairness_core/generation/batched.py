@@ -1,0 +1,35 @@
+"""Generate many (prompt, config, seed) rows with any CausalLM: batched per-row sampling when the
+backend is transformers, one `generate` call per row otherwise (same interface, slower)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fairness_core.models.interfaces import CausalLM, DecodingConfig
+
+
+def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[DecodingConfig],
+                  seeds: Sequence[int], max_new_tokens: int, stop_at_sentence_end: bool = False) -> list[str]:
+    """One continuation per row; a row's text depends only on its own (prompt, config, seed).
+
+    `stop_at_sentence_end` lets the batched backend retire rows whose first sentence is complete.
+    """
+    from fairness_core.models.hf import HFCausalLM
+
+    if isinstance(lm, HFCausalLM):
+        from fairness_core.generation.sampling import sample_rows
+
+        return sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
+    return [lm.generate([p], c, n=1, seed=s)[0][0] for p, c, s in zip(prompts, configs, seeds, strict=True)]
+
+
+def row_seed(seed: int, prompt_id: str, sample: int) -> int:
+    """Seed of one row: (run seed, prompt, sample index) — the same across decoding configs.
+
+    Sharing the random stream across configs ("common random numbers") makes configs differ by
+    their setting rather than by luck, and keeps a row's output independent of its batch.
+    """
+    import hashlib
+
+    digest = hashlib.sha256(f"{seed}|{prompt_id}|{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)

@@ -1,0 +1,69 @@
+"""The decoding page through Streamlit's AppTest, with a tiny GPT-2 as the generator."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "decoding.py")
+OTHER = "(other Hugging Face id or local path)"
+
+
+@pytest.fixture()
+def page(tiny_gpt2: Path, isolated_store: Path) -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=90)
+    app.session_state["dec_model"] = OTHER
+    app.session_state["dec_model_custom"] = str(tiny_gpt2)
+    app.session_state["dec_regard"] = ""  # no regard classifier: skip the availability probe
+    return app
+
+
+def _texts(app: AppTest) -> str:
+    return " ".join(str(m.value) for m in app.markdown)
+
+
+def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> None:
+    page.run()
+    assert not page.exception, page.exception
+    summary = page.dataframe[0].value
+    assert len(summary) == 11 and set(summary["n"]) == {2}
+    assert "The woman worked as" in _texts(page)
+    before = _texts(page)
+    page.slider(key="live_top_p").set_value(0.3).run()
+    assert not page.exception, page.exception
+    assert "top_p=0.3" in _texts(page) and _texts(page) != before
+    page.slider(key="live_top_p").set_value(0.9).run()  # a setting seen before comes from the store
+    assert "served from the run store" in _texts(page)
+
+
+def test_bad_prompt_input_is_explained(page: AppTest) -> None:
+    page.run()
+    page.text_area(key="dec_templates").set_value("The person worked as").run()
+    assert any("no {group} placeholder" in e.value for e in page.error)
+
+
+def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None:
+    page.session_state["live_auto"] = False
+    page.run()
+    page.text_area(key="dec_groups").set_value("gender: man, woman\nrace: Black person, White person").run()
+    page.selectbox(key="sweep_preset").set_value("top-p, quick (0.5, 0.7, 0.9)").run()
+    page.number_input(key="sweep_samples").set_value(1)
+    page.number_input(key="sweep_max_new").set_value(6)
+    page.button(key="sweep_run").click().run()
+    assert not page.exception, page.exception
+    job = page.session_state["_background_job_decoding_sweep"]
+    deadline = time.monotonic() + 120
+    while job.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job.error is None, job.error
+    page.run()
+    assert not page.exception, page.exception
+    headers = [h.value for h in page.subheader]
+    for expected in ("Per-group rate against the hyper-parameter", "Disparity against the hyper-parameter",
+                     "Fairness vs diversity and vs quality"[:24], "Example browser"):
+        assert any(h.startswith(expected) for h in headers), headers
+    assert any("Pearson r" in c.value for c in page.caption)
+    assert any("3 configurations" in s.value for s in page.success)

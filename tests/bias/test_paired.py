@@ -1,0 +1,71 @@
+"""The paper's bias formula (Eq. 1-2), the stereotypical difference (Appendix E) and their CIs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairness_core.bias.paired import paired_bias, rank_agreement, rescale
+
+
+def test_bias_on_a_small_table_by_hand() -> None:
+    # Four pairs; all 8 scores span 0.2..0.6, so min-max maps a raw gap g to 100 g / 0.4.
+    s1 = [0.6, 0.5, 0.3, 0.4]
+    s2 = [0.2, 0.5, 0.4, 0.4]
+    result = paired_bias(s1, s2)
+    gaps = [0.4, 0.0, 0.1, 0.0]
+    assert result.bias.value == pytest.approx(np.mean(gaps) * 100 / 0.4)  # = 31.25
+    assert result.bias.value == pytest.approx(31.25)
+    assert result.n_pairs == 4
+    assert result.bias.ci_low <= result.bias.value <= result.bias.ci_high
+    assert result.stereo_diff is None
+
+
+def test_rescale_is_equation_1() -> None:
+    np.testing.assert_allclose(rescale([0.2, 0.4, 0.6]), [0, 50, 100])
+    np.testing.assert_allclose(rescale([1.0, 3.0], "zscore"), [-1, 1])
+    np.testing.assert_allclose(rescale([1.0, 3.0], "raw"), [1, 3])
+
+
+def test_stereotypical_difference_is_signed_toward_the_stereotype() -> None:
+    # Pair 1: stereotypical candidate 1 scores 0.6 vs 0.2 (+100); pair 2: stereotypical candidate 2
+    # scores 0.2 vs 0.6 (+100); pair 3: unknown, left out of the signed mean but kept in Bias.
+    result = paired_bias([0.6, 0.6, 0.4], [0.2, 0.2, 0.4], stereotypical=[1, 2, None])
+    assert result.stereo_diff is not None
+    assert result.stereo_diff.value == pytest.approx((100 - 100) / 2)
+    result = paired_bias([0.6, 0.2, 0.4], [0.2, 0.6, 0.4], stereotypical=[1, 2, None])
+    assert result.stereo_diff.value == pytest.approx(100.0) and result.stereo_diff.n == 2
+    assert result.bias.value == pytest.approx(200 / 3)
+
+
+def test_a_metric_that_ignores_identity_has_zero_bias_and_a_zero_interval() -> None:
+    result = paired_bias([0.1, 0.5, 0.9], [0.1, 0.5, 0.9])
+    assert (result.bias.value, result.bias.ci_low, result.bias.ci_high) == (0.0, 0.0, 0.0)
+
+
+def test_constant_scores_do_not_divide_by_zero() -> None:
+    assert paired_bias([0.3, 0.3], [0.3, 0.3]).bias.value == 0.0
+
+
+def test_normalisations_give_scale_free_and_raw_readings() -> None:
+    s1, s2 = np.array([3.0, 5.0, 1.0]), np.array([1.0, 5.0, 2.0])
+    raw = paired_bias(s1, s2, normalisation="raw").bias.value
+    assert raw == pytest.approx(1.0)  # (2 + 0 + 1) / 3
+    z = paired_bias(s1, s2, normalisation="zscore").bias.value
+    assert z == pytest.approx(1.0 / np.std(np.concatenate([s1, s2])))
+    # Multiplying a metric's scores by 10 changes raw bias, not min-max or z-score bias.
+    assert paired_bias(10 * s1, 10 * s2).bias.value == pytest.approx(paired_bias(s1, s2).bias.value)
+
+
+def test_bootstrap_is_reproducible_and_recomputes_the_rescaling() -> None:
+    rng = np.random.default_rng(1)
+    s1, s2 = rng.random(50), rng.random(50)
+    a, b = paired_bias(s1, s2, seed=3), paired_bias(s1, s2, seed=3)
+    assert a == b
+    assert a.bias.ci_low < a.bias.value < a.bias.ci_high
+
+
+def test_rank_agreement_compares_rankings_with_min_max() -> None:
+    tau = rank_agreement({"minmax": {"a": 1, "b": 2, "c": 3}, "zscore": {"a": 1, "b": 2, "c": 3},
+                          "raw": {"a": 3, "b": 2, "c": 1}})
+    assert tau == {"zscore": pytest.approx(1.0), "raw": pytest.approx(-1.0)}

@@ -1,0 +1,36 @@
+"""The Metric bias page in a real browser: pick a metric, see the per-example gap table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_pick_a_metric_and_see_the_gap_table(streamlit_server: str, browser_page, artifact_dir: Path) -> None:
+    page = browser_page
+    page.set_default_timeout(180_000)  # the first open computes the demo set (n-gram + BERTScore-MiniLM)
+    page.goto(f"{streamlit_server}/metric_bias")
+    page.get_by_role("heading", name="Metric bias").wait_for()
+    page.get_by_role("tab", name="Bias table").wait_for()
+
+    page.get_by_role("tab", name="Per-example gaps").click()
+    metric_filter = page.get_by_label("Metric", exact=True).first
+    panel = page.get_by_role("tabpanel", name="Per-example gaps")
+    # replace the default BERTScore filter with chrF
+    panel.get_by_role("button", name=re.compile("Remove bertscore|Delete", re.I)).first.click()
+    metric_filter.click()
+    page.get_by_role("option", name="chrf", exact=True).click()
+    page.keyboard.press("Escape")
+
+    # the caption names the filtered metric once the rerun has finished
+    caption = panel.get_by_text(re.compile(r"\d+ pairs for chrf, largest gap first"))
+    caption.wait_for()
+    assert int(caption.inner_text().split()[0]) > 0
+    grid = panel.locator("[data-testid='stDataFrame']").first
+    assert grid.is_visible()
+    page.screenshot(path=str(artifact_dir / "metric_bias_gaps.png"), full_page=True)
+    assert (artifact_dir / "metric_bias_gaps.png").stat().st_size > 10_000

@@ -1,0 +1,81 @@
+"""BERTScore and MoverScore: hand-computed on fixed word vectors, and BERTScore against bert_score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairness_core.metrics.matching import BERTScore, MoverScore
+from tests.metrics.fakes import WordVectorEncoder
+
+# Unit vectors chosen so cosines are easy: she·nurse = 0.8, he·nurse = 0.6, he·the = 0.8.
+VECTORS = {
+    "[CLS]": [0, 0, 1], "[SEP]": [0, 0, -1],
+    "the": [1, 0, 0], "nurse": [0, 1, 0], "she": [0, 0.8, 0.6], "he": [0.8, 0.6, 0],
+}
+
+
+def test_bertscore_by_hand() -> None:
+    metric = BERTScore(WordVectorEncoder(VECTORS))
+    scores = metric.score(["she", "he"], ["the nurse", "the nurse"])
+    # Candidate "she": its best match is nurse (0.8) -> P = 0.8. Reference tokens: "the" best-matches
+    # she at 0 or [CLS]/[SEP] at 0 -> 0; "nurse" matches she at 0.8 -> R = (0 + 0.8) / 2 = 0.4.
+    assert scores["P"][0] == pytest.approx(0.8)
+    assert scores["R"][0] == pytest.approx(0.4)
+    assert scores["F"][0] == pytest.approx(2 * 0.8 * 0.4 / 1.2)
+    # Candidate "he": best match the (0.8) -> P = 0.8; R = (0.8 + 0.6) / 2 = 0.7.
+    assert scores["P"][1] == pytest.approx(0.8)
+    assert scores["R"][1] == pytest.approx(0.7)
+
+
+def test_bertscore_encodes_each_distinct_sentence_once() -> None:
+    encoder = WordVectorEncoder(VECTORS)
+    BERTScore(encoder).score(["she", "he", "she"], ["the nurse"] * 3)
+    assert sorted(text for call in encoder.calls for text in call) == ["he", "she", "the nurse"]
+
+
+def test_bertscore_alignment_shows_which_reference_token_each_pronoun_matches() -> None:
+    metric = BERTScore(WordVectorEncoder(VECTORS))
+    she = {row["token"]: row["matches"] for row in metric.alignment("she", "the nurse")}
+    he = {row["token"]: row["matches"] for row in metric.alignment("he", "the nurse")}
+    assert she["she"] == "nurse" and he["he"] == "the"  # the paper's Fig. 3 story
+
+
+def test_bertscore_idf_down_weights_words_every_reference_has() -> None:
+    metric = BERTScore(WordVectorEncoder(VECTORS), idf=True)
+    # idf over the 2 references: "the" and "nurse" occur in both -> log(3/3) = 0 weight... so the
+    # recall of candidate "she" vs "the nurse" has zero total weight and is reported as 0.
+    scores = metric.score(["she", "he"], ["the nurse", "the nurse"])
+    assert scores["R"].tolist() == [0.0, 0.0]
+    assert scores["P"][0] == pytest.approx(0.8)  # "she" never occurs in a reference: weight log(3)
+
+
+def test_moverscore_identical_sentences_cost_nothing() -> None:
+    metric = MoverScore(WordVectorEncoder(VECTORS), n_gram=1)
+    scores = metric.score(["the nurse", "she"], ["the nurse", "the nurse"])["score"]
+    assert scores[0] == pytest.approx(1.0)
+    # "she" must move all its mass to the idf-weighted reference words; with idf over one distinct
+    # reference every word weighs log(2/2) = 0, so weights fall back to uniform: half to each word.
+    expected = 1 - 0.5 * np.linalg.norm(np.subtract(VECTORS["she"], VECTORS["the"])) \
+        - 0.5 * np.linalg.norm(np.subtract(VECTORS["she"], VECTORS["nurse"]))
+    assert scores[1] == pytest.approx(expected)
+
+
+@pytest.mark.slow
+def test_bertscore_equals_the_bert_score_library_on_minilm() -> None:
+    bert_score = pytest.importorskip("bert_score")
+    from fairness_core.models import load_preset
+    from fairness_core.models.presets import get_preset
+
+    source = get_preset("all-minilm-l6-v2").spec().source
+    encoder = load_preset("all-minilm-l6-v2")
+    candidates = ["The nurse said that she was tired.", "The nurse said that he was tired.",
+                  "A mechanic fixed the car because he was asked."]
+    references = ["The nurse said that the nurse was tired."] * 2 + ["A mechanic fixed the car when asked."]
+    for layer, idf in ((6, False), (4, True)):
+        ours = BERTScore(encoder, layer=layer, idf=idf).score(candidates, references)
+        p, r, f = bert_score.score(candidates, references, model_type=source, num_layers=layer, idf=idf,
+                                   batch_size=8)
+        np.testing.assert_allclose(ours["F"], f.numpy(), atol=1e-5)
+        np.testing.assert_allclose(ours["P"], p.numpy(), atol=1e-5)
+        np.testing.assert_allclose(ours["R"], r.numpy(), atol=1e-5)
