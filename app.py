@@ -119,8 +119,7 @@ def sidebar() -> None:
         st.caption("Available here: " + (", ".join(available) if available else "none"))
         with st.expander("All models and why some are unavailable"):
             for row in rows:
-                mark = {"available": "✅", "downloadable": "⬇️"}.get(row["status"], "⛔")
-                st.markdown(f"{mark} **{row['model']}** — {row['why']}")
+                st.markdown(f"**{row['model']}** ({row['status']}) — {row['why']}")
 
 
 st.set_page_config(page_title="NLG Fairness Lab", page_icon=":material/balance:", layout="wide")

@@ -66,8 +66,9 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
         row = by_key.get(option)
         if row is None:
             return option
-        mark = {"available": "✅", "downloadable": "⬇️"}.get(row["status"], "⛔")
-        return f"{mark} {row['model']}"
+        # Words, not emoji: headless Chromium and many Linux desktops have no emoji font.
+        note = {"available": "", "downloadable": " — downloads on first use"}.get(row["status"], " — unavailable here")
+        return f"{row['model']}{note}"
 
     index = options.index(default) if default in options else 0
     choice = st.selectbox(label, options, index=index, format_func=describe, key=key)
