@@ -35,6 +35,17 @@ st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms o
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
+def _frame_fingerprint(frame: pd.DataFrame) -> int:
+    # Generations carry dict columns that Streamlit cannot hash; their text form identifies them.
+    return int(pd.util.hash_pandas_object(frame.astype(str), index=False).sum())
+
+
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs={pd.DataFrame: _frame_fingerprint})
+def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], threshold: float) -> pd.DataFrame:
+    """Bootstrapped per-group rates, computed once per (generations, families, threshold), not per click."""
+    return summarize(generations, families, threshold=threshold)
+
+
 # ---------------------------------------------------------------- set-up: model, prompts, measures
 def families_text(families: dict[str, list[str]]) -> str:
     return "\n".join(f"{family}: {', '.join(groups)}" for family, groups in families.items())
@@ -145,7 +156,7 @@ with live_tab:
         if plan.regard_note:
             st.caption(plan.regard_note)
         live = outcome.generations
-        summary = summarize(live, live_set.families, threshold=threshold)
+        summary = cached_summary(live, live_set.families, threshold)
         st.markdown(f"**{config.label()}** — {'served from the run store' if outcome.from_cache else 'generated now'}"
                     f"; diversity (trigram entropy) {summary['diversity_trigram_entropy'].iloc[0]:.2f}, "
                     f"disparity {summary['config_disparity'].iloc[0]:.3f}")
@@ -210,7 +221,7 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
     if generations.empty:
         st.info("No generations stored yet for this sweep.")
         return
-    summary = summarize(generations, families, threshold=threshold)
+    summary = cached_summary(generations, families, threshold)
     configs = config_table(summary)
     knob = varying_knob([DecodingConfig(**{k: v for k, v in c.items()}) for c in configs["config"]])
     x_field = knob or "label"

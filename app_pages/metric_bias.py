@@ -15,6 +15,7 @@ from fairness_core.metrics import bias_job
 from fairness_core.metrics.ngram import CONFIGS
 from fairness_core.metrics.registry import METRICS, MetricRequest
 from fairness_core.models.interfaces import ModelUnavailableError
+from fairness_core.store import RunStore
 from ui import common
 from ui import metric_bias_charts as charts
 
@@ -26,6 +27,34 @@ LM_PRESETS = {"smollm2-135m-instruct": "SmolLM2-135M-Instruct (offline, decoder-
               "bart-large-cnn": "facebook/bart-large-cnn (hub, seq2seq; the paper's BARTScore)"}
 PARAMS_M = {"all-minilm-l6-v2": 22, "distilbert-base-uncased": 66, "bert-base-uncased": 110,
             "roberta-large": 355, "smollm2-135m-instruct": 135, "bart-base": 139, "bart-large-cnn": 406}
+
+
+# -- stored results (st.cache_data: complete runs never change, so run ids are safe keys) --------
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_pairs(store_path: str, run_ids: tuple[str, ...], metric: str | None = None) -> pd.DataFrame:
+    return bias_job.pair_table(RunStore(store_path), list(run_ids), metrics=[metric] if metric else None)
+
+
+@st.cache_data(show_spinner="Bootstrapping confidence intervals…", max_entries=64)
+def cached_bias(store_path: str, run_ids: tuple[str, ...], normalisation: str = "minmax",
+                n_resamples: int = 1000, metric: str | None = None) -> pd.DataFrame:
+    return bias_job.bias_table(cached_pairs(store_path, run_ids, metric), normalisation=normalisation,
+                               n_resamples=n_resamples)
+
+
+@st.cache_data(show_spinner=False)
+def preset_identities() -> dict[str, str]:
+    """Weights identity -> preset key, so stored runs of the shipped (local) backbones are recognised."""
+    from fairness_core.models.presets import PRESETS
+
+    found = {}
+    for preset in PRESETS:
+        if preset.offline and preset.backend == "hf":
+            try:
+                found[str(preset.spec().to_manifest()["identity"])] = preset.key
+            except ModelUnavailableError:
+                continue
+    return found
 
 
 # -- data (st.cache_data: parsing is cheap to repeat but not free) --------------------------------
@@ -73,7 +102,7 @@ def choose_dataset() -> pairdata.PairDataset | None:
                 return None
             return load_uploads(tuple((u.name, u.getvalue()) for u in uploads), fmt)
         if source == SOURCES[4]:
-            versions = pairdata.list_versions()
+            versions = pairdata.list_versions(pairdata.versions_dir(common.store_path()))
             if not versions:
                 st.info("No saved versions yet: edit references in the “Edit references” tab and save one.")
                 return None
@@ -145,9 +174,9 @@ runs = run_all(dataset, requests)
 if not runs:
     st.stop()
 store = common.get_store()
-run_ids = [r.run_id for r in runs]
-pairs_frame = bias_job.pair_table(store, run_ids)
-table = bias_job.bias_table(pairs_frame)
+run_ids = tuple(r.run_id for r in runs)
+pairs_frame = cached_pairs(str(store.path), run_ids)
+table = cached_bias(str(store.path), run_ids)
 primary = table[~table["metric"].str.contains(".", regex=False)]
 
 tab_bias, tab_norm, tab_views, tab_pairs, tab_edit, tab_runs = st.tabs(
@@ -172,7 +201,7 @@ with tab_bias:
                  .round(3), hide_index=True, width="stretch")
 
 with tab_norm:
-    tables = {name: bias_job.bias_table(pairs_frame, normalisation=name, n_resamples=300)
+    tables = {name: cached_bias(str(store.path), run_ids, normalisation=name, n_resamples=300)
               for name in NORMALISATIONS}
     ranks = charts.normalisation_ranks(tables)
     left, right = st.columns([3, 1])
@@ -202,10 +231,11 @@ with tab_views:
             "candidate). The paper finds most bias in the direction that generates the candidate's identity "
             "word. For BERTScore, P matches candidate tokens to the reference, R the other way round.")
     points = []
-    for run_id, metric, source in bias_job.model_runs(store, dataset.content_hash()):
-        key = next((k for k in PARAMS_M if k in source.lower()), None)
-        if key is not None:
-            run_bias = bias_job.bias_table(bias_job.pair_table(store, [run_id], metrics=[metric]), n_resamples=100)
+    identities = preset_identities()
+    for run_id, metric, source, identity in bias_job.model_runs(store, dataset.content_hash()):
+        key = identities.get(identity) or next((k for k in PARAMS_M if k in source.lower()), None)
+        if key in PARAMS_M:
+            run_bias = cached_bias(str(store.path), (run_id,), n_resamples=100, metric=metric)
             points.append({"metric": metric, "model": key, "params_m": PARAMS_M[key],
                            "bias": float(run_bias["bias"].mean())})
     left, right = st.columns([3, 1])
@@ -249,18 +279,22 @@ with tab_pairs:
                 metric = (BERTScore if which == "bertscore" else MoverScore)(encoder, layer=request.layer)
                 one = pd.DataFrame(metric.alignment(row["candidate1"], row["reference"]))
                 two = pd.DataFrame(metric.alignment(row["candidate2"], row["reference2"] or row["reference"]))
-                differs = ~one["token"].reset_index(drop=True).eq(two["token"].reset_index(drop=True)) \
-                    if len(one) == len(two) else pd.Series([True] * len(one))
-                one["differs"] = differs.to_numpy() if len(one) == len(two) else True
+                same_length = len(one) == len(two)
+                if same_length:  # position-wise comparison only makes sense for equal tokenisations
+                    differs = ~one["token"].reset_index(drop=True).eq(two["token"].reset_index(drop=True))
+                    one["differs"] = two["differs"] = differs.to_numpy()
                 left, right = st.columns(2)
                 left.markdown(f"**Candidate 1:** {row['candidate1']}")
                 left.dataframe(one, hide_index=True, width="stretch")
                 right.markdown(f"**Candidate 2:** {row['candidate2']}")
                 right.dataframe(two, hide_index=True, width="stretch")
-                for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[differs.to_numpy()].iterrows(),
-                                          strict=False):
-                    st.markdown(f"- **{a['token']}** → reference token *{a['matches']}*; "
-                                f"**{b['token']}** → *{b['matches']}*")
+                if same_length:
+                    for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[two["differs"]].iterrows(),
+                                              strict=True):
+                        st.markdown(f"- **{a['token']}** → reference token *{a['matches']}*; "
+                                    f"**{b['token']}** → *{b['matches']}*")
+                else:
+                    st.caption("The candidates tokenise to different lengths, so tokens are not paired up.")
                 common.how_to_read("Each candidate token is matched to the reference token most similar to it in "
                                    "the encoder's space. When *she* matches *nurse* but *he* matches *the*, the gap "
                                    "comes from a gender association the encoder learned.")
@@ -279,7 +313,7 @@ with tab_edit:
     if st.button("Save as new version", key="mb_save"):
         try:
             new = dataset.with_references(dict(zip(edited["item"], edited["reference"], strict=True)))
-            path = pairdata.save_version(new)
+            path = pairdata.save_version(new, pairdata.versions_dir(common.store_path()))
             st.success(f"Saved version `{new.content_hash()[:12]}` as {path.name}; pick “Saved version” above.")
         except pairdata.PairDataError as error:
             st.error(f"Not saved: {error}")

@@ -94,37 +94,27 @@ def manifest_box(manifest: dict[str, Any], run_id: str, from_cache: bool) -> Non
         st.code(json.dumps(manifest, indent=2, ensure_ascii=False), language="json")
 
 
-def export_buttons(run_id: str, key: str) -> None:
-    """Download the run's rows with its manifest as CSV, Parquet or JSON."""
+@st.cache_data(show_spinner=False, max_entries=32)
+def _export_files(store_path: str, run_id: str, fmt: str, n_rows: int) -> tuple[str, bytes, str | None]:
+    """(file name, bytes, sidecar manifest JSON or None); `n_rows` in the key re-exports a growing run."""
     import tempfile
 
+    with tempfile.TemporaryDirectory() as tmp:
+        path = RunStore(store_path).export(run_id, Path(tmp) / f"run-{run_id}.{fmt}", fmt)
+        sidecar = Path(str(path) + ".manifest.json")  # CSV and Parquet carry the manifest beside them
+        return path.name, path.read_bytes(), sidecar.read_text() if sidecar.exists() else None
+
+
+def export_buttons(run_id: str, key: str) -> None:
+    """Download the run's rows with its manifest as CSV, Parquet or JSON (exported once, then cached)."""
     store = get_store()
-    columns = st.columns(3)
-    for column, fmt in zip(columns, ("csv", "parquet", "json"), strict=True):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = store.export(run_id, Path(tmp) / f"run-{run_id}.{fmt}", fmt)
-            data = path.read_bytes()
-            # CSV and Parquet carry their manifest in a sidecar file; JSON embeds it.
-            manifest_json = Path(str(path) + ".manifest.json").read_text() if fmt != "json" else None
-        column.download_button(f"Export {fmt.upper()}", data, file_name=path.name, key=f"{key}_{fmt}")
+    info = store.get_run(run_id)
+    if info is None:
+        return
+    columns = st.columns(4)
+    for column, fmt in zip(columns, ("csv", "parquet", "json"), strict=False):
+        name, data, manifest_json = _export_files(str(store.path), run_id, fmt, info.n_rows)
+        column.download_button(f"Export {fmt.upper()}", data, file_name=name, key=f"{key}_{fmt}")
         if manifest_json is not None and fmt == "csv":
-            column.download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",
-                                   key=f"{key}_manifest")
-
-
-def run_with_progress(task: Any, label: str) -> Any:
-    """Run a fairness_core Task in the foreground with a progress bar and ETA.
-
-    If the user changes a widget mid-run, Streamlit stops this script; the runner marks the run
-    cancelled and keeps finished batches, so pressing the button again resumes instead of restarting.
-    """
-    from fairness_core.jobs import run_task
-
-    slot = st.empty()  # stays empty when the store answers (no progress to show)
-
-    def on_progress(progress: Any) -> None:
-        slot.progress(progress.fraction, text=f"{label}: {progress.describe()}")
-
-    outcome = run_task(task, get_store(), on_progress=on_progress)
-    slot.empty()
-    return outcome
+            columns[3].download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",
+                                       key=f"{key}_manifest")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,24 +38,3 @@ def bootstrap_mean(
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Estimate(float(data.mean()), float(low), float(high), int(data.size), level)
 
-
-def bootstrap_statistic(
-    n_units: int,
-    statistic: Callable[[np.ndarray], float],
-    n_resamples: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> Estimate:
-    """Any statistic of resampled unit indices: `statistic(indices)` with indices of length n_units.
-
-    Use this when the statistic is not a plain mean (e.g. bias after min-max rescaling of all
-    scores, which must be recomputed on every resample).
-    """
-    if n_units == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0, level)
-    rng = np.random.default_rng(seed)
-    point = statistic(np.arange(n_units))
-    draws = np.array([statistic(rng.integers(0, n_units, size=n_units)) for _ in range(n_resamples)])
-    alpha = (1 - level) / 2
-    low, high = np.nanquantile(draws, [alpha, 1 - alpha])
-    return Estimate(float(point), float(low), float(high), n_units, level)

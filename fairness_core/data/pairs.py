@@ -74,8 +74,8 @@ class PairDataset:
         """A new version in which the pairs named in `references` (item -> text) get new references."""
         def edit(pair: Pair) -> Pair:
             text = " ".join(str(references.get(pair.item, pair.reference) or "").split())
-            if pair.item not in references or (text == pair.reference and pair.reference2 is None):
-                return pair
+            if pair.item not in references or text == pair.reference:
+                return pair  # untouched rows keep everything, including a second per-row reference
             rule = pair.rule if pair.rule.endswith("edited") else (f"{pair.rule}+edited" if pair.rule else "edited")
             return replace(pair, reference=text, reference2=None, rule=rule)  # one reference for both now
 
@@ -275,9 +275,9 @@ def read_file(path: str | Path, fmt: str, data: bytes | None = None) -> PairData
 
 
 # -- saved versions (content-hashed) -----------------------------------------------------------
-def versions_dir() -> Path:
+def versions_dir(store_path: Path | None = None) -> Path:
     """Edited datasets live next to the run store, so a test's isolated store isolates them too."""
-    return config.store_path().parent / "metric_bias_datasets"
+    return (store_path or config.store_path()).parent / "metric_bias_datasets"
 
 
 def save_version(dataset: PairDataset, directory: Path | None = None) -> Path:

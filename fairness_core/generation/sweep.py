@@ -188,14 +188,11 @@ def stored_config_runs(store: Any, keys: Sequence[str]) -> dict[str, str]:
     if not keys:
         return {}
     placeholders = ",".join("?" for _ in keys)
-    try:
-        found = store.query(
-            "SELECT r.variant AS key, min(u.run_id) AS run_id FROM results r JOIN runs u ON r.run_id = u.run_id "
-            f"WHERE u.kind = ? AND u.status = 'complete' AND r.variant IN ({placeholders}) GROUP BY r.variant",
-            [KIND, *keys],
-        )
-    except Exception:  # a store that has no tables yet has no runs either
-        return {}
+    found = store.query(
+        "SELECT r.variant AS key, min(u.run_id) AS run_id FROM results r JOIN runs u ON r.run_id = u.run_id "
+        f"WHERE u.kind = ? AND u.status = 'complete' AND r.variant IN ({placeholders}) GROUP BY r.variant",
+        [KIND, *keys],
+    )
     return dict(zip(found["key"], found["run_id"], strict=True))
 
 

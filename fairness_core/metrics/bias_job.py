@@ -98,13 +98,14 @@ def run_metrics(
     return runs
 
 
-def model_runs(store: RunStore, dataset_hash: str) -> list[tuple[str, str, str]]:
-    """(run_id, metric, model source) of every complete model-based run on this dataset version."""
+def model_runs(store: RunStore, dataset_hash: str) -> list[tuple[str, str, str, str]]:
+    """(run_id, metric, model source, model identity) of every complete model-based run on this dataset."""
     if not store.path.exists():
         return []
     found = store.query(
         "SELECT run_id, json_extract_string(manifest, '$.request.metric.name') AS metric, "
-        "json_extract_string(manifest, '$.request.metric.model.source') AS source FROM runs "
+        "json_extract_string(manifest, '$.request.metric.model.source') AS source, "
+        "json_extract_string(manifest, '$.request.metric.model.identity') AS identity FROM runs "
         "WHERE kind = ? AND status = 'complete' AND json_extract_string(manifest, '$.request.dataset.hash') = ? "
         "AND source IS NOT NULL ORDER BY created_at", [KIND, dataset_hash])
     return list(found.itertuples(index=False, name=None))

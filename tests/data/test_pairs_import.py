@@ -132,3 +132,15 @@ def test_edited_references_become_a_new_content_hashed_version(tmp_path: Path) -
     assert pairs.list_versions(tmp_path) == [path]
     with pytest.raises(PairDataError, match="reference is empty"):
         dataset.with_references({"gender-0000": "  "})
+
+
+def test_saving_unchanged_references_changes_nothing() -> None:
+    """The page passes every row's reference back; rows the user did not touch must stay as they were."""
+    dataset = pairs.read_metric_fairness(FIXTURE)
+    untouched = dataset.with_references({p.item: p.reference for p in dataset.pairs})
+    assert untouched.pairs == dataset.pairs
+    assert untouched.pairs[2].reference2 == "Persons are slow."
+
+
+def test_versions_live_next_to_the_chosen_store(tmp_path: Path) -> None:
+    assert pairs.versions_dir(tmp_path / "elsewhere.duckdb") == tmp_path / "metric_bias_datasets"
