@@ -1,5 +1,8 @@
-"""Generate many (prompt, config, seed) rows with any CausalLM: batched per-row sampling when the
-backend is transformers, one `generate` call per row otherwise (same interface, slower)."""
+"""Generate many (prompt, config, seed) rows with any CausalLM, and the per-row seeding rule.
+
+Batching rows with different settings is the backend's job (`CausalLM.generate_rows`: the
+transformers backend samples them in one batch, others fall back to one `generate` per row).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +17,7 @@ def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[Decodi
 
     `stop_at_sentence_end` lets the batched backend retire rows whose first sentence is complete.
     """
-    from fairness_core.models.hf import HFCausalLM
-
-    if isinstance(lm, HFCausalLM):
-        from fairness_core.generation.sampling import sample_rows
-
-        return sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
-    return [lm.generate([p], c, n=1, seed=s)[0][0] for p, c, s in zip(prompts, configs, seeds, strict=True)]
+    return lm.generate_rows(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
 
 
 def row_seed(seed: int, prompt_id: str, sample: int) -> int:

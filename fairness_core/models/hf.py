@@ -87,6 +87,19 @@ class HFCausalLM(_HFModel, CausalLM):
                     results[index] = texts[position * n : (position + 1) * n]
         return results
 
+    def generate_rows(
+        self,
+        prompts: Sequence[str],
+        configs: Sequence[DecodingConfig],
+        seeds: Sequence[int],
+        max_new_tokens: int,
+        stop_at_sentence_end: bool = False,
+    ) -> list[str]:
+        """Rows with different settings share one batch: each row has its own warping and generator."""
+        from fairness_core.generation.sampling import sample_rows
+
+        return sample_rows(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
+
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         import torch
 

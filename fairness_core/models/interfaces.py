@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -110,6 +110,25 @@ class CausalLM(ModelBase, ABC):
     @abstractmethod
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         """Log p(continuation token | context, earlier continuation tokens), per token."""
+
+    def generate_rows(
+        self,
+        prompts: Sequence[str],
+        configs: Sequence[DecodingConfig],
+        seeds: Sequence[int],
+        max_new_tokens: int,
+        stop_at_sentence_end: bool = False,
+    ) -> list[str]:
+        """One continuation per row; a row's text depends only on its own (prompt, config, seed).
+
+        This default calls `generate` once per row; backends that can sample rows with different
+        settings in one batch override it. `stop_at_sentence_end` lets such a backend retire rows
+        whose first sentence is complete.
+        """
+        return [
+            self.generate([prompt], replace(config, max_new_tokens=max_new_tokens), n=1, seed=seed)[0][0]
+            for prompt, config, seed in zip(prompts, configs, seeds, strict=True)
+        ]
 
 
 class Seq2SeqLM(ModelBase, ABC):
