@@ -1,6 +1,7 @@
-"""Batched jobs: pure work units over shards, progress with ETA, cancel and resume."""
+"""Batched jobs: pure work units over shards, progress with ETA, cancel and resume, local or on Ray."""
 
 from fairness_core.jobs.runner import (
+    EXECUTORS,
     CancelToken,
     Executor,
     LocalExecutor,
@@ -8,10 +9,12 @@ from fairness_core.jobs.runner import (
     RunOutcome,
     Task,
     format_seconds,
+    get_executor,
     run_task,
 )
 
 __all__ = [
+    "EXECUTORS",
     "CancelToken",
     "Executor",
     "LocalExecutor",
@@ -19,5 +22,6 @@ __all__ = [
     "RunOutcome",
     "Task",
     "format_seconds",
+    "get_executor",
     "run_task",
 ]

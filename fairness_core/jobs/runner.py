@@ -1,9 +1,9 @@
 """Batched execution of a task with progress, cancellation and resume.
 
 A task is a request (JSON-like), a list of shards, and a *pure* work unit
-`work(request, shard) -> rows`. Purity is what lets an executor run shards elsewhere (a process
-pool, Ray) later: a work unit gets everything it needs from its arguments, and heavy objects such
-as models come from the process-wide model cache.
+`work(request, shard) -> rows`. Purity is what lets an executor run shards elsewhere (Ray workers,
+see `ray_executor.py`): a work unit gets everything it needs from its arguments, and heavy objects
+such as models come from the process-wide model cache of whichever process runs it.
 """
 
 from __future__ import annotations
@@ -84,17 +84,53 @@ class CancelToken:
 
 
 class Executor(Protocol):
-    """Runs work units for shards and yields (shard index, rows) as each finishes."""
+    """Runs work units for shards and yields (shard index, rows) as each finishes, in any order.
 
-    def map(self, task: Task, shard_indices: Sequence[int]) -> Iterator[tuple[int, Rows]]: ...
+    An executor never writes the store: `run_task` (the one writer) does, as results arrive. When
+    `cancel` is set, or the caller closes the iterator, it stops starting shards and returns.
+    """
+
+    name: str
+
+    def describe(self) -> str: ...
+
+    def map(
+        self, task: Task, shard_indices: Sequence[int], cancel: CancelToken | None = None
+    ) -> Iterator[tuple[int, Rows]]: ...
 
 
 class LocalExecutor:
     """In-process, one shard after another: models stay loaded in this process's cache."""
 
-    def map(self, task: Task, shard_indices: Sequence[int]) -> Iterator[tuple[int, Rows]]:
+    name = "local"
+
+    def describe(self) -> str:
+        return "local (this process, one batch at a time)"
+
+    def map(
+        self, task: Task, shard_indices: Sequence[int], cancel: CancelToken | None = None
+    ) -> Iterator[tuple[int, Rows]]:
         for index in shard_indices:
+            if cancel is not None and cancel.cancelled:
+                return
             yield index, task.work(task.request, task.shards[index])
+
+
+EXECUTORS = ("local", "ray")
+
+
+def get_executor(name: str = "local", **options: Any) -> Executor:
+    """The executor called `name` ("local" or "ray"); `options` go to its constructor.
+
+    "ray" joins the cluster in `RAY_ADDRESS` or starts a local Ray instance, on first use.
+    """
+    if name == "local":
+        return LocalExecutor(**options)
+    if name == "ray":
+        from fairness_core.jobs.ray_executor import RayExecutor
+
+        return RayExecutor(**options)
+    raise ValueError(f"unknown executor {name!r}: choose one of {', '.join(EXECUTORS)}")
 
 
 @dataclass
@@ -124,6 +160,7 @@ def run_task(
 
     Each shard's rows are written in one transaction as soon as it finishes, so an interrupted run
     keeps its finished shards and a later call with the same task resumes where it stopped.
+    `executor` (default: local) decides where shards run; the rows and the manifest do not depend on it.
     """
     manifest = task.manifest
     cached = store.find_complete(manifest)
@@ -145,8 +182,9 @@ def run_task(
             on_progress(progress)
 
     report()
+    results = executor.map(task, pending, cancel)
     try:
-        for index, rows in _until_cancelled(executor.map(task, pending), cancel):
+        for index, rows in _until_cancelled(results, cancel):
             store.write_shard(run.run_id, index, rows)
             done += 1
             outcome.computed_shards += 1
@@ -154,12 +192,20 @@ def run_task(
     except BaseException as error:
         store.finish_run(run.run_id, FAILED if isinstance(error, Exception) else CANCELLED, error=repr(error))
         raise
+    finally:
+        _close(results)  # an executor with shards still in flight stops them now
     status = CANCELLED if cancel is not None and cancel.cancelled and done < len(task.shards) else COMPLETE
     store.finish_run(run.run_id, status)
     final = store.get_run(run.run_id)
     assert final is not None
     outcome.run = final
     return outcome
+
+
+def _close(results: Iterable[Any]) -> None:
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()
 
 
 def _until_cancelled(

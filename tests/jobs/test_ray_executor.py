@@ -1,0 +1,131 @@
+"""The Ray executor on a real local Ray instance (2 CPUs, started once for this module): same rows
+as the local executor, a killed worker's shard is retried without duplicate rows, cancel and
+resume work, a model loads once per worker, a bug in a work unit fails the run without retries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fairness_core.jobs import CancelToken, LocalExecutor, Task, get_executor, run_task
+from fairness_core.store import CANCELLED, COMPLETE, FAILED, RunStore
+from tests.jobs import ray_work_units
+from tests.jobs.slow_task import N_SHARDS, ROWS_PER_SHARD, make_task
+
+ray = pytest.importorskip("ray")
+from fairness_core.jobs.ray_executor import RayExecutor  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a Ray instance takes a few seconds to start
+
+
+@pytest.fixture(scope="module")
+def ray_executor() -> Iterator[RayExecutor]:
+    """A local Ray instance with 2 CPUs (even if RAY_ADDRESS points elsewhere), shut down after the module."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("RAY_ADDRESS", raising=False)
+        executor = RayExecutor(num_cpus=2)
+        assert executor.connect()["CPU"] == 2
+    yield executor
+    ray.shutdown()
+
+
+def _comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.drop(columns=["run_id"]).reset_index(drop=True)
+
+
+def _task(kind: str, work, **shard_fields) -> Task:
+    base = make_task()
+    shards = [{**shard, **shard_fields} for shard in base.shards]
+    return Task(kind, base.request, shards, work)
+
+
+def test_a_decoding_sweep_on_ray_stores_the_rows_the_local_executor_stores(
+        ray_executor: RayExecutor, tiny_gpt2: Path, tmp_path: Path) -> None:
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.grid import expand_grid, parse_grid
+    from fairness_core.generation.sweep import prepare_sweep
+
+    prompts = parse_custom("man: The man worked as\nwoman: The woman worked as\nman: He was\nwoman: She was")
+    configs = expand_grid(parse_grid("top_p=0.5,0.9;temperature=0.7,1.0"), 6)
+    outcomes, stores = [], []
+    for name, executor in (("local", LocalExecutor()), ("ray", ray_executor)):
+        store = RunStore(tmp_path / f"{name}.duckdb")
+        plan = prepare_sweep(str(tiny_gpt2), prompts, configs, samples=3, max_new_tokens=6, seed=0,
+                             regard_model=None, store=store, batch_size=8)
+        outcomes.append(run_task(plan.task, store, executor=executor))
+        stores.append(store)
+    local, on_ray = outcomes
+    assert len(local.run.manifest["request"]["configs"]) == 4 and local.computed_shards == 6
+    assert on_ray.status == COMPLETE and on_ray.computed_shards == 6
+    assert on_ray.run_id == local.run_id  # same manifest: the executor is not part of what was computed
+    local_rows, ray_rows = (_comparable(store.rows(o.run_id)) for store, o in zip(stores, outcomes, strict=True))
+    assert len(local_rows) == 4 * 4 * 3 * 4  # configs x prompts x samples x metrics
+    pd.testing.assert_frame_equal(ray_rows, local_rows, check_exact=True)
+
+
+def test_a_worker_killed_mid_run_is_survived_without_duplicate_rows(
+        ray_executor: RayExecutor, store: RunStore, tmp_path: Path) -> None:
+    killed = [5, 30]  # shards (by first item) whose first attempt kills its worker process
+    task = _task("test-ray-kill", ray_work_units.dies_the_first_time, marker_dir=str(tmp_path), die_on=killed)
+    outcome = run_task(task, store, executor=ray_executor)
+    assert outcome.status == COMPLETE and outcome.computed_shards == N_SHARDS
+    for start in killed:
+        assert (tmp_path / f"died-{start}").exists()
+        attempts = (tmp_path / f"attempts-{start}.log").read_text().split()
+        assert len(attempts) == 2 and attempts[0] != attempts[1]  # retried, in a new worker process
+    assert (tmp_path / "attempts-0.log").read_text().count("\n") == 1
+    rows = store.rows(outcome.run_id)
+    assert len(rows) == N_SHARDS * ROWS_PER_SHARD and rows["item"].is_unique
+    expected = run_task(make_task(), RunStore(tmp_path / "local.duckdb"))
+    pd.testing.assert_frame_equal(_comparable(rows)[["shard", "item", "value"]],
+                                  _comparable(RunStore(tmp_path / "local.duckdb").rows(expected.run_id))[
+                                      ["shard", "item", "value"]])
+
+
+def test_cancel_stops_the_run_and_a_later_run_resumes_it(ray_executor: RayExecutor, store: RunStore) -> None:
+    task = _task("test-ray-cancel", ray_work_units.sleepy_squares, delay_s=0.5)
+    cancel = CancelToken()
+
+    def cancel_after_two(progress) -> None:
+        if progress.done >= 2:
+            cancel.cancel()
+
+    partial = run_task(task, store, on_progress=cancel_after_two, cancel=cancel, executor=ray_executor)
+    assert partial.status == CANCELLED
+    stored = store.completed_shards(partial.run_id)
+    assert 2 <= len(stored) < N_SHARDS
+    resumed = run_task(task, store, executor=ray_executor)
+    assert resumed.status == COMPLETE and resumed.run_id == partial.run_id
+    assert resumed.computed_shards == N_SHARDS - len(stored)
+    rows = store.rows(resumed.run_id)
+    assert len(rows) == N_SHARDS * ROWS_PER_SHARD and rows["item"].is_unique
+
+
+def test_a_model_loads_once_per_ray_worker(ray_executor: RayExecutor, tiny_gpt2: Path, store: RunStore) -> None:
+    shards = [{"index": index} for index in range(10)]
+    task = Task("test-ray-model-cache", {"model": str(tiny_gpt2)}, shards, ray_work_units.report_model_loads)
+    rows = store.rows(run_task(task, store, executor=ray_executor).run_id)
+    loads_per_worker = rows.groupby("grp")["value"].sum()
+    assert len(rows) == 10 and (loads_per_worker == 1).all()
+    assert len(loads_per_worker) < 10  # workers were reused: 10 shards, fewer processes
+
+
+def test_an_error_in_the_work_unit_fails_the_run_without_retrying(
+        ray_executor: RayExecutor, store: RunStore, tmp_path: Path) -> None:
+    task = _task("test-ray-bug", ray_work_units.fails_on_shard, marker_dir=str(tmp_path), fail_on=15)
+    with pytest.raises(ValueError, match="bad shard starting at 15"):
+        run_task(task, store, executor=ray_executor)
+    assert store.list_runs()[0].status == FAILED
+    assert (tmp_path / "attempts-15.log").read_text().count("\n") == 1
+
+
+def test_executors_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(get_executor("local"), LocalExecutor)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head.example:10001")
+    joined = get_executor("ray")
+    assert isinstance(joined, RayExecutor) and "head.example" in joined.describe()
+    with pytest.raises(ValueError, match="unknown executor 'spark'"):
+        get_executor("spark")
