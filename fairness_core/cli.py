@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+EXECUTOR_CHOICES = ("local", "ray")  # = fairness_core.jobs.EXECUTORS (not imported: --help stays fast)
+
 COMMAND_MODULES = (
     "fairness_core.commands.decoding",
     "fairness_core.commands.models",
@@ -30,20 +32,28 @@ def build_parser() -> argparse.ArgumentParser:
         description="NLG Fairness Lab compute core: bias in text generation and in its metrics.",
     )
     parser.add_argument("--store", help="DuckDB run store (default: $FAIRNESS_LAB_STORE or data/runs.duckdb)")
+    parser.add_argument("--executor", choices=EXECUTOR_CHOICES, default="local",
+                        help="where batches run: this process (local), or Ray tasks on the cluster in "
+                             "$RAY_ADDRESS or else on a local Ray instance (ray). Results do not depend on it.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
+    for subparser in subparsers.choices.values():  # also accepted after the subcommand
+        subparser.add_argument("--executor", choices=EXECUTOR_CHOICES, default=argparse.SUPPRESS,
+                               help=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from fairness_core.jobs.ray_executor import RayUnavailableError
+
     if hasattr(signal, "SIGPIPE"):  # `... | head` should end quietly, not with a BrokenPipeError
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except UserFacingError as error:
+    except (UserFacingError, RayUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -82,6 +92,16 @@ def progress_printer(label: str) -> Any:
             current.close()
 
     return on_progress
+
+
+def executor_from(args: argparse.Namespace) -> Any:
+    """The executor chosen with --executor (says on stderr when it is not the local one)."""
+    from fairness_core.jobs import get_executor
+
+    executor = get_executor(getattr(args, "executor", "local"))
+    if executor.name != "local":
+        print(f"executor: {executor.describe()}", file=sys.stderr)
+    return executor
 
 
 def add_store_argument(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json, progress_printer
+from fairness_core.cli import (
+    UserFacingError,
+    add_store_argument,
+    executor_from,
+    open_store,
+    print_json,
+    progress_printer,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(plan.regard_note, file=sys.stderr)
     if plan.cached:
         print(f"{len(plan.cached)} of {len(plan.keys)} configurations served from the run store", file=sys.stderr)
-    outcome = run_sweep(plan, store, on_progress=progress_printer("decoding sweep"))
+    outcome = run_sweep(plan, store, on_progress=progress_printer("decoding sweep"), executor=executor_from(args))
     summary = summarize(outcome.generations, prompts.families, threshold=args.threshold, seed=args.seed)
     run_of = dict(plan.cached)
     if plan.task is not None:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json, progress_printer
+from fairness_core.cli import (
+    UserFacingError,
+    add_store_argument,
+    executor_from,
+    open_store,
+    print_json,
+    progress_printer,
+)
 
 FORMAT_HELP = """\
 data sources (--format):
@@ -133,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         bars[request.name](progress)
 
     try:
-        runs = run_metrics(dataset, requests, store, on_progress=on_progress)
+        runs = run_metrics(dataset, requests, store, on_progress=on_progress, executor=executor_from(args))
     except (ModelUnavailableError, ValueError) as error:
         raise UserFacingError(str(error)) from error
     for metric_run in runs:

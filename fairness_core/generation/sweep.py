@@ -260,14 +260,14 @@ class SweepOutcome:
 
 
 def run_sweep(plan: SweepPlan, store: Any, on_progress: Callable[[Any], None] | None = None,
-              cancel: Any = None) -> SweepOutcome:
+              cancel: Any = None, executor: Any = None) -> SweepOutcome:
     """Compute the missing configurations (resuming an interrupted run) and read everything back."""
     from fairness_core.jobs import run_task
 
     run_ids = sorted(set(plan.cached.values()))
     status = "complete"
     if plan.task is not None:
-        outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel)
+        outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel, executor=executor)
         run_ids.append(outcome.run_id)
         status = outcome.status
     generations = load_generations(store, run_ids, list(plan.keys))

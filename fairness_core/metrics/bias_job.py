@@ -18,7 +18,7 @@ import pandas as pd
 
 from fairness_core.bias.paired import paired_bias
 from fairness_core.data.pairs import PairDataset
-from fairness_core.jobs import CancelToken, Progress, Task, run_task
+from fairness_core.jobs import CancelToken, Executor, Progress, Task, run_task
 from fairness_core.metrics.base import Metric
 from fairness_core.metrics.registry import MetricRequest
 from fairness_core.store import RunStore
@@ -82,6 +82,7 @@ def run_metrics(
     store: RunStore,
     on_progress: Callable[[MetricRequest, Progress], None] | None = None,
     cancel: CancelToken | None = None,
+    executor: Executor | None = None,
 ) -> list[MetricRun]:
     """Compute (or fetch from the store) each metric over the dataset. Raises ModelUnavailableError
     for a metric whose model cannot be had here — unless its run is already stored."""
@@ -91,7 +92,7 @@ def run_metrics(
         if store.find_complete(task.manifest) is None:
             request.check_available()
         callback = None if on_progress is None else functools.partial(on_progress, request)
-        outcome = run_task(task, store, on_progress=callback, cancel=cancel)
+        outcome = run_task(task, store, on_progress=callback, cancel=cancel, executor=executor)
         runs.append(MetricRun(request, outcome.run_id, outcome.from_cache, task.manifest))
         if cancel is not None and cancel.cancelled:
             break

@@ -129,3 +129,18 @@ def test_executors_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(joined, RayExecutor) and "head.example" in joined.describe()
     with pytest.raises(ValueError, match="unknown executor 'spark'"):
         get_executor("spark")
+
+
+def test_the_cli_runs_metric_bias_on_ray_with_the_local_results(
+        ray_executor: RayExecutor, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from fairness_core.cli import main
+
+    command = ["metric-bias", "--format", "demo", "--metrics", "bleu,chrf", "--resamples", "50", "--json"]
+    assert main(["--store", str(tmp_path / "local.duckdb"), *command]) == 0
+    local = capsys.readouterr()
+    assert main(["--store", str(tmp_path / "ray.duckdb"), *command, "--executor", "ray"]) == 0
+    on_ray = capsys.readouterr()
+    assert "executor: Ray (a local Ray instance)" in on_ray.err and "executor" not in local.err
+    assert json.loads(on_ray.out) == json.loads(local.out)
