@@ -113,6 +113,16 @@ def sidebar() -> None:
         store = common.get_store()
         size = store.size_bytes()
         st.caption(f"{size / 1e6:.2f} MB on disk" if size else "empty (created on the first run)")
+        st.markdown("### Batch jobs run on")
+        options = list(common.EXECUTOR_LABELS) if common.ray_installed() else ["local"]
+        st.radio("Executor", options, format_func=common.EXECUTOR_LABELS.get, key=common.EXECUTOR_KEY,
+                 label_visibility="collapsed",
+                 help="Where sweeps and metric scoring compute their batches. Results are identical either way; "
+                      "Ray pays a few seconds to start and pays off on a cluster with many cores.")
+        if not common.ray_installed():
+            st.caption("Ray is not installed here, so batches run in this process.")
+        elif common.executor_name() == "ray":
+            st.caption(f"{common.get_executor().describe()}; it starts with the first job.")
         st.markdown("### Models")
         rows = common.registry_table()
         available = [row["model"] for row in rows if row["status"] == "available"]

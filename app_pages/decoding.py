@@ -209,9 +209,10 @@ with sweep_tab:
         except SweepInputError as error:
             st.error(str(error))
             st.stop()
-        store = common.get_store()
+        store, executor = common.get_store(), common.get_executor()
         st.session_state["sweep_families"] = prompts.families
-        jobs.start(SWEEP_KEY, lambda on_progress, cancel: run_sweep(sweep_plan, store, on_progress, cancel))
+        jobs.start(SWEEP_KEY, lambda on_progress, cancel: run_sweep(sweep_plan, store, on_progress, cancel,
+                                                                    executor=executor))
     job = jobs.show(SWEEP_KEY, label="Sweep")
     result = job.result if job is not None and job.done and job.error is None else None
 

@@ -146,7 +146,8 @@ def run_all(dataset: pairdata.PairDataset, requests: list[MetricRequest]) -> lis
                             "Stop (top right) cancels; finished batches are kept and the next run resumes")
 
         try:
-            runs += bias_job.run_metrics(dataset, [request], store, on_progress=on_progress)
+            runs += bias_job.run_metrics(dataset, [request], store, on_progress=on_progress,
+                                         executor=common.get_executor())
         except ModelUnavailableError as error:
             st.warning(f"Skipped {METRICS[request.name].label}: {error}")
     bar.empty()

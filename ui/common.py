@@ -12,6 +12,11 @@ from fairness_core import config
 from fairness_core.store import RunStore, signature
 
 STORE_KEY = "store_path"
+EXECUTOR_KEY = "executor"
+EXECUTOR_LABELS = {
+    "local": "This process (local)",
+    "ray": "Ray (cluster in RAY_ADDRESS, else a local Ray instance)",
+}
 
 
 def store_path() -> Path:
@@ -27,6 +32,25 @@ def get_store() -> RunStore:
 @st.cache_resource(show_spinner=False)
 def _store_for(path: str) -> RunStore:
     return RunStore(path)
+
+
+def ray_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def executor_name() -> str:
+    """Where this session's batch jobs run, as chosen in the sidebar (default: local)."""
+    chosen = st.session_state.get(EXECUTOR_KEY, "local")
+    return chosen if chosen in EXECUTOR_LABELS and (chosen != "ray" or ray_installed()) else "local"
+
+
+def get_executor() -> Any:
+    """The chosen executor for `run_task` & co. Ray starts (or is joined) on the first job that uses it."""
+    from fairness_core.jobs import get_executor as executor_named
+
+    return executor_named(executor_name())
 
 
 @st.cache_resource(show_spinner="Loading model (once per process)…")
