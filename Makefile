@@ -4,7 +4,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test setup lint bench
+.PHONY: run test setup lint bench lock
 
 run:
 	@scripts/setup.sh
@@ -23,3 +23,7 @@ lint:
 
 bench:
 	$(PY) -m bench
+
+# Refresh requirements.lock (exact versions) from the venv after changing requirements.txt.
+lock: setup
+	$(PY) scripts/write_lock.py

@@ -14,14 +14,19 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 
+# requirements.lock (constraints: the exact version of everything, written by `make lock`) makes two
+# machines identical; without it (rm it to move to newer versions, then `make lock`) pip resolves afresh.
+lock_files=() constraints=()
+if [ -f requirements.lock ]; then lock_files=(requirements.lock) constraints=(-c requirements.lock); fi
 stamp="$VENV/.setup-stamp"
-want=$(cat requirements.txt requirements-nodeps.txt scripts/setup.sh | sha256sum | cut -c1-16)
+want=$(cat requirements.txt "${lock_files[@]}" requirements-nodeps.txt scripts/setup.sh | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages (first time ~2 min)…"
   # torch is pinned in the SAME call: that resolves to the CPU wheel on this machine instead of
   # pulling several GB of CUDA packages for the unpinned torch that accelerate/bitsandbytes ask for.
   # (The grep drops pip's warnings about a missing local find-links folder in this machine's pip config.)
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 -r requirements.txt 2>&1 \
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 -r requirements.txt \
+    "${constraints[@]}" 2>&1 \
     | { grep -v "^WARNING: Location" || true; }
   # Packages whose declared dependencies are wrong for us (see the file's comments).
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt 2>&1 \
