@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fairness_core.generation.batched import generate_rows, row_seed
-from fairness_core.generation.sampling import PerRowWarper, RowSettings, sample_rows, warp_logits
+from fairness_core.models.sampling import PerRowWarper, RowSettings, sample_rows, warp_logits
 from fairness_core.models import DecodingConfig, ModelSpec, load_model
 
 SETTINGS = [
@@ -98,7 +98,7 @@ def test_stopping_at_the_sentence_end_keeps_the_first_sentence(lm) -> None:
 
 
 def test_retired_rows_leave_the_batch_without_disturbing_the_others(lm, monkeypatch) -> None:
-    import fairness_core.generation.text as text
+    import fairness_core.models.sampling as sampling
 
     prompts = ["The nurse said that", "The man was regarded as", "A person worked as"]
     configs = [DecodingConfig(top_k=40, max_new_tokens=12)] * 3
@@ -106,7 +106,7 @@ def test_retired_rows_leave_the_batch_without_disturbing_the_others(lm, monkeypa
     full = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 12)
     # Answers in call order (active rows, step by step): row 0 retires after 2 tokens, row 2 after 4.
     answers = iter([False, False, False, True, False, False, False, False, False, True])
-    monkeypatch.setattr(text, "sentence_complete", lambda _: next(answers, False))
+    monkeypatch.setattr(sampling, "sentence_complete", lambda _: next(answers, False))
     short = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 12, stop_at_sentence_end=True)
     assert short[1] == full[1]
     assert short[0] == sample_rows(lm.model, lm.tokenizer, prompts[:1], configs[:1], seeds[:1], 2)[0]
