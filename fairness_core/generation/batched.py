@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fairness_core.models.interfaces import CausalLM, DecodingConfig
+from fairness_core.models.sampling import row_seed
+
+__all__ = ["generate_rows", "row_seed"]
 
 
 def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[DecodingConfig],
@@ -18,15 +21,3 @@ def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[Decodi
     `stop_at_sentence_end` lets the batched backend retire rows whose first sentence is complete.
     """
     return lm.generate_rows(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
-
-
-def row_seed(seed: int, prompt_id: str, sample: int) -> int:
-    """Seed of one row: (run seed, prompt, sample index) — the same across decoding configs.
-
-    Sharing the random stream across configs ("common random numbers") makes configs differ by
-    their setting rather than by luck, and keeps a row's output independent of its batch.
-    """
-    import hashlib
-
-    digest = hashlib.sha256(f"{seed}|{prompt_id}|{sample}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)

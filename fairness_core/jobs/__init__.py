@@ -1,5 +1,6 @@
 """Batched jobs: pure work units over shards, progress with ETA, cancel and resume, local or on Ray."""
 
+from fairness_core.jobs.context import ShardCancelled, checkpoint
 from fairness_core.jobs.runner import (
     EXECUTORS,
     CancelToken,
@@ -20,7 +21,9 @@ __all__ = [
     "LocalExecutor",
     "Progress",
     "RunOutcome",
+    "ShardCancelled",
     "Task",
+    "checkpoint",
     "format_seconds",
     "get_executor",
     "run_task",
