@@ -51,3 +51,13 @@ def fails_on_shard(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[
     if shard["start"] == shard["fail_on"]:
         raise ValueError(f"bad shard starting at {shard['start']}")
     return square_rows(request, shard)
+
+
+def traced_squares(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
+    """`sleepy_squares` that logs when each shard starts and ends (one log shared by all workers)."""
+    with Path(shard["trace"]).open("a") as trace:
+        trace.write(f"start {shard['start']}\n")
+    rows = sleepy_squares(request, shard)
+    with Path(shard["trace"]).open("a") as trace:
+        trace.write(f"end {shard['start']}\n")
+    return rows

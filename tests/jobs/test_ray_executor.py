@@ -104,6 +104,18 @@ def test_cancel_stops_the_run_and_a_later_run_resumes_it(ray_executor: RayExecut
     assert len(rows) == N_SHARDS * ROWS_PER_SHARD and rows["item"].is_unique
 
 
+def test_no_more_shards_are_in_flight_than_the_bound(
+        ray_executor: RayExecutor, store: RunStore, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.log"
+    task = _task("test-ray-bound", ray_work_units.traced_squares, delay_s=0.1, trace=str(trace))
+    one_at_a_time = RayExecutor(max_in_flight=1)  # joins the module's running instance (2 CPUs)
+    assert run_task(task, store, executor=one_at_a_time).status == COMPLETE
+    events = trace.read_text().split("\n")[:-1]
+    assert len(events) == 2 * N_SHARDS
+    assert all(events[i].startswith("start") and events[i + 1] == events[i].replace("start", "end")
+               for i in range(0, len(events), 2))  # each shard ended before the next one started
+
+
 def test_a_model_loads_once_per_ray_worker(ray_executor: RayExecutor, tiny_gpt2: Path, store: RunStore) -> None:
     shards = [{"index": index} for index in range(10)]
     task = Task("test-ray-model-cache", {"model": str(tiny_gpt2)}, shards, ray_work_units.report_model_loads)
