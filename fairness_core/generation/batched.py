@@ -20,13 +20,16 @@ def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[Decodi
     return lm.generate_rows(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
 
 
-def row_seed(seed: int, prompt_id: str, sample: int) -> int:
-    """Seed of one row: (run seed, prompt, sample index) — the same across decoding configs.
+def row_seed(seed: int, prompt: str, sample: int) -> int:
+    """Seed of one row: (run seed, prompt text, sample index) — the same across decoding configs.
+
+    The generic task keys by the prompt's text (not its id), so the same prompt in another prompt
+    set, or a subset of this one, gets the same random stream and its stored generation is reused.
 
     Sharing the random stream across configs ("common random numbers") makes configs differ by
     their setting rather than by luck, and keeps a row's output independent of its batch.
     """
     import hashlib
 
-    digest = hashlib.sha256(f"{seed}|{prompt_id}|{sample}".encode()).digest()
+    digest = hashlib.sha256(f"{seed}|{prompt}|{sample}".encode()).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
