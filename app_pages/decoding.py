@@ -201,7 +201,8 @@ with sweep_tab:
     n_rows = len(grid_configs) * len(prompts.items) * int(sweep_samples)
     st.caption(f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} samples "
                f"= {n_rows} generations.")
-    job = jobs.get(SWEEP_KEY)
+    job_key = st.session_state.get(SWEEP_KEY) or jobs.reattach_picker("sweep-", "sweep")
+    job = jobs.get(job_key) if job_key else None
     if st.button("Run sweep", type="primary", key="sweep_run", disabled=job is not None and job.running):
         try:
             sweep_plan = plan_for(prompts, grid_configs, int(sweep_samples), int(sweep_max_new), int(sweep_seed),
@@ -211,8 +212,12 @@ with sweep_tab:
             st.stop()
         store = common.get_store()
         st.session_state["sweep_families"] = prompts.families
-        jobs.start(SWEEP_KEY, lambda on_progress, cancel: run_sweep(sweep_plan, store, on_progress, cancel))
-    job = jobs.show(SWEEP_KEY, label="Sweep")
+        job_key = jobs.key_for("sweep", {"request": sweep_plan.request, "configs": list(sweep_plan.keys),
+                                         "store": str(store.path)})
+        st.session_state[SWEEP_KEY] = job_key
+        jobs.start(job_key, lambda on_progress, cancel: run_sweep(sweep_plan, store, on_progress, cancel),
+                   label="Sweep")
+    job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None
 
 

@@ -61,3 +61,12 @@ def tiny_bert_classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert-cls"), num_labels=3)
+
+
+@pytest.fixture(scope="session")
+def tiny_m2m100(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of a tiny random M2M-100 (multilingual seq2seq) with its own M2M100Tokenizer:
+    language tokens `__en__`, `__fr__`, ... as in facebook/m2m100_418M."""
+    from tests.tiny_models import build_tiny_m2m100
+
+    return build_tiny_m2m100(tmp_path_factory.mktemp("tiny-m2m100"))

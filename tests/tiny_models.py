@@ -89,3 +89,57 @@ def build_tiny_bert(directory: Path, num_labels: int | None = None) -> Path:
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+# A few sentences in the languages the seq2seq tests translate between (M2M-100 shares one vocabulary).
+MULTILINGUAL_CORPUS = [
+    *CORPUS,
+    "L'infirmière a dit qu'elle aiderait le patient.",
+    "Le médecin a dit qu'il aiderait le patient.",
+    "La enfermera dijo que ayudaría al paciente.",
+    "Die Krankenschwester sagte, dass sie dem Patienten helfen würde.",
+]
+
+
+def build_tiny_m2m100(directory: Path) -> Path:
+    """A tiny random M2M100ForConditionalGeneration with its own M2M100Tokenizer.
+
+    The tokenizer is the real `M2M100Tokenizer` class over a sentencepiece model trained here on a few
+    sentences plus the matching vocab.json, so language tokens (`__fr__`), `src_lang`/`tgt_lang` and
+    `get_lang_id` behave exactly as with facebook/m2m100_418M.
+    """
+    import io
+    import json
+
+    import sentencepiece
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+
+    directory.mkdir(parents=True, exist_ok=True)
+    model_bytes = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(MULTILINGUAL_CORPUS * 3), model_writer=model_bytes, vocab_size=180,
+        model_type="bpe", character_coverage=1.0, minloglevel=2,
+        # ids 0-3 are the fairseq specials in vocab.json; sentencepiece's own unk must exist, the rest not.
+        unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,
+    )
+    spm_path = directory / "sentencepiece.bpe.model"
+    spm_path.write_bytes(model_bytes.getvalue())
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(spm_path))
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for piece_id in range(processor.get_piece_size()):
+        piece = processor.id_to_piece(piece_id)
+        if piece not in vocab and not processor.is_unknown(piece_id):
+            vocab[piece] = len(vocab)
+    (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+    tokenizer = M2M100Tokenizer(vocab_file=str(directory / "vocab.json"), spm_file=str(spm_path),
+                                src_lang="en", tgt_lang="fr")
+    # Language tokens and the 8 "madeup words" sit after vocab.json, as in the released checkpoints.
+    vocab_size = tokenizer.vocab_size + len(tokenizer.lang_code_to_id) + tokenizer.num_madeup_words
+    config = M2M100Config(vocab_size=vocab_size, d_model=32, encoder_layers=1, decoder_layers=1,
+                          encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                          decoder_ffn_dim=64, max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
+                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                          decoder_start_token_id=tokenizer.eos_token_id)
+    M2M100ForConditionalGeneration(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

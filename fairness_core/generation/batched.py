@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fairness_core.models.interfaces import CausalLM, DecodingConfig
+from fairness_core.models.sampling import row_seed
+
+__all__ = ["generate_rows", "row_seed"]
 
 
 def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[DecodingConfig],
@@ -18,18 +21,3 @@ def generate_rows(lm: CausalLM, prompts: Sequence[str], configs: Sequence[Decodi
     `stop_at_sentence_end` lets the batched backend retire rows whose first sentence is complete.
     """
     return lm.generate_rows(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
-
-
-def row_seed(seed: int, prompt: str, sample: int) -> int:
-    """Seed of one row: (run seed, prompt text, sample index) — the same across decoding configs.
-
-    The generic task keys by the prompt's text (not its id), so the same prompt in another prompt
-    set, or a subset of this one, gets the same random stream and its stored generation is reused.
-
-    Sharing the random stream across configs ("common random numbers") makes configs differ by
-    their setting rather than by luck, and keeps a row's output independent of its batch.
-    """
-    import hashlib
-
-    digest = hashlib.sha256(f"{seed}|{prompt}|{sample}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)

@@ -1,5 +1,6 @@
 """Batched jobs: pure work units over shards, progress with ETA, cancel and resume."""
 
+from fairness_core.jobs.context import ShardCancelled, checkpoint
 from fairness_core.jobs.runner import (
     CancelToken,
     Executor,
@@ -17,7 +18,9 @@ __all__ = [
     "LocalExecutor",
     "Progress",
     "RunOutcome",
+    "ShardCancelled",
     "Task",
+    "checkpoint",
     "format_seconds",
     "run_task",
 ]

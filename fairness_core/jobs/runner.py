@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from fairness_core.jobs.context import ShardCancelled, shard_context
 from fairness_core.store.manifest import build_manifest
 from fairness_core.store.store import CANCELLED, COMPLETE, FAILED, RunInfo, RunStore
 
@@ -43,18 +44,19 @@ class Progress:
     total: int
     elapsed_s: float
     skipped: int = 0  # shards already in the store from an earlier, interrupted run
+    partial: float = 0.0  # fraction of the shard in flight that is done (reported from inside the work unit)
 
     @property
     def fraction(self) -> float:
-        return 1.0 if self.total == 0 else self.done / self.total
+        return 1.0 if self.total == 0 else min(1.0, (self.done + self.partial) / self.total)
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left, extrapolated from the shards computed in this process."""
-        computed = self.done - self.skipped
+        """Seconds left, extrapolated from the work computed in this process (whole and partial shards)."""
+        computed = self.done - self.skipped + self.partial
         if computed <= 0:
             return None
-        return self.elapsed_s / computed * (self.total - self.done)
+        return self.elapsed_s / computed * max(self.total - self.done - self.partial, 0.0)
 
     def describe(self) -> str:
         eta = self.eta_s
@@ -138,28 +140,41 @@ def run_task(
     done = len(already)
     outcome = RunOutcome(run=run, from_cache=False)
 
-    def report() -> None:
-        progress = Progress(done, len(task.shards), time.monotonic() - started, skipped=len(already))
+    def report(partial: float = 0.0) -> None:
+        progress = Progress(done, len(task.shards), time.monotonic() - started, skipped=len(already),
+                            partial=partial)
         outcome.progress_log.append(progress)
         if on_progress is not None:
             on_progress(progress)
 
     report()
     try:
-        for index, rows in _until_cancelled(executor.map(task, pending), cancel):
-            store.write_shard(run.run_id, index, rows)
-            done += 1
-            outcome.computed_shards += 1
-            report()
+        # In-process work units see the cancel token and report in-shard progress (jobs/context.py).
+        with shard_context(cancel, report):
+            for index, rows in _until_cancelled(executor.map(task, pending), cancel):
+                store.write_shard(run.run_id, index, rows)
+                done += 1
+                outcome.computed_shards += 1
+                report()
+    except ShardCancelled:
+        pass  # the shard in flight is discarded; finished shards stay and a rerun resumes
     except BaseException as error:
-        store.finish_run(run.run_id, FAILED if isinstance(error, Exception) else CANCELLED, error=repr(error))
+        store.finish_run(run.run_id, FAILED if isinstance(error, Exception) else CANCELLED, error=describe_error(error))
         raise
     status = CANCELLED if cancel is not None and cancel.cancelled and done < len(task.shards) else COMPLETE
-    store.finish_run(run.run_id, status)
+    store.finish_run(run.run_id, status, error="cancelled by the user" if status == CANCELLED else None)
     final = store.get_run(run.run_id)
     assert final is not None
     outcome.run = final
     return outcome
+
+
+def describe_error(error: BaseException) -> str:
+    """What the run store records about a run that stopped early, in words a user can read."""
+    if isinstance(error, KeyboardInterrupt | ShardCancelled):
+        return "cancelled by the user"
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _until_cancelled(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from fairness_core.models.interfaces import (
+    CHAT_ROLES,
     CausalLM,
     DecodingConfig,
     Encoder,
@@ -16,6 +18,7 @@ from fairness_core.models.interfaces import (
     TokenEmbeddings,
     TokenScores,
 )
+from fairness_core.models.languages import UnknownLanguageError
 from fairness_core.models.loading import load_hf
 from fairness_core.models.spec import ModelSpec
 
@@ -58,34 +61,58 @@ class HFCausalLM(_HFModel, CausalLM):
         n: int = 1,
         seed: int = 0,
     ) -> list[list[str]]:
-        import torch
+        """Continuation j of prompt i depends only on (seed, prompt text, j): each row samples from its
+        own generator (`row_seed`), never the global RNG, so batch size and other threads cannot change it."""
+        return self._generate(prompts, decoding, n, seed, add_special_tokens=True)
+
+    def format_chat(self, messages: Sequence[Mapping[str, str]]) -> str:
+        """The tokenizer's chat template with the assistant turn opened; the plain format without one."""
+        if not self.has_chat_template:
+            return super().format_chat(messages)
+        for position, message in enumerate(messages):  # same message checks as the plain format
+            if message.get("role") not in CHAT_ROLES or not isinstance(message.get("content"), str):
+                raise ValueError(f"message {position} must have a role in {', '.join(CHAT_ROLES)} and a text "
+                                 f"content (got role {message.get('role')!r})")
+        return self.tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False,
+                                                  add_generation_prompt=True)
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def chat(
+        self,
+        conversations: Sequence[Sequence[Mapping[str, str]]],
+        decoding: DecodingConfig | Sequence[DecodingConfig],
+        n: int = 1,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        prompts = [self.format_chat(messages) for messages in conversations]
+        # A templated prompt already carries the model's special tokens (BOS included where it has one).
+        return self._generate(prompts, decoding, n, seed, add_special_tokens=not self.has_chat_template)
+
+    def _generate(
+        self,
+        prompts: Sequence[str],
+        decoding: DecodingConfig | Sequence[DecodingConfig],
+        n: int,
+        seed: int,
+        add_special_tokens: bool,
+    ) -> list[list[str]]:
+        from fairness_core.models.sampling import row_seed, sample_rows
 
         configs = [decoding] * len(prompts) if isinstance(decoding, DecodingConfig) else list(decoding)
         if len(configs) != len(prompts):
             raise ValueError(f"got {len(prompts)} prompts but {len(configs)} decoding configs")
-        results: list[list[str]] = [[] for _ in prompts]
-        groups: dict[DecodingConfig, list[int]] = {}
-        for index, cfg in enumerate(configs):
-            groups.setdefault(cfg, []).append(index)
-        for cfg, indices in groups.items():
-            for start in range(0, len(indices), self.batch_size):
-                chunk = indices[start : start + self.batch_size]
-                generator_seed = seed + chunk[0]
-                torch.manual_seed(generator_seed)
-                encoded = self.tokenizer([prompts[i] for i in chunk], return_tensors="pt", padding=True)
-                encoded = {k: v.to(self.input_device) for k, v in encoded.items()}
-                with torch.no_grad():
-                    output = self.model.generate(
-                        **encoded,
-                        **generation_kwargs(cfg),
-                        num_return_sequences=n,
-                        pad_token_id=self.tokenizer.pad_token_id,
-                    )
-                new_tokens = output[:, encoded["input_ids"].shape[1] :]
-                texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-                for position, index in enumerate(chunk):
-                    results[index] = texts[position * n : (position + 1) * n]
-        return results
+        if n < 1:
+            raise ValueError(f"n must be at least 1 (got {n})")
+        rows = [(i, j) for i in range(len(prompts)) for j in range(n)]
+        texts = sample_rows(
+            self.model, self.tokenizer, [prompts[i] for i, _ in rows], [configs[i] for i, _ in rows],
+            [row_seed(seed, prompts[i], j) for i, j in rows], [configs[i].max_new_tokens for i, _ in rows],
+            batch_size=self.batch_size, add_special_tokens=add_special_tokens,
+        )
+        return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
 
     def generate_rows(
         self,
@@ -96,9 +123,10 @@ class HFCausalLM(_HFModel, CausalLM):
         stop_at_sentence_end: bool = False,
     ) -> list[str]:
         """Rows with different settings share one batch: each row has its own warping and generator."""
-        from fairness_core.generation.sampling import sample_rows
+        from fairness_core.models.sampling import sample_rows
 
-        return sample_rows(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
+        return sample_rows(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end,
+                           batch_size=max(self.batch_size, len(prompts)))
 
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         import torch
@@ -154,13 +182,84 @@ def generation_kwargs(cfg: DecodingConfig) -> dict[str, Any]:
 
 
 class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
-    def _forward(self, sources: Sequence[str], targets: Sequence[str]) -> tuple[Any, Any, Any]:
+    def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
+        super().__init__(spec, model, tokenizer)
+        from fairness_core.models.languages import language_family
+
+        self.language_family = language_family(getattr(self.model.config, "model_type", None), self.tokenizer)
+        # The tokenizer's language state is shared by every caller of this cached model: it is set and
+        # used under one lock, and calls without languages get the checkpoint's own defaults back.
+        self._tokenizer_lock = threading.Lock()
+        self._language_ids: set[int] | None = None
+        self._default_languages = (getattr(self.tokenizer, "src_lang", None), getattr(self.tokenizer, "tgt_lang", None))
+
+    def _language_codes(self, src_lang: str | None, tgt_lang: str | None) -> tuple[str | None, str | None]:
+        """ISO 639-1 codes -> this model's codes (checked against its tokenizer); defaults when None."""
+        from fairness_core.models.languages import model_language_code
+
+        if self.language_family is None:
+            if src_lang is not None or tgt_lang is not None:
+                raise UnknownLanguageError(
+                    f"{self.name} has no language codes (it is not an M2M-100, NLLB or mBART-50 model), "
+                    "so src_lang/tgt_lang cannot be used with it."
+                )
+            return None, None
+        codes = []
+        for iso, default in ((src_lang, self._default_languages[0]), (tgt_lang, self._default_languages[1])):
+            if iso is None:
+                codes.append(default)
+                continue
+            code = model_language_code(self.language_family, iso)
+            if self._language_token_id(code) is None:
+                raise UnknownLanguageError(f"{self.name} has no language {iso!r} (its code {code!r} is not in "
+                                           "its tokenizer).")
+            codes.append(code)
+        return codes[0], codes[1]
+
+    def _language_token_id(self, code: str | None) -> int | None:
+        if code is None:
+            return None
+        lang_code_to_id = getattr(self.tokenizer, "lang_code_to_id", None)
+        if self.language_family == "m2m100" and isinstance(lang_code_to_id, dict):
+            return lang_code_to_id.get(code)  # == tokenizer.get_lang_id(code)
+        token_id = self.tokenizer.convert_tokens_to_ids(code)
+        return None if token_id is None or token_id == self.tokenizer.unk_token_id else int(token_id)
+
+    def _all_language_token_ids(self) -> set[int]:
+        from fairness_core.models.languages import family_codes
+
+        if self.language_family is None:
+            return set()
+        if self._language_ids is None:  # one pass over the vocabulary, then kept
+            ids = (self._language_token_id(code) for code in family_codes(self.language_family, self.tokenizer))
+            self._language_ids = {i for i in ids if i is not None}
+        return self._language_ids
+
+    def _encode(self, sources: Sequence[str], targets: Sequence[str] | None, src_lang: str | None,
+                tgt_lang: str | None) -> tuple[Any, int | None]:
+        """Tokenized sources (and targets as `labels`) with the language tokens; the target language id."""
+        src_code, tgt_code = self._language_codes(src_lang, tgt_lang)
+        if self.language_family is not None and targets is not None and tgt_code is None:
+            raise UnknownLanguageError(f"{self.name} needs tgt_lang (an ISO 639-1 code such as 'fr') to read "
+                                       "targets.")
+        with self._tokenizer_lock:
+            if src_code is not None:
+                self.tokenizer.src_lang = src_code
+            if tgt_code is not None:
+                self.tokenizer.tgt_lang = tgt_code
+            encoded = dict(self.tokenizer(list(sources), return_tensors="pt", padding=True, truncation=True))
+            if targets is not None:
+                labels = self.tokenizer(text_target=list(targets), return_tensors="pt", padding=True, truncation=True)
+                encoded["labels"], encoded["labels_mask"] = labels["input_ids"], labels["attention_mask"].bool()
+        return encoded, self._language_token_id(tgt_code)
+
+    def _forward(self, sources: Sequence[str], targets: Sequence[str], src_lang: str | None = None,
+                 tgt_lang: str | None = None) -> tuple[Any, Any, Any]:
+        """Log-probabilities at each target position, the target ids and the mask of scored positions."""
         import torch
 
-        encoded = self.tokenizer(list(sources), return_tensors="pt", padding=True, truncation=True)
-        labels = self.tokenizer(text_target=list(targets), return_tensors="pt", padding=True, truncation=True)
-        label_ids = labels["input_ids"]
-        label_mask = labels["attention_mask"].bool()
+        encoded, tgt_lang_id = self._encode(sources, targets, src_lang, tgt_lang)
+        label_ids, label_mask = encoded["labels"], encoded["labels_mask"]
         masked = label_ids.masked_fill(~label_mask, -100)
         with torch.no_grad():
             out = self.model(
@@ -168,23 +267,34 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
                 attention_mask=encoded["attention_mask"].to(self.input_device),
                 labels=masked.to(self.input_device),
             )
-        return torch.log_softmax(out.logits.float(), dim=-1).cpu(), label_ids, label_mask
+        scored = label_mask.clone()
+        if tgt_lang_id is not None:
+            # The target-language token is forced, not predicted: it conditions the rest but is not scored.
+            scored[:, 0] &= label_ids[:, 0] != tgt_lang_id
+        return torch.log_softmax(out.logits.float(), dim=-1).cpu(), label_ids, scored
 
     def token_logprobs(
-        self, sources: Sequence[str], targets: Sequence[str], with_entropy: bool = False
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        with_entropy: bool = False,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
     ) -> list[TokenScores]:
         import torch
 
         if len(sources) != len(targets):
             raise ValueError(f"got {len(sources)} sources but {len(targets)} targets")
+        self._language_codes(src_lang, tgt_lang)  # a bad code fails before any work
         results: list[TokenScores | None] = [None] * len(sources)
         lengths = [len(s) + len(t) for s, t in zip(sources, targets, strict=True)]
         for batch in length_sorted_batches(lengths, self.batch_size):
-            logprobs, label_ids, label_mask = self._forward([sources[i] for i in batch], [targets[i] for i in batch])
+            logprobs, label_ids, scored = self._forward([sources[i] for i in batch], [targets[i] for i in batch],
+                                                        src_lang, tgt_lang)
             picked = torch.gather(logprobs, 2, label_ids.unsqueeze(-1)).squeeze(-1)
             entropy = -(logprobs.exp() * logprobs).sum(-1) if with_entropy else None
             for row, index in enumerate(batch):
-                keep = label_mask[row]
+                keep = scored[row]
                 ids = label_ids[row][keep].tolist()
                 results[index] = TokenScores(
                     tokens=self.tokenizer.convert_ids_to_tokens(ids),
@@ -193,9 +303,43 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
                 )
         return [r for r in results if r is not None]
 
-    def step_distributions(self, source: str, target: str) -> np.ndarray:
-        logprobs, _, label_mask = self._forward([source], [target])
-        return logprobs[0][label_mask[0]].numpy()
+    def step_distributions(self, source: str, target: str, src_lang: str | None = None,
+                           tgt_lang: str | None = None) -> np.ndarray:
+        logprobs, _, scored = self._forward([source], [target], src_lang, tgt_lang)
+        return logprobs[0][scored[0]].numpy()
+
+    def generate(
+        self,
+        sources: Sequence[str],
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        decoding: DecodingConfig | None = None,
+        n: int = 1,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """Output j of source i depends only on (seed, source text, j); the target language is forced
+        as the first generated token (M2M-100 `get_lang_id`, NLLB/mBART `convert_tokens_to_ids`)."""
+        from fairness_core.models.sampling import row_seed, sample_seq2seq_rows
+
+        decoding = decoding if decoding is not None else DecodingConfig(greedy=True)
+        if n < 1:
+            raise ValueError(f"n must be at least 1 (got {n})")
+        _, tgt_code = self._language_codes(src_lang, tgt_lang)
+        forced_bos = self._language_token_id(tgt_code) if self.language_family is not None else None
+        if self.language_family is not None and forced_bos is None:
+            raise UnknownLanguageError(f"{self.name} needs tgt_lang (an ISO 639-1 code such as 'fr') to translate.")
+        rows = [(i, j) for i in range(len(sources)) for j in range(n)]
+        texts: list[str] = [""] * len(rows)
+        for batch in length_sorted_batches([len(sources[i]) for i, _ in rows], self.batch_size):
+            encoded, _ = self._encode([sources[rows[r][0]] for r in batch], None, src_lang, tgt_lang)
+            outputs = sample_seq2seq_rows(
+                self.model, self.tokenizer, encoded["input_ids"], encoded["attention_mask"], [decoding] * len(batch),
+                [row_seed(seed, sources[rows[r][0]], rows[r][1]) for r in batch], decoding.max_new_tokens,
+                forced_bos_token_id=forced_bos, skip_token_ids=self._all_language_token_ids(),
+            )
+            for r, text in zip(batch, outputs, strict=True):
+                texts[r] = text
+        return [texts[i * n : (i + 1) * n] for i in range(len(sources))]
 
 
 class HFEncoder(_HFModel, Encoder):
@@ -227,6 +371,28 @@ class HFEncoder(_HFModel, Encoder):
                     special=np.array([i in special_ids for i in ids], dtype=bool),
                 )
         return [r for r in results if r is not None]
+
+
+    def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, hidden): mean of the last layer over tokens that are neither special nor padding, L2-normalised
+        (the pooling sentence-transformers uses for MiniLM, minus [CLS]/[SEP])."""
+        import torch
+
+        hidden_size = int(getattr(self.model.config, "hidden_size", 0))
+        out = np.zeros((len(texts), hidden_size), dtype=np.float32)
+        for batch in length_sorted_batches([len(t) for t in texts], self.batch_size):
+            encoded = self.tokenizer([texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True,
+                                     return_special_tokens_mask=True)
+            special = encoded.pop("special_tokens_mask").bool()
+            with torch.no_grad():
+                hidden = self.model(**{k: v.to(self.input_device) for k, v in encoded.items()}).last_hidden_state
+            hidden = hidden.float().cpu()
+            ordinary = encoded["attention_mask"].bool() & ~special
+            # A text with no ordinary token (empty) falls back to all its tokens, so every row is defined.
+            weights = torch.where(ordinary.any(-1, keepdim=True), ordinary, encoded["attention_mask"].bool()).float()
+            mean = (hidden * weights[..., None]).sum(1) / weights.sum(-1, keepdim=True)
+            out[batch] = torch.nn.functional.normalize(mean, dim=-1).numpy()
+        return out
 
 
 class HFTextClassifier(_HFModel, TextClassifier):

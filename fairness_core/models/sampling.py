@@ -14,11 +14,40 @@ same tokens as `generate` with the same seed (tested).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fairness_core.models.interfaces import DecodingConfig
+
+# A sentence ends at . ! or ? (with any closing quotes/brackets) followed by whitespace or the end
+# of the text, or at a line break. Deliberately simple: "Dr. Smith" ends a sentence here, which
+# the paper's truncation also does not try to avoid; the raw text is always kept beside it.
+# It lives here (not in generation/) because the sampler retires rows with it and models never
+# import generation code; generation/text.py builds its first-sentence cut on the same pattern.
+SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n")
+
+
+def sentence_complete(continuation: str) -> bool:
+    """True once more text can no longer change the first sentence of `continuation`.
+
+    A terminator at the very end is not enough ("3." may become "3.5", "." may gain a closing
+    quote): the first sentence is settled only when something follows its end, or at a line break.
+    """
+    match = SENTENCE_END.search(continuation)
+    return match is not None and (match.group() == "\n" or match.end() < len(continuation))
+
+
+def row_seed(seed: int, prompt_id: str, sample: int) -> int:
+    """Seed of one row: (run seed, prompt, sample index) — the same across decoding configs.
+
+    Sharing the random stream across configs ("common random numbers") makes configs differ by
+    their setting rather than by luck, and keeps a row's output independent of its batch.
+    """
+    digest = hashlib.sha256(f"{seed}|{prompt_id}|{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
 
 
 @dataclass(frozen=True)
@@ -88,23 +117,49 @@ def sample_rows(
     prompts: Sequence[str],
     configs: Sequence[DecodingConfig],
     seeds: Sequence[int],
-    max_new_tokens: int,
+    max_new_tokens: int | Sequence[int],
     stop_at_sentence_end: bool = False,
+    batch_size: int | None = None,
+    add_special_tokens: bool = True,
 ) -> list[str]:
-    """Sample one continuation per row (prompt, config, seed) in a single left-padded batch.
+    """Sample one continuation per row (prompt, config, seed), `batch_size` rows at a time (all by default).
 
-    `stop_at_sentence_end` retires a row once its first sentence is settled: the truncated output
-    is then exactly what full-length generation would give (later tokens cannot change it, and a
-    row's random stream is its own), at a fraction of the cost; the raw text ends there too.
+    `max_new_tokens` is one limit for all rows or one per row. `stop_at_sentence_end` retires a row
+    once its first sentence is settled: the truncated output is then exactly what full-length
+    generation would give (later tokens cannot change it, and a row's random stream is its own), at a
+    fraction of the cost; the raw text ends there too.
     """
-    import torch
-
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
+    limits = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
+    if len(limits) != len(prompts):
+        raise ValueError(f"got {len(prompts)} prompts but {len(limits)} max_new_tokens")
+    size = batch_size or max(len(prompts), 1)
+    texts: list[str] = []
+    for start in range(0, len(prompts), size):
+        chunk = slice(start, start + size)
+        texts += _sample_batch(model, tokenizer, prompts[chunk], configs[chunk], seeds[chunk], limits[chunk],
+                               stop_at_sentence_end, add_special_tokens)
+    return texts
+
+
+def _sample_batch(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    configs: Sequence[DecodingConfig],
+    seeds: Sequence[int],
+    limits: Sequence[int],
+    stop_at_sentence_end: bool,
+    add_special_tokens: bool,
+) -> list[str]:
+    """One left-padded batch; finished rows leave it."""
+    import torch
+
     if not prompts:
         return []
     device = next(model.parameters()).device
-    encoded = tokenizer(list(prompts), return_tensors="pt", padding=True)
+    encoded = tokenizer(list(prompts), return_tensors="pt", padding=True, add_special_tokens=add_special_tokens)
     input_ids = encoded["input_ids"].to(device)
     mask = encoded["attention_mask"].to(device)
     batch = input_ids.shape[0]
@@ -112,6 +167,8 @@ def sample_rows(
     generators = [torch.Generator(device="cpu").manual_seed(int(seed)) for seed in seeds]
     eos_ids = _eos_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+    max_new_tokens = max(limits)
+    limit = torch.tensor(list(limits))
     new_tokens = torch.full((batch, max_new_tokens), pad_id, dtype=torch.long)
     active = torch.arange(batch)  # rows still generating; finished rows leave the batch
     position = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
@@ -128,10 +185,8 @@ def sample_rows(
                 for row, index in enumerate(active)
             ])
             new_tokens[active, step] = tokens
-            finished = torch.isin(tokens, torch.tensor(eos_ids))
+            finished = torch.isin(tokens, torch.tensor(eos_ids)) | (limit[active] <= step + 1)
             if stop_at_sentence_end:
-                from fairness_core.generation.text import sentence_complete
-
                 texts = tokenizer.batch_decode(new_tokens[active, : step + 1], skip_special_tokens=True)
                 finished |= torch.tensor([sentence_complete(text) for text in texts])
             if step == max_new_tokens - 1 or bool(finished.all()):
@@ -145,6 +200,63 @@ def sample_rows(
             out = model(input_ids=tokens[:, None].to(device), attention_mask=mask, position_ids=position,
                         past_key_values=cache, use_cache=True)
     return tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def sample_seq2seq_rows(
+    model: Any,
+    tokenizer: Any,
+    input_ids: Any,
+    attention_mask: Any,
+    configs: Sequence[DecodingConfig],
+    seeds: Sequence[int],
+    max_new_tokens: int,
+    forced_bos_token_id: int | None = None,
+    skip_token_ids: Collection[int] = (),
+) -> list[str]:
+    """One output per encoded source row, each row with its own warping and generator (greedy = top-k 1).
+
+    The decoder starts from the model's decoder start token, then `forced_bos_token_id` (the target
+    language of M2M-100 / NLLB / mBART) when given. The text leaves out special tokens and
+    `skip_token_ids` (language tokens, which transformers 5 does not always flag as special).
+    """
+    import torch
+
+    if not (input_ids.shape[0] == len(configs) == len(seeds)):
+        raise ValueError(f"got {input_ids.shape[0]} sources, {len(configs)} configs and {len(seeds)} seeds")
+    if not len(seeds):
+        return []
+    device = next(model.parameters()).device
+    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+    batch = input_ids.shape[0]
+    settings = RowSettings.from_configs(configs)
+    generators = [torch.Generator(device="cpu").manual_seed(int(seed)) for seed in seeds]
+    eos_ids = torch.tensor(_eos_ids(model, tokenizer))
+    start_id = model.config.decoder_start_token_id
+    if start_id is None:
+        start_id = model.generation_config.decoder_start_token_id
+    prefix = [int(start_id)] + ([int(forced_bos_token_id)] if forced_bos_token_id is not None else [])
+    decoder_ids = torch.tensor([prefix] * batch, device=device)
+    new_tokens = torch.full((batch, max_new_tokens), tokenizer.pad_token_id, dtype=torch.long)
+    done = torch.zeros(batch, dtype=torch.bool)
+    with torch.no_grad():
+        encoder_outputs = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
+        out = model(encoder_outputs=encoder_outputs, attention_mask=attention_mask, decoder_input_ids=decoder_ids,
+                    use_cache=True)
+        for step in range(max_new_tokens):
+            probs = warp_logits(out.logits[:, -1, :].float(), settings).softmax(dim=-1).cpu()
+            tokens = torch.stack([torch.multinomial(probs[row : row + 1], 1, generator=generators[row])[0, 0]
+                                  for row in range(batch)])
+            tokens = tokens.masked_fill(done, tokenizer.pad_token_id)  # finished rows only pad
+            new_tokens[:, step] = tokens
+            done |= torch.isin(tokens, eos_ids)
+            if bool(done.all()):
+                break
+            out = model(encoder_outputs=encoder_outputs, attention_mask=attention_mask,
+                        decoder_input_ids=tokens[:, None].to(device), past_key_values=out.past_key_values,
+                        use_cache=True)
+    skipped = set(skip_token_ids) | set(tokenizer.all_special_ids)
+    return [tokenizer.decode([i for i in row if i not in skipped], skip_special_tokens=True)
+            for row in new_tokens.tolist()]
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
