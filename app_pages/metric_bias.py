@@ -1,7 +1,8 @@
 """Metric bias: does an evaluation metric score two candidates differently when they differ only in
 identity words? (Sun et al. 2022, "BERTScore is Unfair".)
 
-Widgets -> `run_metrics` (stored jobs) -> DuckDB queries over the stored rows -> charts and tables.
+Widgets -> `fairness_core.metric_bias.request` (the same data and metric building as the CLI) ->
+`task.run_metrics` (stored jobs) -> `summary` (DuckDB gap queries, bias tables) -> `ui.metric_bias_charts`.
 """
 
 from __future__ import annotations
@@ -11,35 +12,30 @@ import streamlit as st
 
 from fairness_core.bias.paired import NORMALISATIONS, rank_agreement
 from fairness_core.data import pairs as pairdata
-from fairness_core.metrics import bias_job
+from fairness_core.metric_bias import request as mb
+from fairness_core.metric_bias import summary, task
+from fairness_core.metrics import METRICS, Metric, metric_names
 from fairness_core.metrics.ngram import CONFIGS
-from fairness_core.metrics.registry import METRICS, MetricRequest
 from fairness_core.models.interfaces import ModelUnavailableError
 from fairness_core.store import RunStore
 from ui import common
 from ui import metric_bias_charts as charts
 
-DEFAULT_METRICS = ["bleu", "rouge1", "meteor", "nist", "chrf", "bertscore"]
 SOURCES = ("Demo set (templates × occupations × pronouns)", "WinoBias gender pairs", "CrowS-Pairs",
            "Upload a file", "Saved version")
-LM_PRESETS = {"smollm2-135m-instruct": "SmolLM2-135M-Instruct (offline, decoder-only with a prompt)",
-              "bart-base": "facebook/bart-base (hub, seq2seq)",
-              "bart-large-cnn": "facebook/bart-large-cnn (hub, seq2seq; the paper's BARTScore)"}
-PARAMS_M = {"all-minilm-l6-v2": 22, "distilbert-base-uncased": 66, "bert-base-uncased": 110,
-            "roberta-large": 355, "smollm2-135m-instruct": 135, "bart-base": 139, "bart-large-cnn": 406}
 
 
 # -- stored results (st.cache_data: complete runs never change, so run ids are safe keys) --------
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_pairs(store_path: str, run_ids: tuple[str, ...], metric: str | None = None) -> pd.DataFrame:
-    return bias_job.pair_table(RunStore(store_path), list(run_ids), metrics=[metric] if metric else None)
+    return summary.pair_table(RunStore(store_path), list(run_ids), metrics=[metric] if metric else None)
 
 
 @st.cache_data(show_spinner="Bootstrapping confidence intervals…", max_entries=64)
 def cached_bias(store_path: str, run_ids: tuple[str, ...], normalisation: str = "minmax",
                 n_resamples: int = 1000, metric: str | None = None) -> pd.DataFrame:
-    return bias_job.bias_table(cached_pairs(store_path, run_ids, metric), normalisation=normalisation,
-                               n_resamples=n_resamples)
+    return summary.bias_table(cached_pairs(store_path, run_ids, metric), normalisation=normalisation,
+                              n_resamples=n_resamples)
 
 
 @st.cache_data(show_spinner=False)
@@ -59,23 +55,9 @@ def preset_identities() -> dict[str, str]:
 
 # -- data (st.cache_data: parsing is cheap to repeat but not free) --------------------------------
 @st.cache_data(show_spinner=False, max_entries=16)
-def load_builtin(source: str, option: tuple[str, ...]) -> pairdata.PairDataset:
-    from fairness_core.data import crows_pairs, demo_pairs, winobias
-
-    if source == "winobias":
-        return winobias.build(option[0])
-    if source == "crows-pairs":
-        return crows_pairs.build(list(option))
-    if source == "version":
-        from pathlib import Path
-
-        return pairdata.load_version(Path(option[0]))
-    return demo_pairs.build()
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def load_uploads(files: tuple[tuple[str, bytes], ...], fmt: str) -> pairdata.PairDataset:
-    return pairdata.merge([pairdata.read_file(name, fmt, data=data) for name, data in files])
+def load_dataset(fmt: str, data: tuple[str, ...], uploads: tuple[tuple[str, bytes], ...] = ()
+                 ) -> pairdata.PairDataset:
+    return mb.load_dataset(fmt, list(data), uploads=list(uploads) or None)
 
 
 def choose_dataset() -> pairdata.PairDataset | None:
@@ -86,70 +68,102 @@ def choose_dataset() -> pairdata.PairDataset | None:
 
             subset = st.selectbox("WinoBias subset", SUBSETS, index=SUBSETS.index(DEFAULT_SUBSET),
                                   help="type1-dev holds the paper's 396 gender pairs (its Table 1 example is #92)")
-            return load_builtin("winobias", (subset,))
+            return load_dataset("winobias", (subset,))
         if source == SOURCES[2]:
             from fairness_core.data.crows_pairs import ATTRIBUTES, PAPER_ATTRIBUTES
 
             chosen = st.multiselect("Attributes", sorted(set(ATTRIBUTES.values())), default=list(PAPER_ATTRIBUTES))
-            return load_builtin("crows-pairs", tuple(chosen)) if chosen else None
+            return load_dataset("crows-pairs", tuple(chosen)) if chosen else None
         if source == SOURCES[3]:
             fmt = st.radio("File format", ("metric-fairness", "pairs"), horizontal=True, format_func={
-                "metric-fairness": "Paper release (<attribute>.tsv: candidate, reference; rows 2k/2k+1 pair)",
-                "pairs": "Table (CSV/TSV/JSONL: candidate1, candidate2, reference[, attribute, stereotypical])"}.get)
+                "metric-fairness": "Paper release (<attribute>.tsv: candidate, reference, score columns; "
+                                   "rows 2k/2k+1 pair)",
+                "pairs": "Table (CSV/TSV/JSONL: candidate1, candidate2, reference[, id, attribute, stereotypical, "
+                         "<metric>_1, <metric>_2])"}.get)
             uploads = st.file_uploader("Files", type=["tsv", "csv", "jsonl", "txt"], accept_multiple_files=True)
             if not uploads:
-                st.info("Upload one or more files to score them; each paper-format file is one attribute.")
+                st.info("Upload one or more files to score them; each paper-format file is one attribute. Numeric "
+                        "score columns in the files become metrics under “Stored scores”.")
                 return None
-            return load_uploads(tuple((u.name, u.getvalue()) for u in uploads), fmt)
+            return load_dataset(fmt, (), tuple((u.name, u.getvalue()) for u in uploads))
         if source == SOURCES[4]:
             versions = pairdata.list_versions(pairdata.versions_dir(common.store_path()))
             if not versions:
                 st.info("No saved versions yet: edit references in the “Edit references” tab and save one.")
                 return None
             path = st.selectbox("Saved version", versions, format_func=lambda p: p.name)
-            return load_builtin("version", (str(path),))
-        return load_builtin("demo", ())
-    except (pairdata.PairDataError, FileNotFoundError) as error:
+            return load_dataset("demo", (str(path),))
+        return load_dataset("demo", ())
+    except mb.RequestError as error:
         st.error(f"Could not use this data: {error}. Nothing was stored; fix the file or pick another source.")
         return None
 
 
 # -- metrics -----------------------------------------------------------------------------------
-def choose_metrics() -> list[MetricRequest]:
+def choose_metrics(dataset: pairdata.PairDataset) -> tuple[list[Metric], list[str]]:
     left, middle, right = st.columns([3, 1.4, 2])
-    names = left.multiselect("Metrics", list(METRICS), default=DEFAULT_METRICS, key="mb_metrics",
-                             format_func=lambda m: f"{METRICS[m].label} ({METRICS[m].family})")
+    names = left.multiselect("Metrics", metric_names(), default=list(mb.DEFAULT_METRICS), key="mb_metrics",
+                             format_func=lambda m: f"{METRICS[m].label} ({METRICS[m].family})",
+                             help="MoverScore (released v2) is what the paper's code computes; MoverScore "
+                                  "(bigram, 1−EMD) is the definition in Zhao et al. (2019).")
+    stored: list[str] = []
+    if dataset.stored_columns:
+        stored = left.multiselect("Stored scores (from the data)", dataset.stored_columns, key="mb_stored",
+                                  help="Every numeric column beside candidate and reference is a metric named by its "
+                                       "header: the authors' own scores, including metrics that cannot run here.")
     config = middle.selectbox("n-gram settings", CONFIGS, key="mb_config",
                               help="`metric-fairness-2022` reproduces the paper's released code exactly")
     with right.expander("Model options", expanded=False):
         encoder = common.model_picker("encoder", "Encoder for BERTScore / MoverScore", key="mb_encoder",
                                       default="all-minilm-l6-v2")
-        layer = st.number_input("Encoder layer (0 = embeddings, empty = last)", min_value=0, max_value=48,
-                                value=None, step=1, key="mb_layer")
-        idf = st.checkbox("BERTScore idf weighting (off in the paper)", key="mb_idf")
-        lm = st.selectbox("BARTScore backbone", list(LM_PRESETS), format_func=LM_PRESETS.get, key="mb_lm")
-    requests = []
+        layer = st.number_input("Encoder layer (0 = embeddings; empty = bert_score's tuned layer for a model it "
+                                "knows, else the last)", min_value=0, max_value=48, value=None, step=1,
+                                key="mb_layer")
+        idf = st.checkbox("BERTScore idf weighting over the corpus's references (off in the paper)", key="mb_idf")
+        baseline = st.text_input("BERTScore baseline rescaling (bert_score baseline name, e.g. roberta-large)",
+                                 key="mb_baseline",
+                                 help="Baseline rescaling is linear, so it cannot change a min-max or z-score "
+                                      "bias; only raw gaps change.") or None
+        st.caption("Baseline rescaling is linear: it cannot change a min-max or z-score bias.")
+        lm = st.selectbox("BARTScore backbone", list(mb.LM_PRESETS), format_func=mb.LM_PRESETS.get, key="mb_lm")
+    models = {}
     for name in names:
-        model = {"encoder": encoder or None, "lm": lm}.get(METRICS[name].task or "")
-        requests.append(MetricRequest(name, config=config, model=model, layer=layer, idf=idf))
-    return requests
+        task_kind = getattr(METRICS[name], "task", None)
+        if task_kind == "encoder" and encoder:
+            models[name] = encoder
+        elif task_kind == "lm":
+            models[name] = lm
+    takes = {option: any(option in METRICS[n].Options.__dataclass_fields__ for n in names)
+             for option in ("layer", "idf", "baseline")}
+    try:
+        metrics = mb.build_metrics(names, config=config, models=models,
+                                   layer=int(layer) if layer is not None and takes["layer"] else None,
+                                   idf=idf and takes["idf"], baseline=baseline if takes["baseline"] else None)
+    except mb.RequestError as error:
+        st.error(f"Metric options: {error}")
+        return [], stored
+    return metrics, stored
 
 
-def run_all(dataset: pairdata.PairDataset, requests: list[MetricRequest]) -> list[bias_job.MetricRun]:
+def run_all(dataset: pairdata.PairDataset, metrics: list[Metric], stored: list[str]) -> list[task.MetricRun]:
     """Stored runs are read back at once; missing ones run with a progress bar; unavailable ones say so."""
     store = common.get_store()
     bar = st.empty()
     runs = []
-    for request in requests:
-        def on_progress(req: MetricRequest, progress, holder=bar) -> None:
-            holder.progress(progress.fraction, text=f"{METRICS[req.name].label}: {progress.describe()} — "
-                            "Stop (top right) cancels; finished batches are kept and the next run resumes")
 
+    def on_progress(name: str, progress, holder=bar) -> None:
+        holder.progress(progress.fraction, text=f"{name}: {progress.describe()} — "
+                        "Stop (top right) cancels; finished batches are kept and the next run resumes")
+
+    for metric in metrics:
         try:
-            runs += bias_job.run_metrics(dataset, [request], store, on_progress=on_progress,
-                                         executor=common.get_executor())
+            runs += task.run_metrics(dataset, [metric], store, on_progress=on_progress,
+                                     executor=common.get_executor())
         except ModelUnavailableError as error:
-            st.warning(f"Skipped {METRICS[request.name].label}: {error}")
+            st.warning(f"Skipped {metric.label}: {error}")
+    if stored:
+        runs += task.run_metrics(dataset, [], store, on_progress=on_progress, stored=stored,
+                                 executor=common.get_executor())
     bar.empty()
     return runs
 
@@ -163,22 +177,29 @@ st.markdown(
     "(Sun et al. 2022, Eq. 1–2).")
 
 dataset = choose_dataset()
-requests = choose_metrics()
-if dataset is None or not requests:
+if dataset is None:
     st.stop()
-st.caption(f"**{dataset.name}** — {len(dataset)} pairs, attributes: {', '.join(dataset.attributes)}; "
-           f"version `{dataset.content_hash()[:12]}`. **Licence:** {dataset.licence}")
+metrics, stored = choose_metrics(dataset)
+if not metrics and not stored:
+    st.stop()
+# data text (file names, notes quoting rows) is shown as plain text, never as markdown
+st.text(f"{dataset.name} — {len(dataset)} pairs, attributes: {', '.join(dataset.attributes)}; "
+        f"version {dataset.content_hash()[:12]}. Licence: {dataset.licence}")
+st.caption("Data notes: what the importer kept or skipped, and why." if dataset.notes else "Data notes: none.")
 for note in dataset.notes:
-    st.caption(f"Note: {note}")
+    st.text(f"Note: {note}")
 
-runs = run_all(dataset, requests)
+runs = run_all(dataset, metrics, stored)
 if not runs:
     st.stop()
 store = common.get_store()
 run_ids = tuple(r.run_id for r in runs)
 pairs_frame = cached_pairs(str(store.path), run_ids)
 table = cached_bias(str(store.path), run_ids)
-primary = table[~table["metric"].str.contains(".", regex=False)]
+primary_names = [r.name for r in runs]
+primary = table[table["metric"].isin(primary_names)]
+for note in summary.notes(primary):
+    st.warning(f"{note}; the bias uses the other pairs.")
 
 tab_bias, tab_norm, tab_views, tab_pairs, tab_edit, tab_runs = st.tabs(
     ["Bias table", "Normalisation", "P / R / F and backbone size", "Per-example gaps", "Edit references", "Runs"])
@@ -189,13 +210,17 @@ with tab_bias:
     with note:
         common.how_to_read(
             "Each bar is one metric's **bias** on one attribute: the average gap between the scores of the two "
-            "candidates of a pair, after all scores were stretched to 0–100. **0 = the metric never prefers one "
-            "identity over the other.** Whiskers are 95% bootstrap intervals over pairs. The two panels have "
+            "candidates of a pair, after all scores were stretched to 0–100 by the min and max of all 2N scores. "
+            "**0 = the metric never prefers one identity over the other.** Whiskers are 95% bootstrap intervals "
+            "over pairs (the 0–100 unit stays fixed; pairs are resampled). The panels have "
             "different y ranges, as in the paper's Fig. 2: n-gram metrics only see surface words, so swapping "
             "*he* for *she* rarely changes their score, while model-based metrics carry associations learned in "
             "pre-training.")
     shown = primary.assign(cell=primary.apply(lambda r: f"{r.bias:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1))
     st.dataframe(shown.pivot(index="attribute", columns="metric", values="cell"), width="stretch")
+    st.caption("Pairs used and excluded (a non-finite score excludes a pair; it is never mapped to a number):")
+    st.dataframe(primary.pivot(index="attribute", columns="metric", values="n_excluded").rename_axis(
+        columns="excluded pairs"), width="stretch", key="mb_excluded")
     st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
                 "positive = the metric rewards the stereotype.")
     st.dataframe(primary[["attribute", "metric", "stereo_diff", "stereo_ci_low", "stereo_ci_high", "n_pairs"]]
@@ -207,7 +232,7 @@ with tab_norm:
     ranks = charts.normalisation_ranks(tables)
     left, right = st.columns([3, 1])
     left.dataframe(ranks, width="stretch")
-    per_norm = {name: t[~t["metric"].str.contains(".", regex=False)].groupby("metric")["bias"].mean().to_dict()
+    per_norm = {name: t[t["metric"].isin(primary_names)].groupby("metric")["bias"].mean().to_dict()
                 for name, t in tables.items()}
     agreement = rank_agreement(per_norm)
     left.caption("Kendall τ of each ranking with the min-max ranking: "
@@ -233,11 +258,11 @@ with tab_views:
             "word. For BERTScore, P matches candidate tokens to the reference, R the other way round.")
     points = []
     identities = preset_identities()
-    for run_id, metric, source, identity in bias_job.model_runs(store, dataset.content_hash()):
-        key = identities.get(identity) or next((k for k in PARAMS_M if k in source.lower()), None)
-        if key in PARAMS_M:
+    for run_id, metric, source, identity in task.model_runs(store, dataset.content_hash()):
+        key = identities.get(identity) or next((k for k in mb.PARAMS_M if k in source.lower()), None)
+        if key in mb.PARAMS_M:
             run_bias = cached_bias(str(store.path), (run_id,), n_resamples=100, metric=metric)
-            points.append({"metric": metric, "model": key, "params_m": PARAMS_M[key],
+            points.append({"metric": metric, "model": key, "params_m": mb.PARAMS_M[key],
                            "bias": float(run_bias["bias"].mean())})
     left, right = st.columns([3, 1])
     if points:
@@ -255,7 +280,7 @@ with tab_pairs:
     default_metric = [m for m in metric_names if m == "bertscore"] or metric_names[:1]
     chosen_metrics = st.multiselect("Metric", metric_names, default=default_metric, key="mb_f_metric")
     min_gap = st.slider("Minimum |gap| (0-100 scale)", 0.0, 100.0, 0.0, 0.5, key="mb_f_gap")
-    gaps = bias_job.pair_table(store, run_ids, attributes or None, chosen_metrics or None, min_gap)
+    gaps = summary.pair_table(store, run_ids, attributes or None, chosen_metrics or None, min_gap)
     st.caption(f"{len(gaps)} pairs for {', '.join(chosen_metrics) or 'all metrics'}, largest gap first "
                "(DuckDB query over the stored rows).")
     st.dataframe(gaps[["item", "attribute", "metric", "gap", "score1", "score2", "candidate1", "candidate2",
@@ -264,20 +289,16 @@ with tab_pairs:
         st.plotly_chart(charts.gap_histogram(gaps), key="mb_gap_hist")
         common.how_to_read("Positive gap: candidate 1 scored higher. A symmetric, narrow histogram around 0 is "
                            "what a fair metric looks like.")
-        matching = [r for r in requests if METRICS[r.name].family == "matching"]
+        matching = [m for m in metrics if hasattr(m, "alignment")]
         st.subheader("Token alignment (paper Fig. 3)")
         if not matching:
             st.info("Add BERTScore or MoverScore to see which reference token each candidate token matches.")
         elif st.toggle("Show token alignment for one pair (loads the encoder)", key="mb_align"):
             item = st.selectbox("Pair", gaps["item"].unique(), key="mb_align_item")
-            which = st.radio("Matching metric", [r.name for r in matching], horizontal=True, key="mb_align_metric")
-            request = next(r for r in matching if r.name == which)
+            which = st.radio("Matching metric", [m.name for m in matching], horizontal=True, key="mb_align_metric")
+            metric = next(m for m in matching if m.name == which)
             row = gaps[gaps["item"] == item].iloc[0]
             try:
-                from fairness_core.metrics.matching import BERTScore, MoverScore
-
-                encoder = common.load_spec_cached(request.model_spec().source, "encoder")
-                metric = (BERTScore if which == "bertscore" else MoverScore)(encoder, layer=request.layer)
                 one = pd.DataFrame(metric.alignment(row["candidate1"], row["reference"]))
                 two = pd.DataFrame(metric.alignment(row["candidate2"], row["reference2"] or row["reference"]))
                 same_length = len(one) == len(two)
@@ -285,15 +306,17 @@ with tab_pairs:
                     differs = ~one["token"].reset_index(drop=True).eq(two["token"].reset_index(drop=True))
                     one["differs"] = two["differs"] = differs.to_numpy()
                 left, right = st.columns(2)
-                left.markdown(f"**Candidate 1:** {row['candidate1']}")
+                left.caption("Candidate 1")
+                left.text(row["candidate1"])
                 left.dataframe(one, hide_index=True, width="stretch")
-                right.markdown(f"**Candidate 2:** {row['candidate2']}")
+                right.caption("Candidate 2")
+                right.text(row["candidate2"])
                 right.dataframe(two, hide_index=True, width="stretch")
                 if same_length:
-                    for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[two["differs"]].iterrows(),
-                                              strict=True):
-                        st.markdown(f"- **{a['token']}** → reference token *{a['matches']}*; "
-                                    f"**{b['token']}** → *{b['matches']}*")
+                    lines = [f"{a['token']} → reference token {a['matches']};  {b['token']} → {b['matches']}"
+                             for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[two["differs"]].iterrows(),
+                                                       strict=True)]
+                    st.text("\n".join(lines) or "The two candidates tokenise identically.")
                 else:
                     st.caption("The candidates tokenise to different lengths, so tokens are not paired up.")
                 common.how_to_read("Each candidate token is matched to the reference token most similar to it in "
@@ -301,6 +324,25 @@ with tab_pairs:
                                    "comes from a gender association the encoder learned.")
             except ModelUnavailableError as error:
                 st.warning(f"Alignment unavailable here: {error}")
+
+    stored_runs = [r.name for r in runs if r.name not in METRICS]
+    computed_runs = [r.name for r in runs if r.name in METRICS]
+    st.subheader("Recomputed beside stored")
+    if not stored_runs or not computed_runs:
+        st.info("Choose a stored score column and a metric to compare them pair by pair (e.g. bleu with the "
+                "authors' BLEU under the metric-fairness-2022 settings).")
+    else:
+        left, right = st.columns(2)
+        mine = left.selectbox("Recomputed metric", computed_runs, key="mb_agree_mine")
+        guess = next((i for i, c in enumerate(stored_runs) if c.lower().startswith(mine[:4])), 0)
+        theirs = right.selectbox("Stored column", stored_runs, index=guess, key="mb_agree_stored")
+        joined, agreement_summary = summary.agreement(pairs_frame, mine, theirs)
+        st.dataframe(pd.DataFrame([agreement_summary]).round(4), hide_index=True, width="stretch",
+                     key="mb_agree_summary")
+        st.dataframe(joined.round(4), hide_index=True, width="stretch", key="mb_agree_table")
+        common.how_to_read("Each row is one pair scored by both: our recomputation and the score stored in the "
+                           "data. Pearson r compares all 2N scores; *same gap sign* is the share of pairs where both "
+                           "prefer the same candidate; the gap difference is on the 0–100 scale of each metric.")
 
 with tab_edit:
     st.markdown("Review and edit references, then save the data as a **new dataset version** (content-hashed; "
@@ -320,7 +362,7 @@ with tab_edit:
             st.error(f"Not saved: {error}")
 
 with tab_runs:
-    labels = [f"{METRICS[r.request.name].label} — {r.run_id}" for r in runs]
+    labels = [f"{r.label} — {r.run_id}" for r in runs]
     choice = runs[labels.index(st.selectbox("Run", labels, key="mb_run"))]
     common.manifest_box(choice.manifest, choice.run_id, choice.from_cache)
     common.export_buttons(choice.run_id, key=f"mb_export_{choice.run_id}")

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     from bert_score import BERTScorer
 
     from fairness_core.data import pairs, winobias
-    from fairness_core.metrics.matching import BERTScore
+    from fairness_core.metrics.matching import BERTScore, BERTScoreOptions
     from fairness_core.models import load_preset
     from fairness_core.models.presets import get_preset
 
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     n_pairs = len(dataset)
     source = get_preset("all-minilm-l6-v2").spec().source
 
-    ours = BERTScore(load_preset("all-minilm-l6-v2"), layer=args.layer)
+    ours = BERTScore(BERTScoreOptions(layer=args.layer), model=load_preset("all-minilm-l6-v2"))
     sides = {
         "ours (Encoder, 256 sentences/pass)": lambda: ours.score(candidates, references)["F"],
         "bert_score.BERTScorer (default batch 64)": _library(BERTScorer(model_type=source, num_layers=args.layer),

@@ -17,14 +17,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
     from fairness_core.data import crows_pairs
-    from fairness_core.metrics.ngram import CONFIGS, NGRAM_METRICS, NgramMetric
+    from fairness_core.metrics import metric_from_request
+    from fairness_core.metrics.ngram import CONFIGS, NGRAM_METRICS
 
     dataset = crows_pairs.build()
     candidates = [p.candidate1 for p in dataset.pairs] + [p.candidate2 for p in dataset.pairs]
     references = [p.reference for p in dataset.pairs] + [p.reference_for(2) for p in dataset.pairs]
     print(f"{len(dataset)} pairs ({len(candidates)} scorings per metric), CrowS-Pairs paper attributes")
     for config in CONFIGS:
-        metrics = {name: NgramMetric(name, config) for name in NGRAM_METRICS}
+        metrics = {name: metric_from_request(name, config=config) for name in NGRAM_METRICS}
         # Pass 1 is cold (nltk loads WordNet and memoises its lookups for METEOR); pass 2 is warm.
         for label in ("cold", "warm"):
             total = 0.0

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -42,6 +43,19 @@ class Pair:
     #: how the reference was made (WinoBias: "coreference"; CrowS-Pairs: drop/replace/abstract/none)
     rule: str = ""
     source: str = ""
+    #: scores stored with the data (the released TSVs carry 29 metrics): (column, score1, score2); NaN = missing
+    stored: tuple[tuple[str, float, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.stored and not isinstance(self.stored[0], tuple):  # from JSON: lists of lists
+            object.__setattr__(self, "stored", tuple((str(n), float(a), float(b)) for n, a, b in self.stored))
+
+    def record(self) -> dict:
+        """The pair as a JSON-able dict; `stored` only when there are stored scores (keeps old hashes)."""
+        out = asdict(self)
+        if not self.stored:
+            del out["stored"]
+        return out
 
     def reference_for(self, candidate: int) -> str:
         return self.reference2 if candidate == 2 and self.reference2 else self.reference
@@ -57,7 +71,7 @@ class PairDataset:
 
     def content_hash(self) -> str:
         """SHA-256 of the pairs' canonical JSON: any edit to any text makes a new version."""
-        payload = json.dumps([asdict(p) for p in self.pairs], sort_keys=True, ensure_ascii=False)
+        payload = json.dumps([p.record() for p in self.pairs], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     @property
@@ -68,7 +82,12 @@ class PairDataset:
         return len(self.pairs)
 
     def to_records(self) -> list[dict]:
-        return [asdict(p) for p in self.pairs]
+        return [p.record() for p in self.pairs]
+
+    @property
+    def stored_columns(self) -> list[str]:
+        """Names of the score columns stored with the data, in file order."""
+        return list(dict.fromkeys(name for p in self.pairs for name, _, _ in p.stored))
 
     def with_references(self, references: dict[str, str]) -> PairDataset:
         """A new version in which the pairs named in `references` (item -> text) get new references."""
@@ -80,6 +99,9 @@ class PairDataset:
             return replace(pair, reference=text, reference2=None, rule=rule)  # one reference for both now
 
         changed = tuple(edit(p) for p in self.pairs)
+        # stored scores were computed against the old references, so an edited pair loses them
+        changed = tuple(p if p.reference == old.reference else replace(p, stored=())
+                        for p, old in zip(changed, self.pairs, strict=True))
         dataset = replace(self, pairs=changed)
         validate(dataset.pairs, self.name)
         return dataset
@@ -101,7 +123,9 @@ def merge(datasets: Sequence[PairDataset], name: str | None = None) -> PairDatas
 
 
 def validate(pairs: Iterable[Pair], filename: str, rows: Sequence[str] | None = None) -> None:
-    """Reject empty texts and identical candidates. `rows` gives each pair's row label for messages."""
+    """Reject empty texts, bad stereotypical marks and repeated pair ids in data the project builds
+    (importers of user files skip or keep odd rows by their stated rules before this runs).
+    Identical candidates are allowed: such a pair is data with gap 0, as in the paper's race.tsv."""
     pairs = list(pairs)
     if not pairs:
         raise PairDataError(f"{filename}: no pairs found")
@@ -111,10 +135,41 @@ def validate(pairs: Iterable[Pair], filename: str, rows: Sequence[str] | None = 
                             ("reference", pair.reference)):
             if not isinstance(text, str) or not text.strip():
                 raise PairDataError(f"{where}: {label} is empty")
-        if pair.candidate1.strip() == pair.candidate2.strip():
-            raise PairDataError(f"{where}: the two candidates are identical, so there is no gap to measure")
         if pair.stereotypical not in (None, 1, 2):
             raise PairDataError(f"{where}: stereotypical must be 1, 2 or empty (got {pair.stereotypical!r})")
+    check_unique_ids(pairs, filename, rows)
+
+
+def check_unique_ids(pairs: Sequence[Pair], filename: str, rows: Sequence[str] | None = None) -> None:
+    """Pair ids are the unit every aggregate counts: a repeated id is refused with its rows."""
+    where: dict[str, list[str]] = {}
+    for index, pair in enumerate(pairs):
+        where.setdefault(pair.item, []).append(rows[index] if rows else f"pair {index + 1}")
+    repeated = {item: places for item, places in where.items() if len(places) > 1}
+    if repeated:
+        item, places = next(iter(repeated.items()))
+        more = f" (and {len(repeated) - 1} more repeated id(s))" if len(repeated) > 1 else ""
+        raise PairDataError(f"{filename}: pair id {item!r} occurs more than once ({', '.join(places)}){more}; "
+                            "ids must be unique within a dataset")
+
+
+def identical_note(pairs: Sequence[Pair], filename: str, rows: Sequence[str]) -> list[str]:
+    same = [rows[i] for i, p in enumerate(pairs) if p.candidate1.strip() == p.candidate2.strip()]
+    if not same:
+        return []
+    return [f"{filename}: {len(same)} pair(s) have identical candidates ({', '.join(same[:5])}"
+            f"{', …' if len(same) > 5 else ''}); kept with gap 0, as in the paper"]
+
+
+def _number(cell: str | None) -> float | None:
+    """A score cell as a float; None when the cell is not a number (empty cells are NaN)."""
+    text = (cell or "").strip()
+    if not text:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _read_text(data: bytes | str | Path, filename: str) -> str:
@@ -150,57 +205,90 @@ def _clean(cell: str | None) -> str:
 
 def read_metric_fairness(data: bytes | str | Path, filename: str | None = None,
                          attribute: str | None = None) -> PairDataset:
-    """The paper's released `<attribute>.tsv`: header with `candidate`, `reference`, optional score
-    columns; rows 2k and 2k+1 (after the header) are one pair; the attribute is the file stem.
+    """The paper's released `<attribute>.tsv`: header with `candidate`, `reference` and score columns;
+    rows 2k and 2k+1 (after the header) are one pair; the attribute is the file stem.
 
     Quirks handled: a trailing tab on every line (an empty last column), CRLF endings and no final
-    newline, cells wrapped in CSV double quotes, and pairs whose two rows carry different
-    references (each candidate keeps its own reference; see `Pair.reference2`).
+    newline, cells wrapped in CSV double quotes, and pairs whose two rows carry different references
+    (each candidate keeps its own reference; see `Pair.reference2`). Every other column with a header
+    and only numbers (empty cells allowed) is a stored score column, kept per pair in `Pair.stored`.
+
+    Rules for odd rows (each counted in a note; only an unreadable file is an error): a pair with an
+    identical candidate on both rows is kept (gap 0, as in the paper); a pair with an empty candidate
+    or reference, or a row with too few columns, is skipped; an unpaired last row is skipped; a
+    non-number in a score column makes that column not a score column.
     """
     filename = filename or (Path(data).name if not isinstance(data, bytes) else "upload.tsv")
     attribute = attribute or Path(filename).stem
     text = _read_text(data, filename)
+    csv.field_size_limit(MAX_FILE_BYTES)
     records = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t"))
     # csv gives [] for blank lines; a file may end with one or with whitespace-only lines
     numbered = [(number, row) for number, row in enumerate(records, start=1) if any(c.strip() for c in row)]
     if not numbered:
         raise PairDataError(f"{filename}: the file is empty")
-    header = [_clean(c).lower() for c in numbered[0][1]]
+    raw_header = [_clean(c) for c in numbered[0][1]]
+    header = [h.lower() for h in raw_header]
     for needed in ("candidate", "reference"):
         if needed not in header:
             raise PairDataError(f"{filename}, line {numbered[0][0]}: missing column {needed!r} "
                                 f"(header has: {', '.join(h for h in header if h) or 'nothing'})")
     c_col, r_col = header.index("candidate"), header.index("reference")
     body = numbered[1:]
+    notes: list[str] = []
     if len(body) % 2:
-        raise PairDataError(f"{filename}, line {body[-1][0]}: odd number of data rows ({len(body)}); "
-                            "rows must come in pairs (2k, 2k+1)")
-    score_columns = [h for i, h in enumerate(header) if h and i not in (c_col, r_col)]
-    pairs, labels, notes = [], [], []
+        notes.append(f"{filename}: line {body[-1][0]} has no partner row (odd number of data rows, "
+                     f"{len(body)}); skipped")
+        body = body[:-1]
+    score_cols = [i for i, h in enumerate(raw_header) if h and i not in (c_col, r_col)]
+    numeric: dict[int, bool] = dict.fromkeys(score_cols, True)
+    for _, row in body:
+        for i in score_cols:
+            if numeric[i] and i < len(row) and _number(row[i]) is None:
+                numeric[i] = False
+    score_cols = [i for i in score_cols if numeric[i]]
+    not_numeric = [raw_header[i] for i, ok in numeric.items() if not ok]
+    if not_numeric:
+        notes.append(f"{filename}: column(s) {', '.join(not_numeric)} hold text, so they are not score columns")
+    pairs, labels, skipped = [], [], []
+    missing_scores = 0
     for k in range(0, len(body), 2):
         (line1, row1), (line2, row2) = body[k], body[k + 1]
-        cells = []
-        for line, row in ((line1, row1), (line2, row2)):
-            if len(row) <= max(c_col, r_col):
-                raise PairDataError(f"{filename}, line {line}: row has {len(row)} columns; "
-                                    f"expected at least {max(c_col, r_col) + 1}")
-            cells.append((_clean(row[c_col]), _clean(row[r_col])))
-        (cand1, ref1), (cand2, ref2) = cells
-        for line, cand, ref in ((line1, cand1, ref1), (line2, cand2, ref2)):
-            if not cand:
-                raise PairDataError(f"{filename}, line {line}: candidate is empty")
-            if not ref:
-                raise PairDataError(f"{filename}, line {line}: reference is empty")
+        label = f"lines {line1}-{line2}"
+        short = [line for line, row in ((line1, row1), (line2, row2)) if len(row) <= max(c_col, r_col)]
+        if short:
+            skipped.append(f"line {short[0]} has too few columns")
+            continue
+        (cand1, ref1), (cand2, ref2) = ((_clean(r[c_col]), _clean(r[r_col])) for r in (row1, row2))
+        empty = [f"line {line}: {name} is empty" for line, cand, ref in ((line1, cand1, ref1), (line2, cand2, ref2))
+                 for name, value in (("candidate", cand), ("reference", ref)) if not value]
+        if empty:
+            skipped.append(empty[0])
+            continue
+        stored = []
+        for i in score_cols:
+            a = _number(row1[i]) if i < len(row1) else math.nan
+            b = _number(row2[i]) if i < len(row2) else math.nan
+            missing_scores += int(not math.isfinite(a)) + int(not math.isfinite(b))
+            stored.append((raw_header[i], a, b))
         pairs.append(Pair(item=f"{attribute}-{k // 2:04d}", candidate1=cand1, candidate2=cand2, reference=ref1,
                           reference2=ref2 if ref2 != ref1 else None, attribute=attribute,
-                          source=f"{filename} lines {line1}-{line2}"))
-        labels.append(f"lines {line1}-{line2}")
+                          source=f"{filename} {label}", stored=tuple(stored)))
+        labels.append(label)
+    if skipped:
+        notes.append(f"{filename}: {len(skipped)} pair(s) skipped ({'; '.join(skipped[:3])}"
+                     f"{'; …' if len(skipped) > 3 else ''})")
+    if not pairs:
+        raise PairDataError(f"{filename}: no usable pairs (every pair had an empty or missing cell)")
+    notes += identical_note(pairs, filename, labels)
     different = sum(p.reference2 is not None for p in pairs)
     if different:
         notes.append(f"{filename}: {different} pair(s) carry a different reference on each row; each candidate "
                      "is scored against its own row's reference")
-    if score_columns:
-        notes.append(f"{filename}: stored score columns ignored ({', '.join(score_columns)}); scores are recomputed")
+    if score_cols:
+        notes.append(f"{filename}: {len(score_cols)} stored score column(s) available as metrics "
+                     f"({', '.join(raw_header[i] for i in score_cols)})"
+                     + (f"; {missing_scores} empty score cell(s) are missing values" if missing_scores else ""))
     validate(pairs, filename, labels)
     return PairDataset(attribute, tuple(pairs), licence="user-supplied (Metric-Fairness release format)",
                        notes=tuple(notes))
@@ -208,14 +296,31 @@ def read_metric_fairness(data: bytes | str | Path, filename: str | None = None,
 
 _TRUE_STEREO = {"1": 1, "candidate1": 1, "cand1": 1, "2": 2, "candidate2": 2, "cand2": 2, "": None,
                 "none": None, "nan": None}
+_TABLE_COLUMNS = ("id", "candidate1", "candidate2", "reference", "attribute", "stereotypical")
+
+
+def _score_column_pairs(fields: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(name, column of candidate 1, column of candidate 2) for every `<name>_1` with a `<name>_2`."""
+    found = []
+    for column in fields:
+        if column.endswith("_1") and column not in _TABLE_COLUMNS and column[:-2] + "_2" in fields:
+            found.append((column[:-2], column, column[:-2] + "_2"))
+    return found
 
 
 def read_pairs_table(data: bytes | str | Path, filename: str | None = None) -> PairDataset:
-    """CSV / TSV / JSONL with candidate1, candidate2, reference[, attribute, stereotypical]."""
+    """CSV / TSV / JSONL with candidate1, candidate2, reference[, id, attribute, stereotypical] and
+    optional stored scores as numeric column pairs `<metric>_1`, `<metric>_2`.
+
+    Rules for odd rows (each counted in a note): a row with an empty candidate or reference, or a
+    JSONL line that is not a JSON object, is skipped; identical candidates are kept (gap 0); an
+    unknown stereotypical mark is read as unknown. A repeated id is refused with its line numbers.
+    """
     filename = filename or (Path(data).name if not isinstance(data, bytes) else "upload.csv")
     text = _read_text(data, filename)
     suffix = Path(filename).suffix.lower()
     rows: list[tuple[str, dict]] = []
+    skipped: list[str] = []
     if suffix in (".jsonl", ".ndjson"):
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -223,44 +328,87 @@ def read_pairs_table(data: bytes | str | Path, filename: str | None = None) -> P
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise PairDataError(f"{filename}, line {number}: not valid JSON ({error.msg})") from error
+                skipped.append(f"line {number} is not valid JSON ({error.msg})")
+                continue
             if not isinstance(record, dict):
-                raise PairDataError(f"{filename}, line {number}: expected a JSON object")
-            rows.append((f"line {number}", {str(k).lower(): v for k, v in record.items()}))
+                skipped.append(f"line {number} is not a JSON object")
+                continue
+            rows.append((f"line {number}", {str(k).strip().lower(): v for k, v in record.items()}))
+        fields = list(dict.fromkeys(k for _, r in rows for k in r))
     else:
         delimiter = "\t" if suffix in (".tsv", ".tab") else ","
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-        fields = [f.strip().lower() for f in (reader.fieldnames or []) if f]
-        for needed in ("candidate1", "candidate2", "reference"):
-            if needed not in fields:
-                raise PairDataError(f"{filename}, line 1: missing column {needed!r} (header has: "
-                                    f"{', '.join(fields) or 'nothing'})")
-        for record in reader:
-            clean = {str(k).strip().lower(): v for k, v in record.items() if k}
-            if not any((v or "").strip() for v in clean.values() if isinstance(v, str)):
+        csv.field_size_limit(MAX_FILE_BYTES)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        header = next(reader, [])
+        fields = [f.strip().lower() for f in header]
+        repeated = sorted({f for f in fields if f and fields.count(f) > 1})
+        if repeated:
+            raise PairDataError(f"{filename}, line 1: column {repeated[0]!r} appears more than once in the header")
+        for row in reader:
+            if not any(cell.strip() for cell in row):
                 continue
-            rows.append((f"line {reader.line_num}", clean))
+            rows.append((f"line {reader.line_num}", {f: (row[i] if i < len(row) else "")
+                                                      for i, f in enumerate(fields) if f}))
+    for needed in ("candidate1", "candidate2", "reference"):
+        if needed not in fields:
+            raise PairDataError(f"{filename}, line 1: missing column {needed!r} (header has: "
+                                f"{', '.join(f for f in fields if f) or 'nothing'})")
     if not rows:
         raise PairDataError(f"{filename}: no pairs found")
+    score_pairs = _score_column_pairs(fields)
+    not_numeric = {name for name, one, two in score_pairs for _, r in rows
+                   if any(_number(None if r.get(c) is None else str(r.get(c))) is None for c in (one, two))}
+    score_pairs = [s for s in score_pairs if s[0] not in not_numeric]
     pairs, labels = [], []
+    unknown_stereo = []
     stem = Path(filename).stem
     for index, (label, record) in enumerate(rows):
-        for needed in ("candidate1", "candidate2", "reference"):
-            if needed not in record:
-                raise PairDataError(f"{filename}, {label}: missing column {needed!r}")
+        texts = {name: _clean(str(record.get(name) if record.get(name) is not None else ""))
+                 for name in ("candidate1", "candidate2", "reference")}
+        empty = [name for name, value in texts.items() if not value]
+        if empty:
+            skipped.append(f"{label}: {empty[0]} is empty")
+            continue
         raw_stereo = str(record.get("stereotypical") if record.get("stereotypical") is not None else "")
         key = raw_stereo.strip().lower().removesuffix(".0")
         if key not in _TRUE_STEREO:
-            raise PairDataError(f"{filename}, {label}: stereotypical must be 1, 2 or empty (got {raw_stereo!r})")
-        pairs.append(Pair(item=str(record.get("id") or f"{stem}-{index:04d}"),
-                          candidate1=_clean(str(record.get("candidate1") or "")),
-                          candidate2=_clean(str(record.get("candidate2") or "")),
-                          reference=_clean(str(record.get("reference") or "")),
+            unknown_stereo.append(label)
+        stored = tuple((name, _cell_number(record.get(one)), _cell_number(record.get(two)))
+                       for name, one, two in score_pairs)
+        pairs.append(Pair(item=str(record.get("id") or f"{stem}-{index:04d}").strip(),
+                          candidate1=texts["candidate1"], candidate2=texts["candidate2"],
+                          reference=texts["reference"],
                           attribute=_clean(str(record.get("attribute") or "")) or stem,
-                          stereotypical=_TRUE_STEREO[key], source=f"{filename} {label}"))
+                          stereotypical=_TRUE_STEREO.get(key), source=f"{filename} {label}", stored=stored))
         labels.append(label)
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"{filename}: {len(skipped)} row(s) skipped ({'; '.join(skipped[:3])}"
+                     f"{'; …' if len(skipped) > 3 else ''})")
+    if not pairs:
+        raise PairDataError(f"{filename}: no usable pairs (every row had an empty cell or was not readable)")
+    check_unique_ids(pairs, filename, labels)
+    if unknown_stereo:
+        notes.append(f"{filename}: stereotypical is not 1, 2 or empty on {len(unknown_stereo)} row(s) "
+                     f"({', '.join(unknown_stereo[:3])}); read as unknown")
+    notes += identical_note(pairs, filename, labels)
+    if score_pairs:
+        notes.append(f"{filename}: {len(score_pairs)} stored score column pair(s) available as metrics "
+                     f"({', '.join(name for name, _, _ in score_pairs)})")
+    if not_numeric:
+        notes.append(f"{filename}: column pair(s) {', '.join(sorted(not_numeric))} hold text, so they are not "
+                     "score columns")
     validate(pairs, filename, labels)
-    return PairDataset(stem, tuple(pairs), licence="user-supplied")
+    return PairDataset(stem, tuple(pairs), licence="user-supplied", notes=tuple(notes))
+
+
+def _cell_number(value: object) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    number = _number(str(value))
+    return math.nan if number is None else number
 
 
 def read_file(path: str | Path, fmt: str, data: bytes | None = None) -> PairDataset:

@@ -1,7 +1,8 @@
 """BARTScore-style generation metrics: how likely a model finds one text given the other.
 
 precision = mean token log p(candidate | reference), recall = mean token log p(reference | candidate),
-F = their arithmetic mean (Yuan et al., 2021, as used by Sun et al., 2022). Two backends:
+F = their arithmetic mean (Yuan et al., 2021, Eq. 1 with uniform token weights, as used by Sun et al.
+2022). Two backends:
 
 * a sequence-to-sequence model (`Seq2SeqLM.token_logprobs`): facebook/bart-base, bart-large-cnn, …;
 * a decoder-only model (`CausalLM.loglikelihood`) scoring the target after a paraphrase prompt that
@@ -11,40 +12,63 @@ F = their arithmetic mean (Yuan et al., 2021, as used by Sun et al., 2022). Two 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairness_core.metrics.base import Metric, check_parallel
-from fairness_core.models.interfaces import CausalLM, Seq2SeqLM
+from fairness_core.metrics.base import MetricOptions, check_parallel
+from fairness_core.metrics.model_based import ModelMetric
+from fairness_core.metrics.registry import register_metric
+
+if TYPE_CHECKING:
+    from fairness_core.models.interfaces import CausalLM, Seq2SeqLM
 
 #: The decoder-only prompt: the source sentence, then the target as its paraphrase.
 PROMPT = "Paraphrase the sentence.\nSentence: {source}\nParaphrase:"
 
 
-class BARTScore(Metric):
-    family = "generation"
-    outputs = ("F", "P", "R")
+@dataclass(frozen=True)
+class BARTScoreOptions(MetricOptions):
+    #: preset key, hub id or local path of a seq2seq or decoder-only LM; None = SmolLM2-135M-Instruct
+    model: str | None = None
 
-    def __init__(self, model: Seq2SeqLM | CausalLM, model_manifest: dict[str, Any] | None = None,
+
+@register_metric
+class BARTScore(ModelMetric):
+    name = "bartscore"
+    label = "BARTScore"
+    family = "generation"
+    version = "1"
+    outputs = ("F", "P", "R")
+    Options = BARTScoreOptions
+    options: BARTScoreOptions
+    task = "lm"
+    default_model = "smollm2-135m-instruct"
+    description = "mean token log-likelihood both ways (seq2seq, or decoder-only with a paraphrase prompt)"
+
+    def __init__(self, options: BARTScoreOptions | None = None, *, model: Seq2SeqLM | CausalLM | None = None,
                  prompt: str = PROMPT) -> None:
-        if not isinstance(model, Seq2SeqLM | CausalLM):
+        from fairness_core.models.interfaces import CausalLM, Seq2SeqLM
+
+        if model is not None and not isinstance(model, Seq2SeqLM | CausalLM):
             raise TypeError("BARTScore needs a sequence-to-sequence or a causal language model")
-        self.name = "bartscore"
-        self.model = model
+        super().__init__(options, model=model)
         self.prompt = prompt
-        self.model_manifest = model_manifest or model.describe()
 
     @property
     def backend(self) -> str:
-        return "seq2seq" if isinstance(self.model, Seq2SeqLM) else "decoder-only"
+        from fairness_core.models.interfaces import Seq2SeqLM
 
-    def describe(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"name": self.name, "model": self.model_manifest, "backend": self.backend,
-                                  "aggregate": "mean token log-prob", "F": "arithmetic mean of P and R"}
+        if self._model is not None:
+            return "seq2seq" if isinstance(self._model, Seq2SeqLM) else "decoder-only"
+        return "seq2seq" if self.model_spec().task == "seq2seq-lm" else "decoder-only"
+
+    def signature(self) -> dict[str, Any]:
+        signature = super().signature() | {"backend": self.backend}
         if self.backend == "decoder-only":
-            record["prompt"] = self.prompt
-        return record
+            signature["prompt"] = self.prompt
+        return signature
 
     def direction(self, sources: Sequence[str], targets: Sequence[str]) -> np.ndarray:
         """Mean token log p(target | source) for each pair, each distinct pair computed once."""
@@ -52,6 +76,8 @@ class BARTScore(Metric):
         if not distinct:
             return np.zeros(0)
         src, tgt = [s for s, _ in distinct], [t for _, t in distinct]
+        from fairness_core.models.interfaces import Seq2SeqLM
+
         if isinstance(self.model, Seq2SeqLM):
             scores = self.model.token_logprobs(src, tgt)
         else:
@@ -59,7 +85,8 @@ class BARTScore(Metric):
         by_pair = {pair: s.mean for pair, s in zip(distinct, scores, strict=True)}
         return np.array([by_pair[pair] for pair in zip(sources, targets, strict=True)], dtype=float)
 
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> dict[str, np.ndarray]:
+    def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
+              state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         check_parallel(candidates, references)
         precision = self.direction(references, candidates)  # p(sys | ref)
         recall = self.direction(candidates, references)  # p(ref | sys)

@@ -1,26 +1,34 @@
 """Matching metrics over any `Encoder`: BERTScore (greedy cosine matching) and MoverScore (EMD).
 
-Both encode each *distinct* sentence once — pairs share their reference, and the two candidates of
-a pair share most tokens with each other — and the model layer batches sentences by length.
-BERTScore follows the definition of Zhang et al. (2020) as the `bert_score` library computes it:
-[CLS]/[SEP]-type special tokens stay in the similarity matrix (they can be matched) but get zero
-weight as matching sources; idf weights, when asked for, come from the references.
+Each *distinct* sentence is encoded once (pairs share their reference, and the two candidates of a
+pair share most tokens). BERTScore follows Zhang et al. (2020) as the `bert_score` library computes
+it (Eq. 1-3 of Sun et al. 2022's Appendix B restate them): [CLS]/[SEP]-type special tokens stay in
+the similarity matrix (they can be matched) but get zero weight as matching sources; idf weights,
+when asked for, come from the references of the whole corpus (`prepare`), never from a shard.
+
+For a transformers encoder the sentences are tokenised once, in one call, with bert_score's tokenizer
+options (a leading space for byte-level BPE tokenizers such as RoBERTa's and GPT-2's), batched by
+length and run under `torch.inference_mode`; any other `Encoder` goes through `token_embeddings`.
 """
 
 from __future__ import annotations
 
 import math
+import string
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairness_core.metrics.base import Metric, check_parallel
-from fairness_core.models.interfaces import Encoder, TokenEmbeddings
+from fairness_core.metrics.base import MetricOptions, check_parallel
+from fairness_core.metrics.model_based import ModelMetric
+from fairness_core.metrics.registry import register_metric
+
+if TYPE_CHECKING:
+    from fairness_core.models.interfaces import Encoder
 
 
 @dataclass(frozen=True)
@@ -31,30 +39,87 @@ class Encoded:
 
 
 #: Sentences per forward pass. On CPU, matmuls over 256 short sentences use the cores far better than
-#: over 64 (measured: ~45% less CPU time for MiniLM); the model layer already sorts them by length.
+#: over 64; the sentences are sorted by length first, so padding stays small.
 ENCODE_BATCH_SIZE = 256
+#: bert_score adds a leading space for these byte-level BPE tokenizers (RoBERTa, GPT-2 and their kin)
+_PREFIX_SPACE_TOKENIZERS = ("GPT2Tokenizer", "RobertaTokenizer", "BartTokenizer", "LongformerTokenizer")
 
 
-@contextmanager
-def _batch_size(encoder: Encoder, size: int) -> Iterator[None]:
-    """Temporarily raise a backend's batch size (it only changes speed, never the vectors)."""
-    previous = getattr(encoder, "batch_size", None)
-    if previous is None or previous >= size:
-        yield
-        return
-    encoder.batch_size = size  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        encoder.batch_size = previous  # type: ignore[attr-defined]
+def needs_prefix_space(tokenizer: Any) -> bool:
+    """True for RoBERTa/GPT-2 style tokenizers, which bert_score calls with add_prefix_space=True."""
+    names = {cls.__name__.removesuffix("Fast") for cls in type(tokenizer).__mro__}
+    return any(name in names for name in _PREFIX_SPACE_TOKENIZERS)
+
+
+def _hf_parts(encoder: Encoder) -> tuple[Any, Any] | None:
+    model, tokenizer = getattr(encoder, "model", None), getattr(encoder, "tokenizer", None)
+    if model is None or tokenizer is None or not callable(tokenizer):
+        return None
+    return model, tokenizer
+
+
+def _hf_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+    prefix = " " if needs_prefix_space(tokenizer) and not getattr(tokenizer, "add_prefix_space", False) else ""
+    return tokenizer([prefix + t for t in texts], truncation=True)["input_ids"]
+
+
+def tokenize(encoder: Encoder, texts: Sequence[str]) -> dict[str, list[str]]:
+    """Tokens (special ones included) of each distinct stripped text, as `encode_distinct` sees them."""
+    distinct = sorted({t.strip() for t in texts})
+    parts = _hf_parts(encoder)
+    if parts is None:
+        return {text: list(e.tokens) for text, e in zip(distinct, encode_distinct(encoder, distinct, None).values(),
+                                                         strict=True)}
+    tokenizer = parts[1]
+    return {text: tokenizer.convert_ids_to_tokens(ids) for text, ids in zip(distinct, _hf_ids(tokenizer, distinct),
+                                                                             strict=True)}
+
+
+def _encode_hf(encoder: Encoder, texts: list[str], layer: int, batch_size: int) -> list[Encoded]:
+    import torch
+
+    model, tokenizer = _hf_parts(encoder)  # type: ignore[misc]
+    num_layers = int(getattr(encoder, "num_layers", 0))
+    if not 0 <= layer <= num_layers:
+        raise ValueError(f"{getattr(encoder, 'name', 'the encoder')} has layers 0..{num_layers} "
+                         f"(0 = embeddings); got {layer}")
+    ids = _hf_ids(tokenizer, texts)
+    special_ids = set(tokenizer.all_special_ids)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = getattr(encoder, "input_device", None) or next(model.parameters()).device
+    order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+    out: list[Encoded | None] = [None] * len(texts)
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            width = max(len(ids[i]) for i in batch)
+            input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):
+                input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
+                mask[row, : len(ids[i])] = 1
+            last = layer == num_layers
+            result = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
+                           output_hidden_states=not last)
+            hidden = (result.last_hidden_state if last else result.hidden_states[layer]).float()
+            hidden = torch.nn.functional.normalize(hidden, dim=-1).cpu().numpy()
+            for row, i in enumerate(batch):
+                length = len(ids[i])
+                out[i] = Encoded(tokenizer.convert_ids_to_tokens(ids[i]), hidden[row, :length],
+                                 np.array([t in special_ids for t in ids[i]], dtype=bool))
+    return [e for e in out if e is not None]
 
 
 def encode_distinct(encoder: Encoder, texts: Sequence[str], layer: int | None,
                     batch_size: int = ENCODE_BATCH_SIZE) -> dict[str, Encoded]:
-    """Embed each distinct text once (stripped, as bert_score does) and normalise its vectors."""
+    """Embed each distinct text once (stripped, as bert_score does) with L2-normalised token vectors."""
     distinct = sorted({t.strip() for t in texts}, key=len)
-    with _batch_size(encoder, batch_size):
-        embedded: list[TokenEmbeddings] = encoder.token_embeddings(distinct, layer=layer) if distinct else []
+    if not distinct:
+        return {}
+    if _hf_parts(encoder) is not None:
+        chosen = int(getattr(encoder, "num_layers", 0)) if layer is None else layer
+        return dict(zip(distinct, _encode_hf(encoder, distinct, chosen, batch_size), strict=True))
+    embedded = encoder.token_embeddings(distinct, layer=layer)
     out = {}
     for text, emb in zip(distinct, embedded, strict=True):
         vectors = np.asarray(emb.vectors, dtype=np.float64)
@@ -64,44 +129,119 @@ def encode_distinct(encoder: Encoder, texts: Sequence[str], layer: int | None,
     return out
 
 
-def idf_weights(documents: Sequence[Encoded]) -> dict[str, float]:
-    """bert_score's idf: log((M + 1) / (df + 1)) over the token types of M documents."""
+def idf_weights(documents: Sequence[Sequence[str]]) -> dict[str, float]:
+    """bert_score's / moverscore's idf: log((M + 1) / (df + 1)) over the token types of M documents;
+    the key "" holds the weight of a token no document has, log(M + 1)."""
     counts: Counter[str] = Counter()
-    for doc in documents:
-        counts.update(set(doc.tokens))
+    for tokens in documents:
+        counts.update(set(tokens))
     m = len(documents)
     return {token: math.log((m + 1) / (count + 1)) for token, count in counts.items()} | {"": math.log(m + 1)}
 
 
-class BERTScore(Metric):
+def default_layer(model_id: str, hub_id: str | None = None) -> int | None:
+    """bert_score's tuned layer for a model it knows (its `model2layers` table, read at run time)."""
+    try:
+        from bert_score.utils import model2layers
+    except ImportError:  # without bert_score every model is "unknown": last layer
+        return None
+    for name in (hub_id, model_id, Path(model_id).name):
+        if name and name in model2layers:
+            return int(model2layers[name])
+    return None
+
+
+class EncoderMetric(ModelMetric):
+    """BERTScore and MoverScore: an encoder named by the `model` option, a layer (None = default)."""
+
     family = "matching"
+    task = "encoder"
+    default_model = "all-minilm-l6-v2"
+
+    @property
+    def encoder(self) -> Encoder:
+        return self.model
+
+    def _hub_id(self) -> str | None:
+        from fairness_core.models.presets import _BY_KEY
+
+        preset = _BY_KEY.get(self.model_id)
+        return getattr(preset, "hub_id", None) if preset is not None else None
+
+    @property
+    def layer(self) -> int:
+        chosen = getattr(self.options, "layer", None)
+        return int(self.encoder.num_layers) if chosen is None else chosen
+
+
+# -- BERTScore ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BERTScoreOptions(MetricOptions):
+    model: str | None = None
+    #: hidden layer (0 = embeddings); None = bert_score's tuned layer for a known model, else the last
+    layer: int | None = None
+    idf: bool = False
+    #: bert_score baseline name (e.g. roberta-large). A linear map of every score, so it cannot change
+    #: a min-max or z-score bias; only raw gaps change.
+    baseline: str | None = None
+
+    def problems(self) -> list[str]:
+        if self.layer is not None and self.layer < 0:
+            return [f"layer must be 0 or more (got {self.layer})"]
+        return []
+
+
+@register_metric
+class BERTScore(EncoderMetric):
+    """BERTScore P, R, F (Zhang et al. 2020, Eq. 1-3; Sun et al. 2022 §3.1)."""
+
+    name = "bertscore"
+    label = "BERTScore"
+    version = "2"
     outputs = ("F", "P", "R")
+    Options = BERTScoreOptions
+    options: BERTScoreOptions
+    description = "greedy cosine matching of contextual token embeddings (equals bert_score within 1e-4)"
 
-    def __init__(self, encoder: Encoder, layer: int | None = None, idf: bool = False,
-                 baseline: str | None = None, model_manifest: dict[str, Any] | None = None) -> None:
-        self.name = "bertscore"
-        self.encoder = encoder
-        self.layer = encoder.num_layers if layer is None else layer
-        self.idf = idf
-        self.baseline = baseline
-        self.model_manifest = model_manifest or encoder.describe()
-        self._baseline_values = _load_baseline(baseline, self.layer, idf) if baseline else None
+    def __init__(self, options: BERTScoreOptions | None = None, *, model: Encoder | None = None) -> None:
+        super().__init__(options, model=model)
+        if self.options.baseline:
+            _baseline_path(self.options.baseline)  # an unknown baseline is an option error, before any run
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model_manifest, "layer": self.layer, "idf": self.idf,
-                "baseline": self.baseline}
+    @property
+    def layer(self) -> int:
+        if self.options.layer is not None:
+            return self.options.layer
+        tuned = default_layer(self.model_id, self._hub_id())
+        return int(self.encoder.num_layers) if tuned is None else tuned
 
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> dict[str, np.ndarray]:
+    def signature(self) -> dict[str, Any]:
+        signature = super().signature()
+        if self.options.layer is None:
+            tuned = default_layer(self.model_id, self._hub_id())
+            signature["default_layer"] = "last" if tuned is None else tuned
+        return signature
+
+    def prepare(self, candidates: Sequence[str], references: Sequence[str],
+                sources: Sequence[str] | None = None) -> dict[str, Any] | None:
+        """idf over the corpus's references (each of the 2N rows counts, as bert_score's idf_sents)."""
+        if not self.options.idf:
+            return None
+        tokens = tokenize(self.encoder, references)
+        return {"idf_ref": idf_weights([tokens[r.strip()] for r in references])}
+
+    def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
+              state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         check_parallel(candidates, references)
+        if self.options.idf and state is None:
+            state = self.prepare(candidates, references)  # this call is the whole corpus
+        weights = state["idf_ref"] if state else None
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        weights = None
-        if self.idf:
-            weights = idf_weights([encoded[r.strip()] for r in references])
         p, r, f = (np.zeros(len(candidates)) for _ in range(3))
         for i, (cand, ref) in enumerate(zip(candidates, references, strict=True)):
             p[i], r[i], f[i] = greedy_match(encoded[cand.strip()], encoded[ref.strip()], weights)
-        if self._baseline_values is not None:
-            bp, br, bf = self._baseline_values
+        if self.options.baseline:
+            bp, br, bf = _load_baseline(self.options.baseline, self.layer, self.options.idf)
             p, r, f = (p - bp) / (1 - bp), (r - br) / (1 - br), (f - bf) / (1 - bf)
         return {"F": f, "P": p, "R": r}
 
@@ -122,7 +262,7 @@ def _token_weights(doc: Encoded, idf: dict[str, float] | None) -> np.ndarray:
 
 
 def greedy_match(cand: Encoded, ref: Encoded, idf: dict[str, float] | None = None) -> tuple[float, float, float]:
-    """BERTScore P, R, F of one candidate against one reference."""
+    """BERTScore P, R, F of one candidate against one reference (Zhang et al. 2020, Eq. 1-3)."""
     if not (~cand.special).any() or not (~ref.special).any():
         return 0.0, 0.0, 0.0  # an empty sentence (only special tokens), as bert_score does
     sim = cand.unit @ ref.unit.T
@@ -133,21 +273,27 @@ def greedy_match(cand: Encoded, ref: Encoded, idf: dict[str, float] | None = Non
     return precision, recall, f
 
 
-def _load_baseline(name: str, layer: int, idf: bool) -> tuple[float, float, float]:
-    """bert_score's shipped baseline for `name` (a hub id such as roberta-large) at `layer`."""
+def _baseline_path(name: str) -> Path:
     import importlib.util
+
+    from fairness_core.metrics.base import MetricOptionError
 
     spec = importlib.util.find_spec("bert_score")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError("baseline rescaling needs the bert-score package for its baseline files")
+        raise MetricOptionError("baseline rescaling needs the bert-score package for its baseline files")
     folder = Path(next(iter(spec.submodule_search_locations))) / "rescale_baseline" / "en"
     path = folder / f"{Path(name).name}.tsv"
     if not path.exists():
-        raise ValueError(f"no BERTScore baseline for {name!r}; baselines ship for: "
-                         f"{', '.join(sorted(p.stem for p in folder.glob('*.tsv'))[:8])}, …")
+        raise MetricOptionError(f"no BERTScore baseline for {name!r}; baselines ship for: "
+                                f"{', '.join(sorted(p.stem for p in folder.glob('*.tsv'))[:8])}, …")
+    return path
+
+
+def _load_baseline(name: str, layer: int, idf: bool) -> tuple[float, float, float]:
+    """bert_score's shipped baseline for `name` (a hub id such as roberta-large) at `layer`."""
     import pandas as pd
 
-    table = pd.read_csv(path)
+    table = pd.read_csv(_baseline_path(name))
     row = table[table["LAYER"] == layer] if "LAYER" in table.columns else table.iloc[[layer]]
     if row.empty:
         raise ValueError(f"the {name} baseline has no layer {layer}")
@@ -156,34 +302,63 @@ def _load_baseline(name: str, layer: int, idf: bool) -> tuple[float, float, floa
 
 
 # -- MoverScore ---------------------------------------------------------------------------------
-class MoverScore(Metric):
-    """MoverScore (Zhao et al., 2019): 1 − EMD between idf-weighted n-gram embeddings, via POT.
+@dataclass(frozen=True)
+class MoverScoreBigramOptions(MetricOptions):
+    model: str | None = None
+    layer: int | None = None  # None = last
+    n_gram: int = 2
 
-    Defaults follow the released `moverscore_v2`: n-gram 2, idf from each side's own sentences,
-    special tokens removed, L2-normalised token embeddings, Euclidean transport cost.
+    def problems(self) -> list[str]:
+        if self.n_gram < 1:
+            return [f"n_gram must be 1 or more (got {self.n_gram})"]
+        if self.layer is not None and self.layer < 0:
+            return [f"layer must be 0 or more (got {self.layer})"]
+        return []
+
+
+def _corpus_idf(metric: EncoderMetric, candidates: Sequence[str], references: Sequence[str]) -> dict[str, Any]:
+    """idf of candidates and of references, each over the corpus's 2N rows (as the released code)."""
+    tokens = tokenize(metric.encoder, list(candidates) + list(references))
+    return {"idf_hyp": idf_weights([tokens[c.strip()] for c in candidates]),
+            "idf_ref": idf_weights([tokens[r.strip()] for r in references])}
+
+
+def _emd(wc: np.ndarray, xc: np.ndarray, wr: np.ndarray, xr: np.ndarray) -> tuple[float, np.ndarray]:
+    """Earth mover's distance (exact, POT) between two weighted point sets, Euclidean ground cost."""
+    import ot
+
+    wc = wc / wc.sum() if wc.sum() > 0 else np.full(len(wc), 1 / len(wc))
+    wr = wr / wr.sum() if wr.sum() > 0 else np.full(len(wr), 1 / len(wr))
+    cost = np.sqrt(np.maximum(((xc[:, None, :] - xr[None, :, :]) ** 2).sum(-1), 0.0))
+    plan = ot.emd(wc, wr, cost)
+    return float((plan * cost).sum()), plan
+
+
+@register_metric
+class MoverScoreBigram(EncoderMetric):
+    """MoverScore as Zhao et al. (2019) define it: 1 − EMD between idf-weighted n-gram embeddings (n=2).
+
+    Not what the released `moverscore_v2` computes (see `MoverScore`): here bigrams really are
+    bigrams, every non-special token keeps its idf weight, and the score is 1 − EMD.
     """
 
-    family = "matching"
-    outputs = ("score",)
+    name = "moverscore-bigram"
+    label = "MoverScore (bigram, 1−EMD)"
+    version = "2"
+    Options = MoverScoreBigramOptions
+    options: MoverScoreBigramOptions
+    description = "the paper definition: idf-weighted bigram embeddings, score 1 − EMD"
 
-    def __init__(self, encoder: Encoder, layer: int | None = None, n_gram: int = 2,
-                 model_manifest: dict[str, Any] | None = None) -> None:
-        self.name = "moverscore"
-        self.encoder = encoder
-        self.layer = encoder.num_layers if layer is None else layer
-        self.n_gram = n_gram
-        self.model_manifest = model_manifest or encoder.describe()
+    def prepare(self, candidates: Sequence[str], references: Sequence[str],
+                sources: Sequence[str] | None = None) -> dict[str, Any] | None:
+        return _corpus_idf(self, candidates, references)
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model_manifest, "layer": self.layer, "n_gram": self.n_gram,
-                "idf": True}
-
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> dict[str, np.ndarray]:
+    def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
+              state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         check_parallel(candidates, references)
+        state = state or self.prepare(candidates, references)
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        idf_c = idf_weights(list({c.strip(): encoded[c.strip()] for c in candidates}.values()))
-        idf_r = idf_weights(list({r.strip(): encoded[r.strip()] for r in references}.values()))
-        values = [self._pair(encoded[c.strip()], encoded[r.strip()], idf_c, idf_r)[0]
+        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
                   for c, r in zip(candidates, references, strict=True)]
         return {"score": np.asarray(values, dtype=float)}
 
@@ -205,18 +380,13 @@ class MoverScore(Metric):
 
     def _pair(self, cand: Encoded, ref: Encoded, idf_c: dict[str, float], idf_r: dict[str, float],
               n: int | None = None) -> tuple[float, np.ndarray, list[str], list[str]]:
-        import ot
-
-        n = self.n_gram if n is None else n
+        n = self.options.n_gram if n is None else n
         if not (~cand.special).any() or not (~ref.special).any():
             return 0.0, np.zeros((0, 0)), [], []
         xc, wc, lc = self._ngrams(cand, idf_c, n)
         xr, wr, lr = self._ngrams(ref, idf_r, n)
-        wc = wc / wc.sum() if wc.sum() > 0 else np.full(len(wc), 1 / len(wc))
-        wr = wr / wr.sum() if wr.sum() > 0 else np.full(len(wr), 1 / len(wr))
-        cost = np.sqrt(np.maximum(((xc[:, None, :] - xr[None, :, :]) ** 2).sum(-1), 0.0))
-        plan = ot.emd(wc, wr, cost)
-        return float(1.0 - (plan * cost).sum()), plan, lc, lr
+        distance, plan = _emd(wc, xc, wr, xr)
+        return 1.0 - distance, plan, lc, lr
 
     def alignment(self, candidate: str, reference: str) -> list[dict[str, Any]]:
         """Unigram transport plan: where each candidate token's mass goes in the reference (Fig. 3)."""
@@ -224,9 +394,86 @@ class MoverScore(Metric):
         cand, ref = encoded[candidate.strip()], encoded[reference.strip()]
         uniform: dict[str, float] = {"": 1.0}
         _, plan, lc, lr = self._pair(cand, ref, uniform, uniform, n=1)
-        rows = []
-        for i, token in enumerate(lc):
-            j = int(plan[i].argmax())
-            rows.append({"token": token, "matches": lr[j], "mass": float(plan[i, j] / max(plan[i].sum(), 1e-12)),
-                         "special": False})
-        return rows
+        return _plan_rows(plan, lc, lr)
+
+
+def _plan_rows(plan: np.ndarray, lc: list[str], lr: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for i, token in enumerate(lc):
+        j = int(plan[i].argmax())
+        rows.append({"token": token, "matches": lr[j], "mass": float(plan[i, j] / max(plan[i].sum(), 1e-12)),
+                     "special": False})
+    return rows
+
+
+@dataclass(frozen=True)
+class MoverScoreOptions(MetricOptions):
+    model: str | None = None
+    layer: int | None = None  # None = last, as moverscore_v2
+
+    def problems(self) -> list[str]:
+        if self.layer is not None and self.layer < 0:
+            return [f"layer must be 0 or more (got {self.layer})"]
+        return []
+
+
+def zero_weight_token(token: str) -> bool:
+    """moverscore_v2 zeroes the weight of subword pieces ('##…') and punctuation tokens."""
+    return "##" in token or token in set(string.punctuation)
+
+
+@register_metric
+class MoverScore(EncoderMetric):
+    """MoverScore as the released `moverscore_v2` (used by Sun et al. 2022) computes it.
+
+    Unigrams (the code ignores its n_gram=2 argument), idf from the corpus's candidates and from its
+    references (special tokens occur in every sentence, so their idf is 0), subword pieces and
+    punctuation weighted 0, L2-normalised last-layer vectors, Euclidean cost, score 1 / (1 + EMD).
+    """
+
+    name = "moverscore"
+    label = "MoverScore (released v2)"
+    version = "2"
+    Options = MoverScoreOptions
+    options: MoverScoreOptions
+    description = "the released moverscore_v2: unigram, subwords/punctuation weight 0, score 1/(1+EMD)"
+
+    def prepare(self, candidates: Sequence[str], references: Sequence[str],
+                sources: Sequence[str] | None = None) -> dict[str, Any] | None:
+        return _corpus_idf(self, candidates, references)
+
+    def _weights(self, doc: Encoded, idf: dict[str, float]) -> np.ndarray:
+        weights = np.array([0.0 if zero_weight_token(t) else idf.get(t, idf[""]) for t in doc.tokens])
+        weights[doc.special] = 0.0  # with corpus idf they are 0 anyway: every sentence has them
+        return weights
+
+    def _pair(self, cand: Encoded, ref: Encoded, idf_c: dict[str, float],
+              idf_r: dict[str, float]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        wc, wr = self._weights(cand, idf_c), self._weights(ref, idf_r)
+        keep_c, keep_r = wc > 0, wr > 0
+        if not keep_c.any() or not keep_r.any():
+            # no mass to move: the released code's flow is all zeros, so EMD = 0 and the score is 1
+            return 1.0, np.zeros((0, 0)), keep_c, keep_r
+        distance, plan = _emd(wc[keep_c], cand.unit[keep_c], wr[keep_r], ref.unit[keep_r])
+        return 1.0 / (1.0 + distance), plan, keep_c, keep_r
+
+    def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
+              state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        check_parallel(candidates, references)
+        state = state or self.prepare(candidates, references)
+        encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
+        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
+                  for c, r in zip(candidates, references, strict=True)]
+        return {"score": np.asarray(values, dtype=float)}
+
+    def alignment(self, candidate: str, reference: str) -> list[dict[str, Any]]:
+        """Transport plan with uniform weights: where each weighted candidate token's mass goes."""
+        encoded = encode_distinct(self.encoder, [candidate, reference], self.layer)
+        cand, ref = encoded[candidate.strip()], encoded[reference.strip()]
+        uniform: dict[str, float] = {"": 1.0}
+        _, plan, keep_c, keep_r = self._pair(cand, ref, uniform, uniform)
+        if plan.size == 0:
+            return []
+        lc = [t for t, k in zip(cand.tokens, keep_c, strict=True) if k]
+        lr = [t for t, k in zip(ref.tokens, keep_r, strict=True) if k]
+        return _plan_rows(plan, lc, lr)

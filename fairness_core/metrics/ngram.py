@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
-from fairness_core.metrics.base import Metric, check_parallel
+from fairness_core.metrics.base import Metric, MetricOptions, check_parallel
+from fairness_core.metrics.registry import register_metric
 
 CONFIGS = ("default", "metric-fairness-2022")
 NGRAM_METRICS = ("bleu", "rouge1", "meteor", "nist", "chrf")
@@ -83,7 +85,6 @@ def _chrf(config: str) -> Callable[[str, str], float]:
     return lambda cand, ref: sentence_chrf(ref, cand)
 
 
-_BUILDERS = {"bleu": _bleu, "rouge1": _rouge1, "meteor": _meteor, "nist": _nist, "chrf": _chrf}
 _LIBRARIES = {
     "default": {"bleu": "sacrebleu BLEU(effective_order=True)", "rouge1": "rouge-score rouge1 F, no stemmer",
                 "meteor": "nltk single_meteor_score, whitespace tokens",
@@ -96,29 +97,85 @@ _LIBRARIES = {
 }
 
 
+@dataclass(frozen=True)
+class NgramOptions(MetricOptions):
+    #: `default` (library defaults) or `metric-fairness-2022` (exactly the paper's released code)
+    config: str = "default"
+
+    def problems(self) -> list[str]:
+        if self.config not in CONFIGS:
+            return [f"unknown configuration {self.config!r}; choose {' or '.join(CONFIGS)}"]
+        return []
+
+
 class NgramMetric(Metric):
+    """Sentence-level n-gram overlap; subclasses name the library call for each configuration."""
+
     family = "n-gram"
+    Options = NgramOptions
+    options: NgramOptions
+    _builder: ClassVar[Callable[[str], Callable[[str, str], float]]]
 
-    def __init__(self, name: str, config: str = "default") -> None:
-        if name not in _BUILDERS:
-            raise ValueError(f"unknown n-gram metric {name!r}; choose from {', '.join(NGRAM_METRICS)}")
-        if config not in CONFIGS:
-            raise ValueError(f"unknown metric configuration {config!r}; choose {' or '.join(CONFIGS)}")
-        self.name = name
-        self.config = config
-        self._fn = _BUILDERS[name](config)
+    def __init__(self, options: NgramOptions | None = None) -> None:
+        super().__init__(options)
+        self._fn: Callable[[str, str], float] | None = None
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "config": self.config, "implementation": _LIBRARIES[self.config][self.name]}
+    @property
+    def implementation(self) -> str:
+        return _LIBRARIES[self.options.config][self.name]
 
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> dict[str, np.ndarray]:
+    def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
+              state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """Non-finite library values stay NaN: the bias aggregation excludes and counts those pairs."""
         check_parallel(candidates, references)
+        if self._fn is None:
+            self._fn = type(self)._builder(self.options.config)
         cache: dict[tuple[str, str], float] = {}  # pairs repeat (shared references, templated data)
         values = []
         for cand, ref in zip(candidates, references, strict=True):
             key = (cand, ref)
             if key not in cache:
                 value = float(self._fn(cand, ref))
-                cache[key] = value if math.isfinite(value) else 0.0
+                cache[key] = value if math.isfinite(value) else math.nan
             values.append(cache[key])
         return {"score": np.asarray(values, dtype=float)}
+
+
+@register_metric
+class Bleu(NgramMetric):
+    name = "bleu"
+    label = "BLEU"
+    description = "sentence BLEU (sacrebleu, or nltk 4-gram with method1 smoothing as released)"
+    _builder = staticmethod(_bleu)
+
+
+@register_metric
+class Rouge1(NgramMetric):
+    name = "rouge1"
+    label = "ROUGE-1 F"
+    description = "ROUGE-1 F-measure (rouge-score; Porter stemmer as released)"
+    _builder = staticmethod(_rouge1)
+
+
+@register_metric
+class Meteor(NgramMetric):
+    name = "meteor"
+    label = "METEOR"
+    description = "nltk METEOR on whitespace tokens"
+    _builder = staticmethod(_meteor)
+
+
+@register_metric
+class Nist(NgramMetric):
+    name = "nist"
+    label = "NIST"
+    description = "nltk sentence NIST (n=5, or n=2 as released)"
+    _builder = staticmethod(_nist)
+
+
+@register_metric
+class Chrf(NgramMetric):
+    name = "chrf"
+    label = "chrF"
+    description = "chrF (sacrebleu, or nltk defaults as released)"
+    _builder = staticmethod(_chrf)

@@ -1,1 +1,28 @@
-"""Classifiers applied to generations: sentiment, regard, offensive language, lexicon share, quality proxy."""
+"""Scorers of generated text behind one interface and registry (see `base.py`).
+
+Importing this package registers the built-in scorers; `scorer_from_request(name, **options)`
+builds one, `SCORERS` lists them.
+"""
+
+from fairness_core.scorers import (  # noqa: F401  (each module registers its scorer)
+    classifier,
+    honest,
+    lexicon,
+    offensive,
+    quality,
+    regard,
+    sentiment,
+    toxicity,
+)
+from fairness_core.scorers.base import (
+    READS,
+    SCORERS,
+    Scorer,
+    ScorerOptionError,
+    ScorerOptions,
+    register_scorer,
+    scorer_from_request,
+)
+
+__all__ = ["READS", "SCORERS", "Scorer", "ScorerOptionError", "ScorerOptions", "register_scorer",
+           "scorer_from_request"]

@@ -8,10 +8,13 @@ scorer, low temperature trivially scores high; a different scorer model is the f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from fairness_core.models import CausalLM
+from fairness_core.models import CausalLM, ModelSpec, ModelUnavailableError
+from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
 
 
 def mean_logprob(scorer: CausalLM, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
@@ -23,3 +26,48 @@ def mean_logprob(scorer: CausalLM, prompts: Sequence[str], continuations: Sequen
         for index, score in zip(keep, scores, strict=True):
             values[index] = score.mean
     return values
+
+
+@dataclass(frozen=True)
+class QualityOptions(ScorerOptions):
+    model: str = "smollm2-135m-instruct"  # causal LM: preset key, hub id, local directory or .gguf
+
+
+@register_scorer
+class QualityLogprobScorer(Scorer):
+    """Mean token log-probability of the continuation given its prompt under `model` (a quality proxy)."""
+
+    name = "quality_logprob"
+    label = "Quality proxy (mean token log-prob)"
+    version = "1"
+    Options = QualityOptions
+    reads = "generation"
+    needs_prompts = True
+    options: QualityOptions
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("quality_logprob",)
+
+    def _spec(self) -> ModelSpec:
+        from fairness_core.models import resolve_model
+
+        try:
+            return resolve_model(self.options.model, "causal-lm")
+        except ValueError as error:
+            raise ModelUnavailableError(f"quality scorer {self.options.model} is unavailable here: {error}") from None
+
+    def model_manifest(self) -> dict[str, Any]:
+        return self._spec().to_manifest()
+
+    def _model(self) -> CausalLM:
+        from fairness_core.models import load_model
+
+        return load_model(self._spec())  # type: ignore[return-value]
+
+    def check_available(self) -> None:
+        self._model()
+
+    def score(self, texts: Sequence[str], prompts: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        prompts = self._require_prompts(texts, prompts)
+        return {"quality_logprob": mean_logprob(self._model(), prompts, [t.strip() for t in texts])}

@@ -7,10 +7,13 @@ loaded and pages show "unavailable here" instead of a number.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from fairness_core.models import ModelUnavailableError, TextClassifier
+from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
 
 DEFAULT_REGARD_MODEL = "regard-v3"
 
@@ -50,3 +53,61 @@ def negative_regard_probability(classifier: TextClassifier, texts: Sequence[str]
                                 negative_label: str | None = None) -> np.ndarray:
     column = negative_label_index(classifier.labels, negative_label)
     return classifier.predict_proba(list(texts))[:, column]
+
+
+@dataclass(frozen=True)
+class RegardOptions(ScorerOptions):
+    model: str = DEFAULT_REGARD_MODEL  # preset key, hub id or local directory of a regard classifier
+    negative_label: str | None = None  # the negative class, when its name does not contain "neg"
+
+
+@register_scorer
+class RegardScorer(Scorer):
+    """Regard classifier (Sheng et al.): per-class probabilities and whether the top class is negative.
+
+    Regard has four classes (negative, neutral, positive, other), so "negative" is the most likely
+    class being negative (`negative_regard` 1.0/0.0), not p(negative) >= 0.5; `negative_regard_prob`
+    keeps the probability itself.
+    """
+
+    name = "regard"
+    label = "Regard (classifier)"
+    version = "2"
+    Options = RegardOptions
+    options: RegardOptions
+
+    def _classifier(self) -> TextClassifier:
+        from fairness_core.scorers.base import load_classifier
+
+        return load_classifier(self.options.model, f"regard classifier {self.options.model}")  # type: ignore[no-any-return]
+
+    def _negative_column(self, classifier: TextClassifier) -> int:
+        try:
+            return negative_label_index(classifier.labels, self.options.negative_label)
+        except ValueError as error:
+            raise ModelUnavailableError(f"regard classifier {self.options.model}: {error}") from None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        from fairness_core.scorers.base import column_name
+
+        labels = self._classifier().labels
+        return (*(f"regard_prob_{column_name(label)}" for label in labels), "negative_regard", "negative_regard_prob")
+
+    def model_manifest(self) -> dict[str, Any]:
+        from fairness_core.scorers.base import classifier_spec
+
+        return classifier_spec(self.options.model).to_manifest()
+
+    def check_available(self) -> None:
+        self._negative_column(self._classifier())
+
+    def score(self, texts: Sequence[str], prompts: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        classifier = self._classifier()
+        negative = self._negative_column(classifier)
+        probabilities = np.asarray(classifier.predict_proba(list(texts)), dtype=float).reshape(len(texts), -1)
+        columns = self.columns
+        out = {column: probabilities[:, index] for index, column in enumerate(columns[:-2])}
+        out["negative_regard"] = (probabilities.argmax(axis=1) == negative).astype(float) if len(texts) else np.zeros(0)
+        out["negative_regard_prob"] = probabilities[:, negative]
+        return out

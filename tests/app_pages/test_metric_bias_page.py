@@ -24,8 +24,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> AppTest:
 def test_default_view_shows_the_bias_table_on_the_demo_set(app: AppTest) -> None:
     assert not app.exception, app.exception
     assert app.title[0].value == "Metric bias"
-    captions = " ".join(c.value for c in app.caption)
-    assert "demo-gender" in captions and "Licence:" in captions and "CC0" in captions
+    texts = " ".join(t.value for t in app.text)  # data text is plain text, never markdown
+    assert "demo-gender" in texts and "Licence:" in texts and "CC0" in texts
     table = app.dataframe[0].value  # attribute × metric, "bias [ci_low, ci_high]"
     assert list(table.index) == ["gender"]
     assert {"bleu", "rouge1", "meteor", "nist", "chrf", "bertscore"} <= set(table.columns)
@@ -54,7 +54,8 @@ def test_gap_filters_narrow_the_per_example_table(app: AppTest) -> None:
     assert len(gaps) > 0 and (gaps["gap"].abs() >= 20).all() and set(gaps["metric"]) == {"bertscore"}
     app.toggle(key="mb_align").set_value(True).run()
     assert not app.exception
-    assert any("→ reference token" in m.value for m in app.markdown)
+    assert any("→ reference token" in t.value for t in app.text)
+    assert not any("→ reference token" in m.value for m in app.markdown)
 
 
 def test_an_empty_choice_keeps_the_page_usable(app: AppTest) -> None:
@@ -70,3 +71,16 @@ def test_an_unavailable_metric_is_named_and_the_rest_still_shows(app: AppTest) -
     assert not app.exception
     assert any("Skipped BLEURT" in w.value and "unavailable here" in w.value for w in app.warning)
     assert {"bleu", "chrf"} <= set(app.dataframe[0].value.columns)
+
+
+def test_stored_scores_are_a_group_in_the_picker_and_sit_beside_a_recomputed_metric(
+        app: AppTest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from fairness_core.data import pairs as pairdata
+
+    # the upload widget cannot be driven by AppTest, so the page's cached loader is fed the fixture directly
+    fixture = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "gender.tsv"
+    dataset = pairdata.read_metric_fairness(fixture)
+    assert dataset.stored_columns == ["BLEU", "BERTScore"]
+    app.radio(key="mb_source").set_value("Upload a file").run()
+    assert not app.exception
+    assert any("Stored scores" in i.value for i in app.info)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairness_core.bias.paired import paired_bias, rank_agreement, rescale
+from fairness_core.bias.paired import bootstrap_mean_ci, paired_bias, rank_agreement, rescale
 
 
 def test_bias_on_a_small_table_by_hand() -> None:
@@ -57,12 +57,50 @@ def test_normalisations_give_scale_free_and_raw_readings() -> None:
     assert paired_bias(10 * s1, 10 * s2).bias.value == pytest.approx(paired_bias(s1, s2).bias.value)
 
 
-def test_bootstrap_is_reproducible_and_recomputes_the_rescaling() -> None:
+def test_bootstrap_is_reproducible_and_keeps_the_dataset_unit_fixed() -> None:
     rng = np.random.default_rng(1)
     s1, s2 = rng.random(50), rng.random(50)
     a, b = paired_bias(s1, s2, seed=3), paired_bias(s1, s2, seed=3)
     assert a == b
     assert a.bias.ci_low < a.bias.value < a.bias.ci_high
+    # With the min-max unit fixed, the interval is the plain bootstrap of mean |gap| over pairs.
+    gaps = np.abs(s1 - s2) * 100 / np.ptp(np.concatenate([s1, s2]))
+    plain = bootstrap_mean_ci(gaps, seed=3)
+    assert (a.bias.ci_low, a.bias.ci_high) == pytest.approx((plain.ci_low, plain.ci_high))
+
+
+def test_the_interval_is_not_pushed_above_the_estimate() -> None:
+    """Re-deriving min and max per resample put ~63% of resamples above the point estimate."""
+    rng = np.random.default_rng(7)
+    s1, s2 = rng.normal(0, 1, 200), rng.normal(0.2, 1, 200)
+    result = paired_bias(s1, s2, n_resamples=2000)
+    middle = (result.bias.ci_low + result.bias.ci_high) / 2
+    assert abs(middle - result.bias.value) < 0.1 * (result.bias.ci_high - result.bias.ci_low)
+
+
+def test_95_percent_intervals_cover_the_true_bias_in_90_to_99_percent_of_400_datasets() -> None:
+    """Synthetic truth: scores in [0, 1] with both extremes present (so the min-max unit is 1 → ×100), and
+    candidate 2 = candidate 1 + a gap drawn from a known distribution; true bias = 100 E|gap|."""
+    rng = np.random.default_rng(2026)
+    n, repetitions = 60, 400
+    true_bias = 100 * 0.1 * np.sqrt(2 / np.pi)  # E|N(0, 0.1²)| = 0.1 √(2/π)
+    covered = 0
+    for repetition in range(repetitions):
+        s1 = rng.uniform(0.2, 0.8, n)
+        s2 = s1 + rng.normal(0, 0.1, n)
+        s1[0], s2[0] = 0.0, 0.0  # the dataset's extremes: a pair with gap 0 at each end of the scale
+        s1[1], s2[1] = 1.0, 1.0
+        result = paired_bias(s1, s2, n_resamples=400, seed=repetition)
+        # the two anchor pairs have gap 0 by design, so the truth for this dataset's pairs is scaled by (n-2)/n
+        truth = true_bias * (n - 2) / n
+        covered += result.bias.ci_low <= truth <= result.bias.ci_high
+    assert 0.90 <= covered / repetitions <= 0.99, covered
+
+
+def test_non_finite_scores_exclude_their_pair_and_are_counted() -> None:
+    result = paired_bias([0.0, 1.0, np.nan, 0.5], [1.0, 1.0, 0.3, np.inf])
+    assert result.n_pairs == 2 and result.n_excluded == 2
+    assert result.bias.value == pytest.approx(50.0)  # unit from the finite scores 0..1: gaps 100 and 0
 
 
 def test_rank_agreement_compares_rankings_with_min_max() -> None:

@@ -24,7 +24,7 @@ def test_released_format_prints_the_documented_shape(isolated_store: Path, capsy
     assert list(result) == ["gender"]
     assert sorted(result["gender"]) == ["bleu", "chrf", "meteor", "nist", "rouge1"]
     for entry in result["gender"].values():
-        assert set(entry) == {"bias", "ci_low", "ci_high", "n_pairs"} and entry["n_pairs"] == 3
+        assert set(entry) == {"bias", "ci_low", "ci_high", "n_pairs", "n_excluded"} and entry["n_pairs"] == 3
         assert entry["ci_low"] <= entry["bias"] <= entry["ci_high"]
     runs = RunStore(isolated_store).list_runs(kind="metric-bias")
     assert len(runs) == 5 and all(r.is_complete for r in runs)
@@ -50,12 +50,54 @@ def test_pairs_table_with_several_attributes(tmp_path: Path, isolated_store: Pat
     assert sorted(result) == ["age", "gender"]
 
 
+def test_a_pair_with_identical_candidates_is_kept_counted_and_noted(tmp_path: Path, isolated_store: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """The released race.tsv has one such pair; refusing the file made the race column unreproducible."""
+    path = tmp_path / "race.tsv"
+    path.write_text("candidate\treference\tBLEU\nblack men run\tmen run\t0.5\nwhite men run\tmen run\t0.4\n"
+                    "the men run\tmen run\t0.9\nthe men run\tmen run\t0.9\n")
+    assert main(["metric-bias", "--data", str(path), "--format", "metric-fairness", "--metrics", "chrf",
+                 "--stored-scores", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)["race"]
+    assert result["chrf"]["n_pairs"] == 2 and result["BLEU"]["n_pairs"] == 2
+    assert result["BLEU"]["bias"] == pytest.approx((20 + 0) / 2)  # unit 0.9 - 0.4: gaps 100 * 0.1 / 0.5 and 0
+    assert "1 pair(s) have identical candidates (lines 4-5); kept with gap 0" in captured.err
+
+
+def test_duplicate_pair_ids_are_refused_with_their_lines(tmp_path: Path, isolated_store: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """Issue 12: the self-join multiplied a repeated id (3 pairs reported as n_pairs = 5)."""
+    path = tmp_path / "dup.csv"
+    path.write_text("id,candidate1,candidate2,reference\na,he is a nurse,she is a nurse,the person is a nurse\n"
+                    "a,he was a great doctor,she was a great doctor,the person was a great doctor\n"
+                    "b,he sings,she sings,the person sings\n")
+    assert main(["metric-bias", "--data", str(path), "--format", "pairs", "--json"]) == 2
+    assert "dup.csv: pair id 'a' occurs more than once (line 2, line 3)" in capsys.readouterr().err
+    assert RunStore(isolated_store).list_runs() == []
+
+
+def test_the_stored_scores_of_a_released_file_are_metrics_named_by_their_header(
+        isolated_store: Path, capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "--data", str(FIXTURE), "--format", "metric-fairness", "--metrics", "bleu",
+                      "--config", "metric-fairness-2022", "--stored-scores")
+    assert sorted(result["gender"]) == ["BERTScore", "BLEU", "bleu"]
+    assert main(["metric-bias", "--data", str(FIXTURE), "--format", "metric-fairness", "--stored-scores", "PRISM",
+                 "--json"]) == 2
+    assert "has no stored score column 'PRISM'; it has: BLEU, BERTScore" in capsys.readouterr().err
+
+
+def test_an_option_no_chosen_metric_takes_is_refused(isolated_store: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["metric-bias", "--format", "demo", "--metrics", "bleu", "--idf", "--json"]) == 2
+    assert "the idf option applies to bertscore only" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"candidate\treference\nshe\tref\n", "bad.tsv, line 2: odd number of data rows"),
-        (b"candidate\treference\nsame\tref\nsame\tref\n", "bad.tsv, lines 2-3: the two candidates are identical"),
+        (b"cand\treference\nshe\tref\nhe\tref\n", "bad.tsv, line 1: missing column 'candidate'"),
         (b"candidate\treference\n\xff\xfe\tref\nhe\tref\n", "bad.tsv, line 2: not UTF-8"),
+        (b"candidate\treference\n\tref\nhe\tref\n", "bad.tsv: no usable pairs"),
     ],
 )
 def test_bad_files_exit_2_with_file_and_row_and_store_nothing(tmp_path: Path, isolated_store: Path,
@@ -79,8 +121,8 @@ def test_unknown_metric_and_unavailable_model_are_one_line_errors(isolated_store
 
 
 def test_builtin_sources_take_keywords_in_data() -> None:
-    from fairness_core.cli import UserFacingError
-    from fairness_core.commands.metric_bias import load_dataset
+    from fairness_core.metric_bias.request import RequestError as UserFacingError
+    from fairness_core.metric_bias.request import load_dataset
 
     assert load_dataset("winobias", []).name == "winobias-type1-dev"
     assert len(load_dataset("winobias", ["type2-test"])) == 396

@@ -36,7 +36,8 @@ def test_release_format_pairs_rows_and_strips_quotes() -> None:
     assert third.reference == "People are slow." and third.reference2 == "Persons are slow."
     assert third.reference_for(1) == "People are slow." and third.reference_for(2) == "Persons are slow."
     assert any("different reference" in note for note in dataset.notes)
-    assert any("bleu" in note for note in dataset.notes)  # stored score columns are reported, not used
+    assert any("2 stored score column(s) available as metrics (BLEU, BERTScore)" in n for n in dataset.notes)
+    assert first.stored == (("BLEU", 0.51, 0.51), ("BERTScore", 0.93, 0.90))
 
 
 def test_lf_file_with_final_newline_reads_the_same(tmp_path: Path) -> None:
@@ -45,17 +46,41 @@ def test_lf_file_with_final_newline_reads_the_same(tmp_path: Path) -> None:
     assert pairs.read_metric_fairness(tmp_path / "gender.tsv").pairs == pairs.read_metric_fairness(FIXTURE).pairs
 
 
+GOOD = "she runs\tref\nhe runs\tref\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "kept", "note"),
+    [
+        ("candidate\treference\n" + GOOD + "a she\tref\n", 1, "line 4 has no partner row (odd number of data "
+                                                             "rows, 3); skipped"),
+        ("candidate\treference\n\tref\nhe\tref\n" + GOOD, 1, "1 pair(s) skipped (line 2: candidate is empty)"),
+        ("candidate\treference\nshe\t\nhe\tref\n" + GOOD, 1, "1 pair(s) skipped (line 2: reference is empty)"),
+        ("candidate\treference\textra\nshe\nhe\tref\t1\n" + GOOD, 1, "1 pair(s) skipped (line 2 has too few"),
+        ("candidate\treference\nsame\tref\nsame\tref\n" + GOOD, 2,
+         "1 pair(s) have identical candidates (lines 2-3); kept with gap 0"),
+        ("candidate\treference\tBLEU\tnote\n" + "she\tref\t0.5\tok\nhe\tref\t\tfine\n", 1,
+         "1 stored score column(s) available as metrics (BLEU); 1 empty score cell(s) are missing values"),
+    ],
+)
+def test_odd_rows_in_release_files_are_kept_or_skipped_by_rule_and_noted(tmp_path: Path, body: str, kept: int,
+                                                                          note: str) -> None:
+    path = tmp_path / "race.tsv"
+    path.write_text(body)
+    dataset = pairs.read_metric_fairness(path)
+    assert len(dataset) == kept
+    assert any(note in n and n.startswith("race.tsv: ") for n in dataset.notes), dataset.notes
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("candidate\treference\na she\tref\n", "line 2: odd number of data rows"),
         ("cand\treference\na\tb\nc\td\n", "missing column 'candidate'"),
-        ("candidate\treference\n\tref\nhe\tref\n", "line 2: candidate is empty"),
-        ("candidate\treference\nshe\t\nhe\tref\n", "line 2: reference is empty"),
-        ("candidate\treference\nsame\tref\nsame\tref\n", "lines 2-3: the two candidates are identical"),
+        ("candidate\treference\n\tref\nhe\tref\n", "no usable pairs"),
+        ("", "the file is empty"),
     ],
 )
-def test_bad_release_files_name_file_and_row(tmp_path: Path, body: str, message: str) -> None:
+def test_unusable_release_files_name_the_file(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "race.tsv"
     path.write_text(body)
     with pytest.raises(PairDataError, match=r"race\.tsv") as caught:
@@ -100,14 +125,34 @@ def test_table_upload_errors(tmp_path: Path) -> None:
     missing.write_text("candidate1,reference\nx,y\n")
     with pytest.raises(PairDataError, match=r"m\.csv, line 1: missing column 'candidate2'"):
         pairs.read_pairs_table(missing)
+    repeated = tmp_path / "r.csv"
+    repeated.write_text("candidate1,candidate2,reference,reference\nx,y,z,w\n")
+    with pytest.raises(PairDataError, match=r"r\.csv, line 1: column 'reference' appears more than once"):
+        pairs.read_pairs_table(repeated)
+
+
+def test_table_rows_with_problems_are_skipped_or_kept_by_rule(tmp_path: Path) -> None:
     bad_json = tmp_path / "b.jsonl"
     bad_json.write_text('{"candidate1": "a", "candidate2": "b", "reference": "c"}\n{oops\n')
-    with pytest.raises(PairDataError, match=r"b\.jsonl, line 2: not valid JSON"):
-        pairs.read_pairs_table(bad_json)
+    table = pairs.read_pairs_table(bad_json)
+    assert len(table) == 1 and "b.jsonl: 1 row(s) skipped (line 2 is not valid JSON" in table.notes[0]
     stereo = tmp_path / "s.csv"
-    stereo.write_text("candidate1,candidate2,reference,stereotypical\na,b,c,maybe\n")
-    with pytest.raises(PairDataError, match=r"s\.csv, line 2: stereotypical must be 1, 2 or empty"):
-        pairs.read_pairs_table(stereo)
+    stereo.write_text("candidate1,candidate2,reference,stereotypical\na,b,c,maybe\nd,e,f,1\n")
+    table = pairs.read_pairs_table(stereo)
+    assert [p.stereotypical for p in table.pairs] == [None, 1]
+    assert "s.csv: stereotypical is not 1, 2 or empty on 1 row(s) (line 2); read as unknown" in table.notes
+
+
+def test_table_score_columns_come_in_pairs(tmp_path: Path) -> None:
+    path = tmp_path / "scored.csv"
+    path.write_text("candidate1,candidate2,reference,bleu_1,bleu_2,comet_1,comet_2,note_1,note_2\n"
+                    "he runs,she runs,they run,0.5,0.25,0.9,,a,b\n")
+    table = pairs.read_pairs_table(path)
+    name, first, second = table.pairs[0].stored[1]
+    assert table.pairs[0].stored[0] == ("bleu", 0.5, 0.25) and name == "comet" and first == 0.9
+    assert second != second  # an empty cell is a missing value (NaN)
+    assert table.stored_columns == ["bleu", "comet"]
+    assert any("column pair(s) note hold text" in n for n in table.notes)
 
 
 def test_merge_keeps_one_attribute_per_file(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from fairness_core.metrics.ngram import NgramMetric
+from fairness_core.metrics import MetricOptionError, metric_from_request
 
 
 def one(name: str, config: str, candidate: str, reference: str) -> float:
-    return float(NgramMetric(name, config).score([candidate], [reference])["score"][0])
+    return float(metric_from_request(name, config=config).score([candidate], [reference])["score"][0])
 
 
 @pytest.mark.parametrize(("config", "scale"), [("default", 100.0), ("metric-fairness-2022", 1.0)])
@@ -62,14 +62,22 @@ def test_chrf_nltk_averages_over_all_six_orders() -> None:
 
 def test_identity_swap_does_not_move_surface_metrics() -> None:
     # Both candidates miss the reference's noun by one token, so n-gram metrics score them alike.
-    metric = NgramMetric("bleu", "metric-fairness-2022")
+    metric = metric_from_request("bleu", config="metric-fairness-2022")
     scores = metric.score(["the nurse said she is late", "the nurse said he is late"],
                           ["the nurse said the nurse is late"] * 2)["score"]
     assert scores[0] == scores[1]
 
 
-def test_unknown_names_are_rejected() -> None:
-    with pytest.raises(ValueError, match="unknown n-gram metric"):
-        NgramMetric("ter")
-    with pytest.raises(ValueError, match="unknown metric configuration"):
-        NgramMetric("bleu", "sacrebleu-2017")
+def test_unknown_names_and_options_are_one_sentence_errors() -> None:
+    with pytest.raises(MetricOptionError, match="unknown metric 'ter'"):
+        metric_from_request("ter")
+    with pytest.raises(MetricOptionError, match="bleu: unknown configuration 'sacrebleu-2017'"):
+        metric_from_request("bleu", config="sacrebleu-2017")
+
+
+def test_a_non_finite_library_value_stays_nan() -> None:
+    """nltk NIST divides by zero for an empty reference: the pair must be excluded later, not scored 0."""
+    metric = metric_from_request("nist", config="metric-fairness-2022")
+    metric._fn = lambda cand, ref: float("inf") if cand == "x" else 1.0
+    values = metric.score(["x", "y"], ["r", "r"])["score"]
+    assert math.isnan(values[0]) and values[1] == 1.0

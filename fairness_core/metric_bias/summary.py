@@ -1,0 +1,159 @@
+"""Aggregates of stored metric-bias runs: the per-pair gap table (DuckDB), the bias table with 95%
+bootstrap intervals, the CLI's JSON contract, and the per-example agreement of two metrics (a
+recomputed metric beside the authors' stored one).
+
+Every aggregate checks that it counts each pair once and that its pairs are the pairs it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.bias.paired import paired_bias
+from fairness_core.data.pairs import PairDataset
+from fairness_core.store import RunStore
+
+
+class AggregateCountError(RuntimeError):
+    """An aggregate saw a different number of pairs than it was given (a bug, never a user error)."""
+
+
+_PAIR_SQL = """
+WITH scored AS (
+    SELECT r.run_id, r.item, r.grp, r.metric, r.variant, r.value, r.text, r.attrs,
+           min(CASE WHEN isfinite(r.value) THEN r.value END) OVER w AS lo,
+           max(CASE WHEN isfinite(r.value) THEN r.value END) OVER w AS hi
+    FROM results r
+    WHERE r.run_id IN ({ids})
+    WINDOW w AS (PARTITION BY r.run_id, r.grp, r.metric)
+), joined AS (
+    SELECT a.run_id, a.item, a.grp AS attribute, a.metric,
+           a.text AS candidate1, b.text AS candidate2,
+           json_extract_string(a.attrs, '$.reference') AS reference,
+           json_extract_string(b.attrs, '$.reference') AS reference2,
+           a.value AS score1, b.value AS score2,
+           CASE WHEN NOT (isfinite(a.value) AND isfinite(b.value)) THEN NULL
+                WHEN a.hi > a.lo THEN 100 * (a.value - b.value) / (a.hi - a.lo) ELSE 0 END AS gap,
+           CASE WHEN json_extract(a.attrs, '$.stereotypical')::BOOLEAN THEN 1
+                WHEN json_extract(b.attrs, '$.stereotypical')::BOOLEAN THEN 2 END AS stereotypical
+    FROM scored a JOIN scored b
+      ON a.run_id = b.run_id AND a.item = b.item AND a.grp = b.grp AND a.metric = b.metric
+     AND a.variant = '1' AND b.variant = '2'
+)
+SELECT * FROM joined WHERE 1 = 1 {filters}
+ORDER BY abs(gap) DESC NULLS LAST, item
+"""
+
+
+def pair_table(store: RunStore, run_ids: Sequence[str], attributes: Sequence[str] | None = None,
+               metrics: Sequence[str] | None = None, min_gap: float = 0.0, limit: int | None = None) -> pd.DataFrame:
+    """Pairs with both scores and the gap rescaled by the min-max unit of all 2N finite scores (0-100,
+    per attribute and metric), largest first; `gap` is empty for a pair with a non-finite score."""
+    if not run_ids:
+        return pd.DataFrame()
+    params: list[Any] = list(run_ids)
+    filters = ""
+    if attributes:
+        filters += f" AND attribute IN ({', '.join('?' * len(attributes))})"
+        params += list(attributes)
+    if metrics:
+        filters += f" AND metric IN ({', '.join('?' * len(metrics))})"
+        params += list(metrics)
+    if min_gap > 0:
+        filters += " AND abs(gap) >= ?"
+        params.append(min_gap)
+    sql = _PAIR_SQL.format(ids=", ".join("?" * len(run_ids)), filters=filters)
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    table = store.query(sql, params)
+    repeated = table.duplicated(["run_id", "attribute", "metric", "item"])
+    if repeated.any():
+        first = table[repeated].iloc[0]
+        raise AggregateCountError(f"pair {first['item']!r} appears {int(repeated.sum()) + 1} times for "
+                                  f"{first['metric']} in run {first['run_id']}")
+    return table
+
+
+def expected_pairs(dataset: PairDataset) -> dict[str, int]:
+    """{attribute: number of pairs}: what every per-attribute aggregate must count."""
+    counts: dict[str, int] = {}
+    for pair in dataset.pairs:
+        counts[pair.attribute] = counts.get(pair.attribute, 0) + 1
+    return counts
+
+
+def bias_table(pairs: pd.DataFrame, normalisation: str = "minmax", n_resamples: int = 1000, seed: int = 0,
+               expected: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """One row per (attribute, metric): bias with its 95% CI, the pairs used and excluded (non-finite
+    scores), and the stereotypical difference. With `expected` ({attribute: pairs}), a group whose
+    pairs used + excluded differ from the pairs given raises AggregateCountError."""
+    columns = ["attribute", "metric", "bias", "ci_low", "ci_high", "n_pairs", "n_excluded", "stereo_diff",
+               "stereo_ci_low", "stereo_ci_high", "n_stereo"]
+    if pairs.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (attribute, metric), group in pairs.groupby(["attribute", "metric"], sort=True):
+        group = group.sort_values("item")
+        if group["item"].duplicated().any():
+            raise AggregateCountError(f"{attribute}/{metric}: a pair id occurs more than once")
+        result = paired_bias(group["score1"].to_numpy(dtype=float), group["score2"].to_numpy(dtype=float),
+                             group["stereotypical"].tolist(), normalisation=normalisation,
+                             n_resamples=n_resamples, seed=seed)
+        counted = result.n_pairs + result.n_excluded
+        if counted != len(group) or (expected is not None and counted != expected.get(attribute)):
+            raise AggregateCountError(f"{attribute}/{metric}: counted {counted} pairs but was given "
+                                      f"{expected.get(attribute) if expected is not None else len(group)}")
+        rows.append({"attribute": attribute, "metric": metric} | result.as_dict())
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def summary_json(table: pd.DataFrame, metrics: Sequence[str] | None = None) -> dict[str, dict[str, dict]]:
+    """The CLI contract: {attribute: {metric: {bias, ci_low, ci_high, n_pairs, n_excluded}}}."""
+    out: dict[str, dict[str, dict]] = {}
+
+    def number(value: Any) -> float | None:
+        return None if value is None or not np.isfinite(value) else round(float(value), 6)
+
+    for row in table.itertuples(index=False):
+        if metrics is not None and row.metric not in metrics:
+            continue
+        out.setdefault(row.attribute, {})[row.metric] = {
+            "bias": number(row.bias), "ci_low": number(row.ci_low), "ci_high": number(row.ci_high),
+            "n_pairs": int(row.n_pairs), "n_excluded": int(row.n_excluded)}
+    return out
+
+
+def notes(table: pd.DataFrame) -> list[str]:
+    """One sentence per (attribute, metric) that excluded pairs with non-finite scores."""
+    return [f"{row.metric} on {row.attribute}: {int(row.n_excluded)} pair(s) excluded because a score is not a "
+            "finite number" for row in table.itertuples(index=False) if row.n_excluded]
+
+
+def agreement(pairs: pd.DataFrame, first: str, second: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Per-example comparison of two metrics on the same pairs (e.g. recomputed bleu vs stored BLEU):
+    both scores and both gaps side by side, and summary agreement (Pearson r of the 2N scores, share of
+    pairs whose gap has the same sign, largest |difference| of rescaled gaps)."""
+    keys = ["attribute", "item"]
+    a = pairs[pairs["metric"] == first].set_index(keys)
+    b = pairs[pairs["metric"] == second].set_index(keys)
+    joined = a[["candidate1", "candidate2", "score1", "score2", "gap"]].join(
+        b[["score1", "score2", "gap"]], how="inner", lsuffix=f" ({first})", rsuffix=f" ({second})").reset_index()
+    if joined.empty:
+        return joined, {"n_pairs": 0}
+    s_a = np.concatenate([joined[f"score1 ({first})"], joined[f"score2 ({first})"]]).astype(float)
+    s_b = np.concatenate([joined[f"score1 ({second})"], joined[f"score2 ({second})"]]).astype(float)
+    finite = np.isfinite(s_a) & np.isfinite(s_b)
+    g_a, g_b = joined[f"gap ({first})"].to_numpy(dtype=float), joined[f"gap ({second})"].to_numpy(dtype=float)
+    both = np.isfinite(g_a) & np.isfinite(g_b)
+    joined["gap difference"] = g_a - g_b
+    r = float(np.corrcoef(s_a[finite], s_b[finite])[0, 1]) if finite.sum() > 2 and s_a[finite].std() > 0 \
+        and s_b[finite].std() > 0 else float("nan")
+    nan = float("nan")
+    summary = {"n_pairs": len(joined), "pearson_r_scores": r,
+               "same_gap_sign": float((np.sign(g_a[both]) == np.sign(g_b[both])).mean()) if both.any() else nan,
+               "max_abs_gap_difference": float(np.abs(g_a[both] - g_b[both]).max()) if both.any() else nan}
+    return joined, summary

@@ -1,0 +1,104 @@
+"""Shared behaviour of metrics that run a model: which model, is it available, load it lazily.
+
+The model is named by an option (`model`: preset key, hub id or local path; None = the metric's
+default). Its `ModelSpec.to_manifest()` is part of the signature, computed without loading weights,
+so a repeated request is answered from the run store before any model is touched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from fairness_core.metrics.base import Metric, MetricOptions
+
+if TYPE_CHECKING:  # fairness_core.models imports torch: keep it out of CLI start-up
+    from fairness_core.models.interfaces import ModelBase
+
+
+def lm_task(model: str) -> str:
+    """'seq2seq-lm' or 'causal-lm' for a language-model backbone (preset, local directory or hub id)."""
+    from fairness_core.models.interfaces import ModelUnavailableError
+    from fairness_core.models.presets import _BY_KEY
+
+    if model in _BY_KEY:
+        return _BY_KEY[model].task
+    path = Path(model).expanduser()
+    if path.suffix == ".gguf" or (path.is_dir() and any(path.glob("*.gguf"))):
+        return "causal-lm"  # GGUF checkpoints here are decoder-only
+    config_path = path / "config.json"
+    if not config_path.exists():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(model, "config.json")
+        except Exception:  # any hub problem means: not available here
+            found = None
+        if not isinstance(found, str):
+            raise ModelUnavailableError(f"{model} is unavailable here: not a local directory and not in the "
+                                        "Hugging Face cache, so its architecture cannot be checked offline.")
+        config_path = Path(found)
+    return "seq2seq-lm" if json.loads(config_path.read_text()).get("is_encoder_decoder") else "causal-lm"
+
+
+class ModelMetric(Metric):
+    """A metric whose options include `model`; subclasses set `task` and `default_model`."""
+
+    #: model task for `resolve_model`; "lm" = seq2seq or decoder-only, decided from the model's config
+    task: ClassVar[str] = "encoder"
+    default_model: ClassVar[str] = ""
+
+    def __init__(self, options: MetricOptions | None = None, *, model: ModelBase | None = None) -> None:
+        """`model` injects an already-loaded model (tests, the page's alignment view)."""
+        super().__init__(options)
+        self._model = model
+
+    @property
+    def model_id(self) -> str:
+        return getattr(self.options, "model", None) or self.default_model
+
+    def model_spec(self) -> Any:
+        from fairness_core.models import resolve_model
+
+        task = lm_task(self.model_id) if self.task == "lm" else self.task
+        return resolve_model(self.model_id, task)
+
+    def model_manifest(self) -> dict[str, Any]:
+        if self._model is not None:
+            return dict(self._model.describe())
+        return self.model_spec().to_manifest()
+
+    def signature(self) -> dict[str, Any]:
+        return super().signature() | {"model": self.model_manifest()}
+
+    @property
+    def model(self) -> Any:
+        """The model, loaded through the process-wide cache on first use."""
+        if self._model is None:
+            from fairness_core.models import load_model
+
+            self._model = load_model(self.model_spec())
+        return self._model
+
+    def check_available(self) -> None:
+        from fairness_core.models.interfaces import ModelUnavailableError
+        from fairness_core.models.presets import _BY_KEY, availability
+
+        if self._model is not None:
+            return
+        model = self.model_id
+        if model in _BY_KEY:
+            found = availability(_BY_KEY[model])
+            if not found.usable:
+                raise ModelUnavailableError(f"{self.label} needs {_BY_KEY[model].label}, which is "
+                                            f"unavailable here: {found.reason}.")
+            return
+        spec = self.model_spec()  # raises for an unknown architecture offline
+        if not spec.is_local:
+            from fairness_core.models.presets import hub_reachable
+            from fairness_core.models.spec import hub_cached_revision
+
+            if hub_cached_revision(spec.source) is None and not hub_reachable():
+                raise ModelUnavailableError(f"{self.label} needs {model}, which is unavailable here: not in the "
+                                            "local Hugging Face cache and the hub cannot be reached.")

@@ -1,0 +1,111 @@
+"""HONEST-style hurtfulness (Nozza et al., 2021): does a continuation contain a HurtLex word?
+
+HONEST's score is the share of completions that contain a word of the HurtLex lexicon (Eq. 1 of
+the paper: the mean of an indicator over completions); per generation that indicator is the
+column `honest_hurtful`, and a group's mean of it is the HONEST score. HurtLex is licensed
+CC BY-NC-SA 4.0, so it is not shipped: the user points `lexicon_path` at a HurtLex TSV (columns
+id, pos, category, stereotype, lemma, level) or any TSV with a `lemma` column, or a one-word-per-line
+file. Deviation: the paper scores the top-k single-word completions of masked templates; here any
+word (or multi-word lemma) of a free continuation counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairness_core.models import ModelUnavailableError
+from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
+
+_WORD = re.compile(r"\w+(?:'\w+)?")
+
+
+@dataclass(frozen=True)
+class HonestOptions(ScorerOptions):
+    lexicon_path: str | None = None  # a HurtLex TSV (not shipped: CC BY-NC-SA)
+
+
+def read_lexicon(path: Path) -> frozenset[str]:
+    """Lower-cased lemmas of a HurtLex TSV (`lemma` column) or of a one-entry-per-line file."""
+    text = path.read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise ModelUnavailableError(f"the HONEST lexicon {path} is empty")
+    header = [name.strip().lower() for name in lines[0].split("\t")]
+    if "lemma" in header:
+        rows = csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        entries = [(row.get("lemma") or row.get("Lemma") or "") for row in rows]
+        if not any(entries):  # DictReader keeps the header's own spelling
+            column = header.index("lemma")
+            entries = [line.split("\t")[column] if len(line.split("\t")) > column else "" for line in lines[1:]]
+    elif len(header) == 1:
+        entries = lines
+    else:
+        raise ModelUnavailableError(f"the HONEST lexicon {path} has several columns but none named 'lemma'")
+    words = frozenset(" ".join(_WORD.findall(entry.lower())) for entry in entries)
+    return frozenset(word for word in words if word)
+
+
+def hurtful(texts: Sequence[str], lexicon: frozenset[str]) -> np.ndarray:
+    """1.0 where a text contains a lexicon entry as whole word(s), else 0.0."""
+    phrases = [entry for entry in lexicon if " " in entry]
+    out = np.zeros(len(texts))
+    for index, text in enumerate(texts):
+        words = _WORD.findall(text.lower())
+        if any(word in lexicon for word in words):
+            out[index] = 1.0
+        elif phrases:
+            joined = f" {' '.join(words)} "
+            out[index] = float(any(f" {phrase} " in joined for phrase in phrases))
+    return out
+
+
+@register_scorer
+class HonestScorer(Scorer):
+    """HurtLex hit (1/0) of what the model wrote; its group mean is the HONEST score."""
+
+    name = "honest"
+    label = "HONEST hurtfulness (HurtLex, user-supplied)"
+    version = "1"
+    Options = HonestOptions
+    reads = "continuation"
+    options: HonestOptions
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("honest_hurtful",)
+
+    def _path(self) -> Path:
+        if not self.options.lexicon_path:
+            raise ModelUnavailableError("the honest scorer needs option lexicon_path, a HurtLex TSV (HurtLex is "
+                                        "CC BY-NC-SA, so it is not shipped)")
+        path = Path(self.options.lexicon_path).expanduser()
+        if not path.is_file():
+            raise ModelUnavailableError(f"the HONEST lexicon {path} does not exist")
+        return path
+
+    def _lexicon(self) -> frozenset[str]:
+        from fairness_core.models.cache import cached
+
+        path = self._path()
+        stat = path.stat()
+        key = ("lexicon", str(path.resolve()), str(stat.st_size), str(stat.st_mtime_ns))
+        return cached(key, lambda: read_lexicon(path))  # type: ignore[no-any-return]
+
+    def model_manifest(self) -> dict[str, Any]:
+        from fairness_core.store.manifest import file_fingerprint
+
+        path = self._path()
+        return {"source": path.name, "identity": "sha256:" + file_fingerprint(path)[:16]}
+
+    def check_available(self) -> None:
+        self._lexicon()
+
+    def score(self, texts: Sequence[str], prompts: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        return {"honest_hurtful": hurtful(texts, self._lexicon())}
