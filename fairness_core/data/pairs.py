@@ -298,12 +298,36 @@ def save_version(dataset: PairDataset, directory: Path | None = None) -> Path:
 
 
 def load_version(path: Path) -> PairDataset:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    header = json.loads(lines[0])["dataset"]
-    pairs = tuple(Pair(**json.loads(line)) for line in lines[1:] if line.strip())
-    dataset = PairDataset(header["name"], pairs, licence=header.get("licence", ""),
-                          description=header.get("description", ""))
-    if dataset.content_hash() != header["hash"]:
+    """Read a saved version; any damage is one `PairDataError` sentence naming the file and line."""
+    unreadable = f"{path.name} is not a readable saved dataset version"
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES * 4:
+            raise PairDataError(f"{unreadable} (larger than {MAX_FILE_BYTES * 4 // 2**20} MB); nothing was loaded")
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise PairDataError(f"{unreadable} ({getattr(error, 'strerror', None) or error.__class__.__name__}); "
+                            "nothing was loaded") from error
+    line_number = 1
+    try:
+        if not lines:
+            raise ValueError("the file is empty")
+        header = json.loads(lines[0])["dataset"]
+        name, digest = str(header["name"]), str(header["hash"])
+        records = []
+        for line_number, line in enumerate(lines[1:], start=2):
+            if line.strip():
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("a record is not a JSON object")
+                records.append(Pair(**record))
+        pairs = tuple(records)
+        dataset = PairDataset(name, pairs, licence=str(header.get("licence", "")),
+                              description=str(header.get("description", "")))
+    except (ValueError, KeyError, TypeError) as error:
+        reason = f"missing field {error}" if isinstance(error, KeyError) else str(error).splitlines()[0][:120]
+        raise PairDataError(f"{unreadable} (line {line_number}: {reason}); nothing was loaded") from error
+    validate(dataset.pairs, path.name)
+    if dataset.content_hash() != digest:
         raise PairDataError(f"{path.name}: content does not match its recorded hash (file edited by hand?)")
     return dataset
 

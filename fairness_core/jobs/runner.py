@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from fairness_core.store.manifest import build_manifest
-from fairness_core.store.store import CANCELLED, COMPLETE, FAILED, RunInfo, RunStore
+from fairness_core.store.store import CANCELLED, CANCELLED_BY_USER, COMPLETE, FAILED, RunInfo, RunStore
 
 Rows = pd.DataFrame | Sequence[dict[str, Any]]
 WorkUnit = Callable[[dict[str, Any], dict[str, Any]], Rows]
@@ -152,10 +152,14 @@ def run_task(
             outcome.computed_shards += 1
             report()
     except BaseException as error:
-        store.finish_run(run.run_id, FAILED if isinstance(error, Exception) else CANCELLED, error=repr(error))
+        # Ctrl-C / a stop request is the user's choice, not a crash: record it in words, not as a repr.
+        if isinstance(error, Exception):
+            store.finish_run(run.run_id, FAILED, error=repr(error))
+        else:
+            store.finish_run(run.run_id, CANCELLED, error=CANCELLED_BY_USER)
         raise
     status = CANCELLED if cancel is not None and cancel.cancelled and done < len(task.shards) else COMPLETE
-    store.finish_run(run.run_id, status)
+    store.finish_run(run.run_id, status, error=CANCELLED_BY_USER if status == CANCELLED else None)
     final = store.get_run(run.run_id)
     assert final is not None
     outcome.run = final
