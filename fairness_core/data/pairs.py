@@ -305,8 +305,8 @@ def load_version(path: Path) -> PairDataset:
             raise PairDataError(f"{unreadable} (larger than {MAX_FILE_BYTES * 4 // 2**20} MB); nothing was loaded")
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        raise PairDataError(f"{unreadable} ({getattr(error, 'strerror', None) or error.__class__.__name__}); "
-                            "nothing was loaded") from error
+        reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or str(error))
+        raise PairDataError(f"{unreadable} ({reason}); nothing was loaded") from error
     line_number = 1
     try:
         if not lines:
@@ -314,11 +314,18 @@ def load_version(path: Path) -> PairDataset:
         header = json.loads(lines[0])["dataset"]
         name, digest = str(header["name"]), str(header["hash"])
         records = []
-        for line_number, line in enumerate(lines[1:], start=2):
+        for offset, line in enumerate(lines[1:]):
+            line_number = offset + 2  # named in the message if this line is bad
             if line.strip():
                 record = json.loads(line)
                 if not isinstance(record, dict):
                     raise ValueError("a record is not a JSON object")
+                unknown = sorted(set(record) - set(Pair.__dataclass_fields__))
+                if unknown:
+                    raise ValueError(f"unexpected field {unknown[0]!r}")
+                for text_field in ("item", "candidate1", "candidate2", "reference", "attribute"):
+                    if not isinstance(record.get(text_field), str):
+                        raise ValueError(f"{text_field} must be text")
                 records.append(Pair(**record))
         pairs = tuple(records)
         dataset = PairDataset(name, pairs, licence=str(header.get("licence", "")),

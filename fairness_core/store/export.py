@@ -9,6 +9,7 @@ it is, and the result is confined to `folder` (a crafted run id such as `../../x
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -60,6 +61,8 @@ def check_destination(destination: Path) -> None:
         raise ExportError(f"cannot export to {destination}: it is not a regular file (a device or pipe); "
                           "give a file path")
     parent = destination.parent
+    if parent.exists() and not parent.is_dir():
+        raise ExportError(f"cannot export to {destination}: {parent} is not a folder")
     if not parent.is_dir():
         raise ExportError(f"cannot export to {destination}: the folder {parent} does not exist")
 
@@ -116,9 +119,8 @@ def _write_atomically(destination: Path, write: Callable[[Path], object]) -> Non
         write(staging)
         os.replace(staging, destination)
     except OSError as error:
-        try:
+        with contextlib.suppress(OSError):
             staging.unlink(missing_ok=True)
-        except OSError:
-            pass
-        reason = error.strerror or str(error)
+        # the errno's own words: library messages (pyarrow's) would name the temporary file
+        reason = os.strerror(error.errno) if error.errno else str(error).replace(str(staging), str(destination))
         raise ExportError(f"cannot export to {destination}: {reason}; nothing was written") from error

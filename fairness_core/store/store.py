@@ -204,7 +204,7 @@ class RunStore:
                 if time.monotonic() >= deadline:
                     raise StoreBusyError(
                         f"run store {self.path} is busy: another process has held its lock for more than "
-                        f"{self.lock_timeout_s:.0f} s, so nothing was changed; try again when that job finishes"
+                        f"{self.lock_timeout_s:g} s, so nothing was changed; try again when that job finishes"
                     ) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
@@ -216,6 +216,8 @@ class RunStore:
 
     def check(self) -> None:
         """Raise `StoreError` (one sentence) unless the file is absent or a readable run store; writes nothing."""
+        if self._schema_ready:
+            return
         if not self.path.exists():
             if self.path.parent.exists() and not self.path.parent.is_dir():
                 raise StoreUnreadableError(f"run store {self.path} cannot be created: {self.path.parent} is a file, "
