@@ -105,7 +105,7 @@ def sidebar() -> None:
         st.caption(describe_device()["summary"])
         st.markdown("### Run store")
         if common.served():
-            st.caption(f"`{common.store_path()}` (set by the server; visitors cannot change it)")
+            st.caption(f"{common.inline_code(str(common.store_path()))} (set by the server; visitors cannot change it)")
         else:
             st.text_input(
                 "DuckDB file",
@@ -117,7 +117,7 @@ def sidebar() -> None:
             )
             problem = common.store_choice()[1]
             if problem:
-                st.error(problem)
+                st.error(common.escape_markdown(problem))
         size = common.get_store().size_bytes()
         st.caption(f"{size / 1e6:.2f} MB on disk" if size else "empty (created on the first run)")
         st.markdown("### Models")

@@ -12,6 +12,19 @@ from ui import common
 
 RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link
 TABLE_KEY = "runs_table"
+COLUMN_ORDER = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size", "created",
+                "batches", "rows", "note")
+COLUMNS = {
+    "run_id": st.column_config.TextColumn("run"),
+    "status": st.column_config.TextColumn("status", width="small"),
+    "what": st.column_config.TextColumn("metrics or grid", width="medium"),
+    "version": st.column_config.TextColumn("version", help="first 12 characters of the data's content hash"),
+    "seed": st.column_config.TextColumn("seed", width="small"),
+    "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
+    "batches": st.column_config.TextColumn("batches", width="small"),
+    "rows": st.column_config.NumberColumn("rows", width="small"),
+    "note": st.column_config.TextColumn("note", width="medium"),
+}
 
 st.title("Run store")
 st.markdown(
@@ -24,15 +37,15 @@ store = common.get_store()
 try:
     table = catalogue(store.list_runs())
 except StoreError as error:
-    st.error(str(error))
+    st.error(common.escape_markdown(str(error)))
     st.stop()
 if table.empty:
-    st.info(f"No runs stored yet in {common.escape_markdown(str(store.path))}. Run something on one of the "
+    st.info(f"No runs stored yet in {common.inline_code(str(store.path))}. Run something on one of the "
             "analysis pages or the CLI.")
     st.stop()
 
 filters = st.columns([3, 2, 2])
-search = filters[0].text_input("Search", key="runs_search", max_chars=200,
+search = filters[0].text_input("Search runs", key="runs_search", max_chars=200,
                                placeholder="e.g. winobias bleu, smollm2, a run id or a dataset hash")
 kinds = sorted(table["kind"].unique())
 chosen_kinds = filters[1].multiselect("Kinds", kinds, default=kinds, key="runs_kinds")
@@ -65,13 +78,8 @@ st.dataframe(
     key=table_key,
     on_select=_open_selected,
     selection_mode="single-row",
-    column_config={
-        "run_id": st.column_config.TextColumn("run"),
-        "what": st.column_config.TextColumn("metrics or grid", width="large"),
-        "version": st.column_config.TextColumn("version", help="first 12 characters of the data's content hash"),
-        "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
-        "note": st.column_config.TextColumn("note", width="medium"),
-    },
+    column_order=COLUMN_ORDER,
+    column_config=COLUMNS,
 )
 common.how_to_read(
     "Each row is one stored computation. *dataset* and *version* say which data (the version is the start of "
@@ -86,18 +94,18 @@ if not run_id:
     st.stop()
 info = store.get_run(run_id)
 if info is None:
-    st.warning(f"There is no run {common.escape_markdown(run_id[:80])} in this store (the link may come from "
+    st.warning(f"There is no run {common.inline_code(run_id[:80])} in this store (the link may come from "
                "another store).")
     st.stop()
 
 st.subheader("Opened run")
-description = table[table["run_id"] == info.run_id].iloc[0]
-st.dataframe(description.drop(labels=["note"]).astype(str).rename("value").to_frame(), width="stretch")
 if info.status == "failed":
     st.error("This run failed; the error it recorded:")
     st.code(info.error or "unknown error", language=None)
 elif note := status_note(info):
     st.warning(f"This run was {note}.")
+st.dataframe(table[table["run_id"] == info.run_id], hide_index=True, width="stretch", column_order=COLUMN_ORDER,
+             column_config=COLUMNS)
 common.manifest_box(info.manifest, info.run_id, from_cache=True)
 st.caption("Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items())))
 rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? "

@@ -114,14 +114,29 @@ def how_to_read(text: str) -> None:
 
 
 def escape_markdown(text: str) -> str:
-    """`text` shown literally inside st.markdown/st.error/st.caption (stored strings are data, not markup)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", " ".join(str(text).split()))
+    """`text` shown literally inside st.markdown/st.error/st.caption (stored strings are data, not markup).
+
+    Backslashes stop markdown syntax; bare URLs are turned into links after escapes are resolved, so a zero-width
+    space goes into `://`, `www.` and `@` (it breaks the auto-link and is invisible).
+    """
+    escaped = re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", " ".join(str(text).split()))
+    for pattern, replacement in ((r":/", ":\u200b/"), (r"(www)(\\\.)", "\\1\u200b\\2"), (r"@", "@\u200b")):
+        escaped = re.sub(pattern, replacement, escaped, flags=re.IGNORECASE)
+    return escaped
+
+
+def inline_code(text: str) -> str:
+    """`text` as one inline code span (literal: no markup, no links), whatever backticks it contains."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def manifest_box(manifest: dict[str, Any], run_id: str, from_cache: bool) -> None:
     """The run's reproducibility signature and full manifest, like sacrebleu prints its signature."""
     source = "served from the run store (no recomputation)" if from_cache else "computed now and stored"
-    st.caption(f"Run {escape_markdown(run_id)} — {source}. Signature: {escape_markdown(signature(manifest))}")
+    st.caption(f"Run {inline_code(run_id)} — {source}. Signature: {inline_code(signature(manifest))}")
     with st.expander("Run manifest (everything that determines these numbers)"):
         st.code(json.dumps(manifest, indent=2, ensure_ascii=False), language="json")
 

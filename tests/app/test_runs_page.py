@@ -82,14 +82,15 @@ def test_a_crafted_run_id_is_shown_as_text_and_opens_safely(isolated_store: Path
     raw.close()
     app = _runs_page(run=crafted)
     assert app.dataframe[0].value["run_id"].tolist() == [crafted]
-    assert all("](http" not in caption.value for caption in app.caption)  # escaped, not a live link
+    run_caption = next(caption.value for caption in app.caption if caption.value.startswith("Run "))
+    assert run_caption.startswith(f"Run `{crafted}`")  # an inline code span: literal text, never a link
     assert not list(isolated_store.parent.parent.glob("run-*"))
 
 
 def test_an_unknown_run_in_the_link_says_so(isolated_store: Path) -> None:
     run_task(make_task(), RunStore(isolated_store))
     app = _runs_page(run="[evil](http://example.invalid)")
-    assert "There is no run" in app.warning[0].value and "](http" not in app.warning[0].value
+    assert app.warning[0].value.startswith("There is no run `[evil](http://example.invalid)` in this store")
 
 
 def test_runs_page_with_an_empty_store_says_so(isolated_store: Path) -> None:

@@ -62,7 +62,8 @@ def test_cancelled_and_failed_runs_say_so_in_words() -> None:
 def table():
     return catalogue([
         _info("metric-bias", METRIC_BIAS_REQUEST, run_id="aaaa000000000001", created=datetime(2026, 11, 20)),
-        _info("decoding", DECODING_REQUEST, status=CANCELLED, run_id="bbbb000000000002", created=datetime(2026, 11, 21)),
+        _info("decoding", DECODING_REQUEST, status=CANCELLED, run_id="bbbb000000000002",
+              created=datetime(2026, 11, 21)),
         _info("metric-bias", {**METRIC_BIAS_REQUEST, "metric": {"name": "bleu", "config": {}}},
               run_id="cccc000000000003", created=datetime(2026, 11, 22)),
     ])

@@ -31,7 +31,8 @@ def test_a_full_disk_leaves_no_partial_export(store: RunStore, tmp_path: Path, m
     assert list(folder.iterdir()) == []
 
 
-def test_a_sidecar_name_taken_by_a_folder_is_refused_before_anything_is_written(store: RunStore, tmp_path: Path) -> None:
+def test_a_sidecar_name_taken_by_a_folder_is_refused_before_anything_is_written(store: RunStore,
+                                                                                 tmp_path: Path) -> None:
     run_id = run_task(make_task(), store).run_id
     (tmp_path / "run.csv.manifest.json").mkdir()  # the sidecar's name is taken by a folder
     with pytest.raises(ExportError, match="it is a folder"):
