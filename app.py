@@ -104,14 +104,21 @@ def sidebar() -> None:
         st.markdown("### Machine")
         st.caption(describe_device()["summary"])
         st.markdown("### Run store")
-        st.text_input(
-            "DuckDB file",
-            value=str(common.store_path()),
-            key=common.STORE_KEY,
-            help="Every run is stored here with its manifest; identical requests are answered from it.",
-        )
-        store = common.get_store()
-        size = store.size_bytes()
+        if common.served():
+            st.caption(f"{common.inline_code(str(common.store_path()))} (set by the server; visitors cannot change it)")
+        else:
+            st.text_input(
+                "DuckDB file",
+                value=str(common.store_path()),
+                key=common.STORE_KEY,
+                max_chars=1024,
+                help="Every run is stored here with its manifest; identical requests are answered from it. "
+                     "Only .duckdb files inside the store folder can be chosen (see docs/SECURITY.md).",
+            )
+            problem = common.store_choice()[1]
+            if problem:
+                st.error(common.escape_markdown(problem))
+        size = common.get_store().size_bytes()
         st.caption(f"{size / 1e6:.2f} MB on disk" if size else "empty (created on the first run)")
         st.markdown("### Batch jobs run on")
         options = list(common.EXECUTOR_LABELS) if common.ray_installed() else ["local"]

@@ -1,11 +1,30 @@
-"""Run store browser: every stored run, its manifest, its rows, and exports."""
+"""Run store browser: what every stored run computed, searchable; one click opens its manifest, rows, exports."""
 
 from __future__ import annotations
 
-import pandas as pd
+import hashlib
+
 import streamlit as st
 
+from fairness_core.store import StoreError
+from fairness_core.store.catalog import catalogue, filter_catalogue, status_note
 from ui import common
+
+RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link
+TABLE_KEY = "runs_table"
+COLUMN_ORDER = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size", "created",
+                "batches", "rows", "note")
+COLUMNS = {
+    "run_id": st.column_config.TextColumn("run"),
+    "status": st.column_config.TextColumn("status", width="small"),
+    "what": st.column_config.TextColumn("metrics or grid", width="medium"),
+    "version": st.column_config.TextColumn("version", help="first 12 characters of the data's content hash"),
+    "seed": st.column_config.TextColumn("seed", width="small"),
+    "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
+    "batches": st.column_config.TextColumn("batches", width="small"),
+    "rows": st.column_config.NumberColumn("rows", width="small"),
+    "note": st.column_config.TextColumn("note", width="medium"),
+}
 
 st.title("Run store")
 st.markdown(
@@ -15,35 +34,82 @@ st.markdown(
 )
 
 store = common.get_store()
-runs = store.list_runs()
-if not runs:
-    st.info(f"No runs stored yet in `{store.path}`. Run something on one of the analysis pages or the CLI.")
+try:
+    table = catalogue(store.list_runs())
+except StoreError as error:
+    st.error(common.escape_markdown(str(error)))
+    st.stop()
+if table.empty:
+    st.info(f"No runs stored yet in {common.inline_code(str(store.path))}. Run something on one of the "
+            "analysis pages or the CLI.")
     st.stop()
 
-table = pd.DataFrame([{
-    "run": run.run_id,
-    "kind": run.kind,
-    "status": run.status,
-    "batches": f"{run.shards_done}/{run.n_shards}",
-    "rows": run.n_rows,
-    "created": run.created_at,
-    "finished": run.finished_at,
-} for run in runs])
+filters = st.columns([3, 2, 2])
+search = filters[0].text_input("Search runs", key="runs_search", max_chars=200,
+                               placeholder="e.g. winobias bleu, smollm2, a run id or a dataset hash")
 kinds = sorted(table["kind"].unique())
-chosen_kinds = st.multiselect("Kinds", kinds, default=kinds)
-visible = table[table["kind"].isin(chosen_kinds)]
-st.dataframe(visible, hide_index=True, width="stretch")
+chosen_kinds = filters[1].multiselect("Kinds", kinds, default=kinds, key="runs_kinds")
+statuses = sorted(table["status"].unique())
+chosen_statuses = filters[2].multiselect("Status", statuses, default=statuses, key="runs_statuses")
+visible = filter_catalogue(table, kinds=chosen_kinds, statuses=chosen_statuses, search=search)
+st.caption(f"{len(visible)} of {len(table)} runs. Click a row to open it.")
 
-run_id = st.selectbox("Inspect run", visible["run"].tolist())
-if run_id:
-    info = store.get_run(run_id)
-    assert info is not None
-    common.manifest_box(info.manifest, info.run_id, from_cache=True)
-    st.caption("Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items())))
-    if info.error:
-        st.error(f"This run stopped with: {info.error}")
-    rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? LIMIT 500",
-                       [run_id])
-    st.markdown(f"First {len(rows)} of {info.n_rows} rows")
-    st.dataframe(rows, hide_index=True, width="stretch")
-    common.export_buttons(run_id, key=f"export_{run_id}")
+
+# Filtering changes which run sits in which row: a key per filter state clears a selection that would
+# otherwise point at another run.
+filter_state = repr((search, sorted(chosen_kinds), sorted(chosen_statuses))).encode("utf-8", "replace")
+table_key = f"{TABLE_KEY}_{hashlib.sha1(filter_state).hexdigest()[:10]}"
+visible_ids = visible["run_id"].tolist()
+
+
+def _open_selected() -> None:
+    """Selecting a row opens that run (and puts it in the URL); clearing the selection closes it."""
+    selection = st.session_state[table_key].selection.rows
+    if selection and selection[0] < len(visible_ids):
+        st.query_params[RUN_PARAM] = visible_ids[selection[0]]
+    elif RUN_PARAM in st.query_params:
+        del st.query_params[RUN_PARAM]
+
+
+st.dataframe(
+    visible,
+    hide_index=True,
+    width="stretch",
+    key=table_key,
+    on_select=_open_selected,
+    selection_mode="single-row",
+    column_order=COLUMN_ORDER,
+    column_config=COLUMNS,
+)
+common.how_to_read(
+    "Each row is one stored computation. *dataset* and *version* say which data (the version is the start of "
+    "its content hash, so an edited dataset is a new version); *metrics or grid* says what was computed; "
+    "*batches* shows how much of it is stored. Type words in Search to keep the runs whose description "
+    "contains all of them; click a row to open it below."
+)
+
+run_id = st.query_params.get(RUN_PARAM)
+if not run_id:
+    st.info("Click a run in the table to open its manifest, rows and exports.")
+    st.stop()
+info = store.get_run(run_id)
+if info is None:
+    st.warning(f"There is no run {common.inline_code(run_id[:80])} in this store (the link may come from "
+               "another store).")
+    st.stop()
+
+st.subheader("Opened run")
+if info.status == "failed":
+    st.error("This run failed; the error it recorded:")
+    st.code(info.error or "unknown error", language=None)
+elif note := status_note(info):
+    st.warning(f"This run was {note}.")
+st.dataframe(table[table["run_id"] == info.run_id], hide_index=True, width="stretch", column_order=COLUMN_ORDER,
+             column_config=COLUMNS)
+common.manifest_box(info.manifest, info.run_id, from_cache=True)
+st.caption("Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items())))
+rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? "
+                   "ORDER BY shard, rowid LIMIT 500", [info.run_id])
+st.markdown(f"First {len(rows)} of {info.n_rows} rows")
+st.dataframe(rows, hide_index=True, width="stretch")
+common.export_buttons(info.run_id, key="export_open_run")

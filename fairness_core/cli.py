@@ -56,6 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserFacingError, RayUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except Exception as error:  # a store that cannot be used is bad input too, not a crash
+        from fairness_core.store import StoreError
+
+        if not isinstance(error, StoreError):
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted; finished batches are kept in the store and the next run resumes", file=sys.stderr)
         return 130

@@ -8,6 +8,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 STORE_ENV = "FAIRNESS_LAB_STORE"
+STORE_ROOT_ENV = "FAIRNESS_LAB_STORE_ROOT"
+STORE_TIMEOUT_ENV = "FAIRNESS_LAB_STORE_TIMEOUT"
+SERVED_ENV = "FAIRNESS_LAB_SERVED"
 CACHE_ENV = "FAIRNESS_LAB_CACHE"
 
 
@@ -15,6 +18,27 @@ def store_path() -> Path:
     """The DuckDB run store: `$FAIRNESS_LAB_STORE`, else `data/runs.duckdb` in the repository."""
     configured = os.environ.get(STORE_ENV)
     return Path(configured).expanduser() if configured else REPO_ROOT / "data" / "runs.duckdb"
+
+
+def store_root() -> Path:
+    """The only folder whose stores the app's sidebar may open: `$FAIRNESS_LAB_STORE_ROOT`, else `data/`."""
+    configured = os.environ.get(STORE_ROOT_ENV)
+    return Path(configured).expanduser() if configured else REPO_ROOT / "data"
+
+
+def store_lock_timeout_s() -> float:
+    """How long a store operation waits for another process's lock: `$FAIRNESS_LAB_STORE_TIMEOUT`, else 60 s."""
+    configured = os.environ.get(STORE_TIMEOUT_ENV, "").strip()
+    try:
+        seconds = float(configured) if configured else 60.0
+    except ValueError:
+        seconds = 60.0
+    return seconds if seconds >= 0 and seconds == seconds else 60.0
+
+
+def served() -> bool:
+    """True when the app is served for others (`FAIRNESS_LAB_SERVED=1`): visitors cannot pick a store file."""
+    return os.environ.get(SERVED_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def cache_dir() -> Path:

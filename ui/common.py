@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from fairness_core import config
-from fairness_core.store import RunStore, signature
+from fairness_core.store import RunStore, StoreError, signature
 
 STORE_KEY = "store_path"
 EXECUTOR_KEY = "executor"
@@ -19,10 +20,36 @@ EXECUTOR_LABELS = {
 }
 
 
+def store_choice() -> tuple[Path, str | None]:
+    """(store path to use, the sentence saying why the sidebar's choice was refused, or None).
+
+    The choice is confined to the store root (`fairness_core.store.paths`); when the app is served for
+    others (`FAIRNESS_LAB_SERVED=1`) the sidebar choice is ignored and the configured store is used. A refused
+    or unreadable choice falls back to the configured store, so every page keeps working.
+    """
+    from fairness_core.store.paths import resolve_store_choice
+
+    default = config.store_path()
+    chosen = st.session_state.get(STORE_KEY)
+    if config.served() or not isinstance(chosen, str) or not chosen.strip():
+        return default, None
+    try:
+        path = resolve_store_choice(chosen)
+        if path != default:
+            _store_for(str(path)).check()
+    except StoreError as error:
+        return default, f"{error}. Using the configured store {default} instead."
+    return path, None
+
+
+def served() -> bool:
+    """True when the app is served for others: the sidebar shows the store but offers no choice."""
+    return config.served()
+
+
 def store_path() -> Path:
     """The store chosen in the sidebar for this session (default: env var or data/runs.duckdb)."""
-    chosen = st.session_state.get(STORE_KEY)
-    return Path(chosen).expanduser() if chosen else config.store_path()
+    return store_choice()[0]
 
 
 def get_store() -> RunStore:
@@ -110,27 +137,55 @@ def how_to_read(text: str) -> None:
         st.markdown(text)
 
 
+def escape_markdown(text: str) -> str:
+    """`text` shown literally inside st.markdown/st.error/st.caption (stored strings are data, not markup).
+
+    Backslashes stop markdown syntax; bare URLs are turned into links after escapes are resolved, so a zero-width
+    space goes into `://`, `www.` and `@` (it breaks the auto-link and is invisible).
+    """
+    escaped = re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", " ".join(str(text).split()))
+    for pattern, replacement in ((r":/", ":\u200b/"), (r"(www)(\\\.)", "\\1\u200b\\2"), (r"@", "@\u200b")):
+        escaped = re.sub(pattern, replacement, escaped, flags=re.IGNORECASE)
+    return escaped
+
+
+def inline_code(text: str) -> str:
+    """`text` as one inline code span (literal: no markup, no links), whatever backticks it contains."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def manifest_box(manifest: dict[str, Any], run_id: str, from_cache: bool) -> None:
     """The run's reproducibility signature and full manifest, like sacrebleu prints its signature."""
     source = "served from the run store (no recomputation)" if from_cache else "computed now and stored"
-    st.caption(f"Run `{run_id}` — {source}. Signature: `{signature(manifest)}`")
+    st.caption(f"Run {inline_code(run_id)} — {source}. Signature: {inline_code(signature(manifest))}")
     with st.expander("Run manifest (everything that determines these numbers)"):
         st.code(json.dumps(manifest, indent=2, ensure_ascii=False), language="json")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _export_files(store_path: str, run_id: str, fmt: str, n_rows: int) -> tuple[str, bytes, str | None]:
-    """(file name, bytes, sidecar manifest JSON or None); `n_rows` in the key re-exports a growing run."""
+    """(file name, bytes, sidecar manifest JSON or None); `n_rows` in the key re-exports a growing run.
+
+    The file name comes from `export_file_name` (a stored run id is never used as a path as it is) and
+    the export is confined to a fresh temporary folder.
+    """
     import tempfile
 
+    from fairness_core.store.export import export_into
+
     with tempfile.TemporaryDirectory() as tmp:
-        path = RunStore(store_path).export(run_id, Path(tmp) / f"run-{run_id}.{fmt}", fmt)
+        path = export_into(RunStore(store_path), run_id, tmp, fmt)
         sidecar = Path(str(path) + ".manifest.json")  # CSV and Parquet carry the manifest beside them
         return path.name, path.read_bytes(), sidecar.read_text() if sidecar.exists() else None
 
 
 def export_buttons(run_id: str, key: str) -> None:
     """Download the run's rows with its manifest as CSV, Parquet or JSON (exported once, then cached)."""
+    from fairness_core.store.export import export_file_name
+
     store = get_store()
     info = store.get_run(run_id)
     if info is None:
@@ -140,5 +195,5 @@ def export_buttons(run_id: str, key: str) -> None:
         name, data, manifest_json = _export_files(str(store.path), run_id, fmt, info.n_rows)
         column.download_button(f"Export {fmt.upper()}", data, file_name=name, key=f"{key}_{fmt}")
         if manifest_json is not None and fmt == "csv":
-            columns[3].download_button("Manifest JSON", manifest_json, file_name=f"run-{run_id}.manifest.json",
-                                       key=f"{key}_manifest")
+            columns[3].download_button("Manifest JSON", manifest_json, file_name=export_file_name(run_id, "json",
+                                       ".manifest"), key=f"{key}_manifest")

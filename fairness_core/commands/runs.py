@@ -11,8 +11,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("runs", help="list, show or export stored runs")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    listing = actions.add_parser("list", help="all runs, newest first")
-    listing.add_argument("--kind", help="only runs of this kind (e.g. metric-bias)")
+    listing = actions.add_parser("list", help="all runs, newest first: what each computed, filterable")
+    listing.add_argument("--kind", action="append", help="only runs of this kind (e.g. metric-bias); repeatable")
+    listing.add_argument("--status", action="append",
+                         choices=("running", "complete", "cancelled", "failed", "incomplete"),
+                         help="only runs with this status; repeatable")
+    listing.add_argument("--search", default="",
+                         help="words that must all appear in a run's description (dataset, version, metrics "
+                              "or grid, model, seed, run id), case-insensitive")
     listing.add_argument("--json", action="store_true")
     add_store_argument(listing)
     listing.set_defaults(handler=list_runs)
@@ -45,15 +51,21 @@ def _summary(info) -> dict:
 
 
 def list_runs(args: argparse.Namespace) -> int:
-    runs = open_store(args).list_runs(kind=args.kind)
+    from fairness_core.store.catalog import search_runs
+
+    table = search_runs(open_store(args), kinds=args.kind, statuses=args.status, search=args.search)
     if args.json:
-        print_json([_summary(info) for info in runs])
+        print_json(table.to_dict(orient="records"))
         return 0
-    if not runs:
-        print("no runs stored yet")
-    for info in runs:
-        print(f"{info.run_id}  {info.kind:<14} {info.status:<10} {info.shards_done}/{info.n_shards} batches  "
-              f"{info.n_rows} rows  {info.created_at:%Y-%m-%d %H:%M}")
+    if table.empty:
+        filtered = args.kind or args.status or args.search.strip()
+        print("no runs match these filters" if filtered else "no runs stored yet")
+    for row in table.itertuples(index=False):
+        described = "  ".join(part for part in (
+            f"{row.dataset} @{row.version}" if row.dataset or row.version else "", row.what,
+            f"model {row.model}" if row.model else "", f"seed {row.seed}" if row.seed else "", row.size) if part)
+        print(f"{row.run_id}  {row.kind:<14} {row.status:<10} {row.batches:>7} batches  {row.rows} rows  "
+              f"{row.created:%Y-%m-%d %H:%M}  {described}" + (f"  [{row.note}]" if row.note else ""))
     return 0
 
 
@@ -67,8 +79,10 @@ def _get(args: argparse.Namespace):
 
 def show_run(args: argparse.Namespace) -> int:
     _, info = _get(args)
+    from fairness_core.store.catalog import status_note
+
     document = dict(_summary(info), manifest=info.manifest, manifest_hash=info.manifest_hash,
-                    versions=info.versions, error=info.error)
+                    versions=info.versions, error=info.error, note=status_note(info))
     if args.json:
         print_json(document)
     else:
@@ -78,7 +92,17 @@ def show_run(args: argparse.Namespace) -> int:
 
 
 def export_run(args: argparse.Namespace) -> int:
-    store, info = _get(args)
-    written = store.export(info.run_id, args.destination, args.format)
+    from pathlib import Path
+
+    from fairness_core.store.export import ExportError, check_destination, export_format
+
+    destination = Path(args.destination).expanduser()
+    try:  # a bad destination is refused before the store is even opened
+        export_format(destination, args.format)
+        check_destination(destination)
+        store, info = _get(args)
+        written = store.export(info.run_id, destination, args.format)
+    except ExportError as error:
+        raise UserFacingError(str(error)) from error
     print(f"wrote {written}")
     return 0

@@ -446,12 +446,43 @@ def save_version(dataset: PairDataset, directory: Path | None = None) -> Path:
 
 
 def load_version(path: Path) -> PairDataset:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    header = json.loads(lines[0])["dataset"]
-    pairs = tuple(Pair(**json.loads(line)) for line in lines[1:] if line.strip())
-    dataset = PairDataset(header["name"], pairs, licence=header.get("licence", ""),
-                          description=header.get("description", ""))
-    if dataset.content_hash() != header["hash"]:
+    """Read a saved version; any damage is one `PairDataError` sentence naming the file and line."""
+    unreadable = f"{path.name} is not a readable saved dataset version"
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES * 4:
+            raise PairDataError(f"{unreadable} (larger than {MAX_FILE_BYTES * 4 // 2**20} MB); nothing was loaded")
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or str(error))
+        raise PairDataError(f"{unreadable} ({reason}); nothing was loaded") from error
+    line_number = 1
+    try:
+        if not lines:
+            raise ValueError("the file is empty")
+        header = json.loads(lines[0])["dataset"]
+        name, digest = str(header["name"]), str(header["hash"])
+        records = []
+        for offset, line in enumerate(lines[1:]):
+            line_number = offset + 2  # named in the message if this line is bad
+            if line.strip():
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("a record is not a JSON object")
+                unknown = sorted(set(record) - set(Pair.__dataclass_fields__))
+                if unknown:
+                    raise ValueError(f"unexpected field {unknown[0]!r}")
+                for text_field in ("item", "candidate1", "candidate2", "reference", "attribute"):
+                    if not isinstance(record.get(text_field), str):
+                        raise ValueError(f"{text_field} must be text")
+                records.append(Pair(**record))
+        pairs = tuple(records)
+        dataset = PairDataset(name, pairs, licence=str(header.get("licence", "")),
+                              description=str(header.get("description", "")))
+    except (ValueError, KeyError, TypeError) as error:
+        reason = f"missing field {error}" if isinstance(error, KeyError) else str(error).splitlines()[0][:120]
+        raise PairDataError(f"{unreadable} (line {line_number}: {reason}); nothing was loaded") from error
+    validate(dataset.pairs, path.name)
+    if dataset.content_hash() != digest:
         raise PairDataError(f"{path.name}: content does not match its recorded hash (file edited by hand?)")
     return dataset
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from fairness_core.jobs.context import ShardCancelled, shard_context
 from fairness_core.store.manifest import build_manifest
-from fairness_core.store.store import CANCELLED, COMPLETE, FAILED, RunInfo, RunStore
+from fairness_core.store.store import CANCELLED, CANCELLED_BY_USER, COMPLETE, FAILED, RunInfo, RunStore
 
 Rows = pd.DataFrame | Sequence[dict[str, Any]]
 WorkUnit = Callable[[dict[str, Any], dict[str, Any]], Rows]
@@ -202,7 +202,7 @@ def run_task(
     finally:
         _close(results)  # an executor with shards still in flight stops them now
     status = CANCELLED if cancel is not None and cancel.cancelled and done < len(task.shards) else COMPLETE
-    store.finish_run(run.run_id, status, error="cancelled by the user" if status == CANCELLED else None)
+    store.finish_run(run.run_id, status, error=CANCELLED_BY_USER if status == CANCELLED else None)
     final = store.get_run(run.run_id)
     assert final is not None
     outcome.run = final
@@ -212,7 +212,7 @@ def run_task(
 def describe_error(error: BaseException) -> str:
     """What the run store records about a run that stopped early, in words a user can read."""
     if isinstance(error, KeyboardInterrupt | ShardCancelled):
-        return "cancelled by the user"
+        return CANCELLED_BY_USER
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 

@@ -3,6 +3,7 @@
 from fairness_core.store.manifest import build_manifest, canonical_json, manifest_hash, signature
 from fairness_core.store.store import (
     CANCELLED,
+    CANCELLED_BY_USER,
     COMPLETE,
     FAILED,
     INCOMPLETE,
@@ -11,10 +12,14 @@ from fairness_core.store.store import (
     RunInfo,
     RunStore,
     StoreBusyError,
+    StoreError,
+    StoreUnreadableError,
+    open_duckdb,
 )
 
 __all__ = [
     "CANCELLED",
+    "CANCELLED_BY_USER",
     "COMPLETE",
     "FAILED",
     "INCOMPLETE",
@@ -23,8 +28,11 @@ __all__ = [
     "RunInfo",
     "RunStore",
     "StoreBusyError",
+    "StoreError",
+    "StoreUnreadableError",
     "build_manifest",
     "canonical_json",
     "manifest_hash",
+    "open_duckdb",
     "signature",
 ]

@@ -5,6 +5,11 @@ opened per operation, read-write for writers and read-only for readers, serialis
 process by a lock and retried with backoff when another process holds the file. A writer holds the
 file only for the few milliseconds of one batch transaction, so a second Streamlit session or the
 CLI waits briefly instead of crashing on `Conflicting lock`.
+
+Every connection opens with DuckDB's external access and extension auto-install/auto-load off and
+the configuration locked (`LOCKED_CONFIG`): a crafted store file cannot read server files through a
+view, and a path such as `md:x` cannot make DuckDB fetch an extension. A file that is not a run store
+(another format, a damaged file, another program's database) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -65,10 +70,41 @@ CREATE TABLE IF NOT EXISTS results (
 
 # Statuses written to the table. A `running` run whose owning process is gone reads as `incomplete`.
 RUNNING, COMPLETE, CANCELLED, FAILED, INCOMPLETE = "running", "complete", "cancelled", "failed", "incomplete"
+#: what a cancelled run records as its reason (never an exception's repr)
+CANCELLED_BY_USER = "cancelled by the user"
+
+#: Settings every connection opens with; locked, so no SQL in a crafted file can switch them back on.
+LOCKED_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+#: The columns a run store's own tables must have (other tables may exist beside them).
+_EXPECTED_COLUMNS = {
+    "runs": ["run_id", "kind", "manifest", "manifest_hash", "status", "n_shards", "created_at", "finished_at",
+             "versions", "owner", "error"],
+    "shards": ["run_id", "shard", "n_rows", "finished_at"],
+    "results": ["run_id", "shard", "item", "grp", "variant", "metric", "value", "text", "attrs"],
+}
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
 
 
-class StoreBusyError(RuntimeError):
+class StoreError(RuntimeError):
+    """A store that cannot be used; the message is one sentence naming the file."""
+
+
+class StoreBusyError(StoreError):
     """Another process held the store's file lock for longer than the configured timeout."""
+
+
+class StoreUnreadableError(StoreError):
+    """The store file is not a readable run store (another format, damaged, a folder, no permission)."""
+
+
+def open_duckdb(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with external access and extension loading off, configuration locked."""
+    return duckdb.connect(str(path), read_only=read_only, config=dict(LOCKED_CONFIG))
 
 
 @dataclass(frozen=True)
@@ -121,7 +157,13 @@ def _owner_alive(owner: str | None) -> bool:
 
 def _is_lock_error(error: Exception) -> bool:
     text = str(error).lower()
-    return "lock" in text or "being used by another process" in text
+    return "conflicting lock" in text or "could not set lock" in text or "being used by another process" in text
+
+
+def _is_damage(error: Exception) -> bool:
+    """Errors that mean the file's bytes are bad (not a mistake in the SQL)."""
+    text = str(error).lower()
+    return isinstance(error, duckdb.SerializationException) or "corrupt" in text or "checksum" in text
 
 
 class RunStore:
@@ -129,9 +171,9 @@ class RunStore:
 
     _process_lock = threading.RLock()
 
-    def __init__(self, path: str | Path | None = None, lock_timeout_s: float = 60.0) -> None:
+    def __init__(self, path: str | Path | None = None, lock_timeout_s: float | None = None) -> None:
         self.path = Path(path).expanduser() if path else config.store_path()
-        self.lock_timeout_s = lock_timeout_s
+        self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
 
     # -- connections -------------------------------------------------------------------------
@@ -143,6 +185,10 @@ class RunStore:
             con = self._open(read_only=not write)
             try:
                 yield con
+            except duckdb.Error as error:
+                if _is_damage(error):
+                    raise self._unreadable(error) from error
+                raise
             finally:
                 con.close()
 
@@ -151,26 +197,86 @@ class RunStore:
         delay = 0.01
         while True:
             try:
-                return duckdb.connect(str(self.path), read_only=read_only)
-            except (duckdb.IOException, duckdb.ConnectionException) as error:
-                if not _is_lock_error(error) or time.monotonic() >= deadline:
-                    if _is_lock_error(error):
-                        raise StoreBusyError(
-                            f"run store {self.path} stayed locked by another process for "
-                            f"{self.lock_timeout_s:.0f} s; try again when its job finishes"
-                        ) from error
-                    raise
+                return open_duckdb(self.path.absolute(), read_only=read_only)
+            except duckdb.Error as error:
+                if not _is_lock_error(error):
+                    raise self._unreadable(error) from error
+                if time.monotonic() >= deadline:
+                    raise StoreBusyError(
+                        f"run store {self.path} is busy: another process has held its lock for more than "
+                        f"{self.lock_timeout_s:g} s, so nothing was changed; try again when that job finishes"
+                    ) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
+
+    def _unreadable(self, error: BaseException) -> StoreUnreadableError:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = reason.replace("IO Error: ", "").replace("Serialization Error: ", "")[:160]
+        return StoreUnreadableError(f"run store {self.path} is unreadable ({reason}); nothing was changed")
+
+    def check(self) -> None:
+        """Raise `StoreError` (one sentence) unless the file is absent or a readable run store; writes nothing."""
+        if self._schema_ready:
+            return
+        if not self.path.exists():
+            if self.path.parent.exists() and not self.path.parent.is_dir():
+                raise StoreUnreadableError(f"run store {self.path} cannot be created: {self.path.parent} is a file, "
+                                           "not a folder; nothing was changed")
+            return
+        if self.path.is_dir():
+            raise StoreUnreadableError(f"run store {self.path} is a folder, not a DuckDB file; nothing was changed")
+        if not self.path.is_file():
+            raise StoreUnreadableError(f"run store {self.path} is not a regular file; nothing was changed")
+        try:
+            with open(self.path, "rb") as handle:
+                header = handle.read(12)
+        except OSError as error:
+            raise StoreUnreadableError(
+                f"run store {self.path} is unreadable ({error.strerror or error}); nothing was changed") from error
+        if header[8:12] != _DUCKDB_MAGIC:
+            raise StoreUnreadableError(f"run store {self.path} is unreadable: it is not a DuckDB database file; "
+                                       "nothing was changed")
+        with self._process_lock:
+            con = self._open(read_only=True)
+            try:
+                found = con.execute(
+                    "SELECT table_name, column_name, (SELECT table_type FROM information_schema.tables t "
+                    "WHERE t.table_name = c.table_name AND t.table_schema = c.table_schema LIMIT 1) "
+                    "FROM information_schema.columns c WHERE table_schema = 'main' AND table_catalog = "
+                    "current_database() ORDER BY table_name, ordinal_position"
+                ).fetchall()
+            except duckdb.Error as error:
+                raise self._unreadable(error) from error
+            finally:
+                con.close()
+        columns: dict[str, list[str]] = {}
+        kinds: dict[str, str] = {}
+        for table, column, table_type in found:
+            columns.setdefault(table, []).append(column)
+            kinds[table] = table_type
+        if columns and not set(columns) & set(_EXPECTED_COLUMNS):
+            raise StoreUnreadableError(f"run store {self.path} is a DuckDB database of another program (no runs "
+                                       "table); nothing was changed")
+        for table, expected in _EXPECTED_COLUMNS.items():
+            if table in columns and (kinds[table] != "BASE TABLE" or columns[table] != expected):
+                raise StoreUnreadableError(f"run store {self.path} is unreadable: its {table} table is not the lab's "
+                                           "(different columns, or a view); nothing was changed")
 
     def _ensure_schema(self) -> None:
         with self._process_lock:
             if self._schema_ready:
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.check()
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreUnreadableError(f"run store {self.path} cannot be created ({error.strerror or error}); "
+                                           "nothing was changed") from error
             con = self._open(read_only=False)
             try:
                 con.execute(_SCHEMA)
+            except duckdb.Error as error:
+                raise self._unreadable(error) from error
             finally:
                 con.close()
             self._schema_ready = True
@@ -326,35 +432,10 @@ class RunStore:
 
     # -- export ------------------------------------------------------------------------------
     def export(self, run_id: str, destination: str | Path, fmt: str | None = None) -> Path:
-        """Write a run's rows plus its manifest: CSV/Parquet get a sidecar `.manifest.json`."""
-        info = self.get_run(run_id)
-        if info is None:
-            raise KeyError(f"no run {run_id!r} in {self.path}")
-        destination = Path(destination)
-        fmt = (fmt or destination.suffix.lstrip(".") or "csv").lower()
-        frame = self.rows(run_id)
-        frame["attrs"] = frame["attrs"].map(lambda attrs: json.dumps(attrs, sort_keys=True))
-        manifest_doc = {
-            "run_id": info.run_id,
-            "manifest": info.manifest,
-            "manifest_hash": info.manifest_hash,
-            "status": info.status,
-            "versions": info.versions,
-        }
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "json":
-            document = dict(manifest_doc, rows=json.loads(frame.to_json(orient="records")))
-            destination.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
-            return destination
-        if fmt == "csv":
-            frame.to_csv(destination, index=False)
-        elif fmt == "parquet":
-            frame.to_parquet(destination, index=False)
-        else:
-            raise ValueError(f"unknown export format {fmt!r}; choose csv, parquet or json")
-        sidecar = destination.with_name(destination.name + ".manifest.json")
-        sidecar.write_text(json.dumps(manifest_doc, indent=2, ensure_ascii=False), encoding="utf-8")
-        return destination
+        """Write a run's rows plus its manifest (see `fairness_core.store.export.export_run`)."""
+        from fairness_core.store.export import export_run
+
+        return export_run(self, run_id, destination, fmt)
 
 
 def rows_frame(rows: pd.DataFrame | Sequence[dict[str, Any]]) -> pd.DataFrame:

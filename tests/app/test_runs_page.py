@@ -1,31 +1,98 @@
-"""The run store page lists stored runs and shows a run's manifest and rows."""
+"""The run store page: what each run is, filters and search, one click (or link) opens a run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 from streamlit.testing.v1 import AppTest
 
-from fairness_core.jobs import run_task
+from fairness_core.jobs import CancelToken, Progress, run_task
 from fairness_core.store import RunStore
 from tests.jobs.slow_task import make_task
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGE = "app_pages/runs.py"
 
 
-def test_runs_page_shows_a_stored_run(isolated_store: Path) -> None:
-    outcome = run_task(make_task(), RunStore(isolated_store))
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    app.switch_page("app_pages/runs.py").run()
+def _runs_page(run: str | None = None) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60)
+    if run:
+        app.query_params["run"] = run
+    app.run()
+    app.switch_page(PAGE).run()
     assert not app.exception, app.exception
+    return app
+
+
+def _cancelled_run(store: RunStore) -> str:
+    cancel = CancelToken()
+
+    def stop(progress: Progress) -> None:
+        if progress.done >= 2:
+            cancel.cancel()
+
+    return run_task(make_task(base=99), store, on_progress=stop, cancel=cancel).run_id
+
+
+def test_runs_page_describes_each_run_and_asks_for_a_click(isolated_store: Path) -> None:
+    outcome = run_task(make_task(), RunStore(isolated_store))
+    app = _runs_page()
     listing = app.dataframe[0].value
-    assert listing["run"].tolist() == [outcome.run_id] and listing["status"].tolist() == ["complete"]
+    assert listing["run_id"].tolist() == [outcome.run_id] and listing["status"].tolist() == ["complete"]
+    assert listing["kind"].tolist() == ["test-squares"] and listing["batches"].tolist() == ["12/12"]
+    assert "Click a run" in app.info[0].value
+
+
+def test_a_run_opens_from_the_link_with_manifest_and_rows(isolated_store: Path) -> None:
+    outcome = run_task(make_task(), RunStore(isolated_store))
+    app = _runs_page(run=outcome.run_id)
     assert "test-squares" in app.code[0].value  # the manifest
-    assert len(app.dataframe[1].value) == 60
+    assert len(app.dataframe[2].value) == 60  # catalogue, description, rows
+
+
+def test_search_and_status_filter_the_table(isolated_store: Path) -> None:
+    store = RunStore(isolated_store)
+    complete = run_task(make_task(), store).run_id
+    cancelled = _cancelled_run(store)
+    app = _runs_page()
+    assert set(app.dataframe[0].value["run_id"]) == {complete, cancelled}
+    app.text_input(key="runs_search").input("cancelled").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [cancelled]
+    app.text_input(key="runs_search").input("").run()
+    app.multiselect(key="runs_statuses").set_value(["complete"]).run()
+    assert app.dataframe[0].value["run_id"].tolist() == [complete]
+    assert not app.exception
+
+
+def test_a_cancelled_run_says_cancelled_by_the_user(isolated_store: Path) -> None:
+    cancelled = _cancelled_run(RunStore(isolated_store))
+    app = _runs_page(run=cancelled)
+    assert app.warning[0].value == "This run was cancelled by the user (2 of 12 batches stored)."
+    assert not app.error and "Interrupt" not in app.warning[0].value
+
+
+def test_a_crafted_run_id_is_shown_as_text_and_opens_safely(isolated_store: Path) -> None:
+    store = RunStore(isolated_store)
+    original = run_task(make_task(), store).run_id
+    crafted = "../../[x](http://example.invalid)"
+    raw = duckdb.connect(str(isolated_store))
+    for table in ("runs", "shards", "results"):
+        raw.execute(f"UPDATE {table} SET run_id = ? WHERE run_id = ?", [crafted, original])
+    raw.close()
+    app = _runs_page(run=crafted)
+    assert app.dataframe[0].value["run_id"].tolist() == [crafted]
+    run_caption = next(caption.value for caption in app.caption if caption.value.startswith("Run "))
+    assert run_caption.startswith(f"Run `{crafted}`")  # an inline code span: literal text, never a link
+    assert not list(isolated_store.parent.parent.glob("run-*"))
+
+
+def test_an_unknown_run_in_the_link_says_so(isolated_store: Path) -> None:
+    run_task(make_task(), RunStore(isolated_store))
+    app = _runs_page(run="[evil](http://example.invalid)")
+    assert app.warning[0].value.startswith("There is no run `[evil](http://example.invalid)` in this store")
 
 
 def test_runs_page_with_an_empty_store_says_so(isolated_store: Path) -> None:
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    app.switch_page("app_pages/runs.py").run()
-    assert not app.exception
+    app = _runs_page()
     assert "No runs stored yet" in app.info[0].value

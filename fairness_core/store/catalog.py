@@ -1,0 +1,200 @@
+"""The run catalogue: what each stored run is, in one row, and a filter/search over those rows.
+
+`describe_run` reads a run's manifest and says what it computed (kind, dataset name and version hash,
+metrics or decoding grid, model, seed, size, when). Manifests differ per kind, so the reader looks for the
+shapes the lab writes (`dataset`/`prompts` records, a `metric` record or `metrics` list, a `configs` grid
+or `systems`, `model`, `seed`/`seeds`) and leaves a field empty when a kind has no such thing.
+`search_runs` filters those rows in DuckDB (kind, status, free text); the CLI and the Run store page
+share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from fairness_core.store.store import CANCELLED, CANCELLED_BY_USER, FAILED, INCOMPLETE, RunInfo, RunStore, open_duckdb
+
+SUMMARY_COLUMNS = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size",
+                   "batches", "rows", "created", "note")
+#: the columns the free-text search looks in
+SEARCHED_COLUMNS = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size", "note")
+_MAX_GRID_SHOWN = 6
+
+
+def describe_run(info: RunInfo) -> dict[str, Any]:
+    """One catalogue row for a run (all text fields are plain strings; missing ones are "")."""
+    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
+    request = request if isinstance(request, dict) else {}
+    dataset_name, version, dataset_size = _dataset(request)
+    return {
+        "run_id": info.run_id,
+        "kind": info.kind,
+        "status": info.status,
+        "dataset": dataset_name,
+        "version": version,
+        "what": _what(request),
+        "model": _model(request),
+        "seed": _seed(request),
+        "size": ", ".join(part for part in (dataset_size, _repeats(request)) if part),
+        "batches": f"{info.shards_done}/{info.n_shards}",
+        "rows": info.n_rows,
+        "created": info.created_at,
+        "note": status_note(info),
+    }
+
+
+def status_note(info: RunInfo) -> str:
+    """A sentence for runs that did not finish: never an exception's repr for a cancel."""
+    done = f"{info.shards_done} of {info.n_shards} batches stored"
+    if info.status == CANCELLED:
+        return f"{CANCELLED_BY_USER} ({done})"
+    if info.status == FAILED:
+        return f"failed: {_short(info.error or 'unknown error', 160)} ({done})"
+    if info.status == INCOMPLETE:
+        return f"interrupted ({done}); running the same request again resumes it"
+    return ""
+
+
+def catalogue(runs: Iterable[RunInfo]) -> pd.DataFrame:
+    """Catalogue rows for these runs, newest first, with the columns of `SUMMARY_COLUMNS`."""
+    rows = [describe_run(info) for info in runs]
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def search_runs(
+    store: RunStore,
+    kinds: Sequence[str] | None = None,
+    statuses: Sequence[str] | None = None,
+    search: str = "",
+) -> pd.DataFrame:
+    """The store's catalogue filtered by kind, status and free text (every word must appear somewhere)."""
+    return filter_catalogue(catalogue(store.list_runs()), kinds=kinds, statuses=statuses, search=search)
+
+
+def filter_catalogue(
+    table: pd.DataFrame,
+    kinds: Sequence[str] | None = None,
+    statuses: Sequence[str] | None = None,
+    search: str = "",
+) -> pd.DataFrame:
+    """Filter catalogue rows in DuckDB; `None` for kinds/statuses means all, words are case-insensitive."""
+    if table.empty:
+        return table
+    conditions, params = [], []
+    if kinds is not None:
+        conditions.append("list_contains(?, kind)")
+        params.append(list(kinds))
+    if statuses is not None:
+        conditions.append("list_contains(?, status)")
+        params.append(list(statuses))
+    haystack = " || ' ' || ".join(f"coalesce(CAST({column} AS VARCHAR), '')" for column in SEARCHED_COLUMNS)
+    for word in search.lower().split():
+        conditions.append(f"contains(lower({haystack}), ?)")
+        params.append(word)
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+    con = open_duckdb(":memory:")
+    try:
+        con.register("catalogue", table)
+        found = con.execute(f"SELECT * FROM catalogue {where} ORDER BY created DESC, run_id", params).df()
+    finally:
+        con.close()
+    return found.reset_index(drop=True)
+
+
+# -- reading manifests ---------------------------------------------------------------------------
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _dataset(request: dict[str, Any]) -> tuple[str, str, str]:
+    for key in ("dataset", "prompts", "data"):
+        record = request.get(key)
+        if isinstance(record, dict) and ("name" in record or "hash" in record):
+            size = ""
+            if isinstance(record.get("n_pairs"), int):
+                size = f"{record['n_pairs']} pairs"
+            elif isinstance(record.get("n"), int):
+                size = f"{record['n']} {'prompts' if key == 'prompts' else 'items'}"
+            return str(record.get("name", "")), str(record.get("hash", ""))[:12], size
+    return "", "", ""
+
+
+def _model_name(record: Any) -> str:
+    if isinstance(record, str):
+        return record
+    if isinstance(record, dict):
+        for key in ("source", "name", "key", "model"):
+            if isinstance(record.get(key), (str, dict)):
+                return _model_name(record[key])
+    return ""
+
+
+def _config_text(config: Any) -> str:
+    if not isinstance(config, dict):
+        return str(config)
+    short = {"temperature": "T", "top_p": "p", "top_k": "k", "greedy": "greedy"}
+    parts = []
+    for key, value in config.items():
+        if key == "greedy":
+            if value:
+                parts.append("greedy")
+            continue
+        parts.append(f"{short.get(key, key)}={value}")
+    return " ".join(parts)
+
+
+def _what(request: dict[str, Any]) -> str:
+    parts = []
+    metric = request.get("metric")
+    if isinstance(metric, dict) and metric.get("name"):
+        parts.append(f"metric {metric['name']}")
+    metrics = request.get("metrics")
+    if isinstance(metrics, (list, tuple)) and metrics:
+        names = [m.get("name", "") if isinstance(m, dict) else str(m) for m in metrics]
+        parts.append("metrics " + ", ".join(name for name in names if name))
+    configs = request.get("configs") or request.get("grid")
+    if isinstance(configs, (list, tuple)) and configs:
+        shown = "; ".join(_config_text(c) for c in configs[:_MAX_GRID_SHOWN])
+        more = f"; +{len(configs) - _MAX_GRID_SHOWN} more" if len(configs) > _MAX_GRID_SHOWN else ""
+        parts.append(f"grid of {len(configs)}: {shown}{more}")
+    systems = request.get("systems")
+    if isinstance(systems, (list, tuple)) and systems:
+        names = [s.get("name") or _model_name(s) if isinstance(s, dict) else str(s) for s in systems]
+        parts.append(f"{len(systems)} system(s): " + ", ".join(n for n in names if n))
+    scorers = request.get("scorers")
+    if isinstance(scorers, (list, tuple)) and scorers:
+        names = [s[0] if isinstance(s, (list, tuple)) and s else s.get("name", "") if isinstance(s, dict) else str(s)
+                 for s in scorers]
+        parts.append("scorers " + ", ".join(str(n) for n in names if n))
+    return _short("; ".join(parts), 240)
+
+
+def _model(request: dict[str, Any]) -> str:
+    if request.get("model") is not None:
+        return _model_name(request["model"])
+    metric = request.get("metric")
+    if isinstance(metric, dict) and metric.get("model") is not None:
+        return _model_name(metric["model"])
+    systems = request.get("systems")
+    if isinstance(systems, (list, tuple)):
+        names = sorted({_model_name(s.get("model", s)) for s in systems if isinstance(s, dict)} - {""})
+        return ", ".join(names)
+    return ""
+
+
+def _seed(request: dict[str, Any]) -> str:
+    if "seed" in request and request["seed"] is not None:
+        return str(request["seed"])
+    seeds = request.get("seeds")
+    if isinstance(seeds, (list, tuple)) and seeds:
+        return ", ".join(str(seed) for seed in seeds)
+    return ""
+
+
+def _repeats(request: dict[str, Any]) -> str:
+    samples = request.get("samples")
+    return f"{samples} sample(s) each" if isinstance(samples, int) and samples > 1 else ""

@@ -1,0 +1,189 @@
+"""Every bad input to the CLI gets one sentence on stderr, exit code 2, and leaves the store as it was.
+
+One row per bad input. To add a case, append a `BadInput` to `CASES`:
+- `argv` is the command line after `python -m fairness_core`; `{store}` is a run store holding one complete
+  run, `{run}` that run's id, `{tmp}` the test's own folder (write any input files in `prepare`).
+- `phrase` must appear in the single `error: ...` line.
+- `prepare(workspace)` builds the bad file(s) first; it may return a cleanup callable.
+Every file under `{tmp}` (the store included) must be byte-for-byte unchanged afterwards, and no file
+may appear: nothing partial is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fairness_core.cli import main
+from fairness_core.jobs import run_task
+from fairness_core.store import RunStore
+from tests.jobs.slow_task import make_task
+
+
+@dataclass(frozen=True)
+class Workspace:
+    tmp: Path
+    store: Path
+    run: str
+
+
+@dataclass(frozen=True)
+class BadInput:
+    name: str
+    argv: tuple[str, ...]
+    phrase: str
+    prepare: Callable[[Workspace], Callable[[], None] | None] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+
+# -- builders for bad files ------------------------------------------------------------------------------
+def write(relative: str, content: bytes | str) -> Callable[[Workspace], None]:
+    def prepare(workspace: Workspace) -> None:
+        target = workspace.tmp / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            target.write_text(content, encoding="utf-8")
+        else:
+            target.write_bytes(content)
+    return prepare
+
+
+def damaged_store(relative: str) -> Callable[[Workspace], None]:
+    def prepare(workspace: Workspace) -> None:
+        data = bytearray(workspace.store.read_bytes())
+        data[4096:8192] = bytes((i * 37 + 11) % 256 for i in range(4096))
+        (workspace.tmp / relative).write_bytes(bytes(data))
+    return prepare
+
+
+def foreign_database(relative: str) -> Callable[[Workspace], None]:
+    def prepare(workspace: Workspace) -> None:
+        raw = duckdb.connect(str(workspace.tmp / relative))
+        raw.execute("CREATE TABLE invoices AS SELECT 1 AS id")
+        raw.close()
+    return prepare
+
+
+def hold_store_lock(workspace: Workspace) -> Callable[[], None]:
+    """Another process keeps the store open read-write (as a long job would)."""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, time
+        con = duckdb.connect({str(workspace.store)!r})
+        print("locked", flush=True)
+        time.sleep(30)
+    """)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder.kill
+
+
+VERSION_HEADER = '{"dataset": {"name": "edited", "licence": "", "description": "", "hash": "x"}}\n'
+PAIR = ('{"item": "a", "candidate1": "he is a nurse", "candidate2": "she is a nurse", '
+        '"reference": "the person is a nurse", "attribute": "gender"}\n')
+
+CASES = [
+    # runs export: the destination is checked before anything is read or written
+    BadInput("export to an unknown extension", ("runs", "export", "{run}", "{tmp}/out.xlsx"),
+             "'xlsx' (from the extension of out.xlsx) is not an export format"),
+    BadInput("export with an unknown --format", ("runs", "export", "{run}", "{tmp}/out.csv", "--format", "xlsx"),
+             "invalid choice"),
+    BadInput("export to a folder", ("runs", "export", "{run}", "{tmp}"), "it is a folder"),
+    BadInput("export to /dev/full", ("runs", "export", "{run}", "/dev/full"), "not a regular file"),
+    BadInput("export to a missing folder", ("runs", "export", "{run}", "{tmp}/no/such/out.csv"),
+             "does not exist"),
+    BadInput("export under a file", ("runs", "export", "{run}", "{tmp}/plain.txt/out.csv"), "is not a folder",
+             prepare=write("plain.txt", "text")),
+    BadInput("export to an unwritable folder", ("runs", "export", "{run}", "/sys/out.csv"), "Permission denied"),
+    BadInput("export to a file /proc will not create", ("runs", "export", "{run}", "/proc/out.parquet"),
+             "No such file or directory; nothing was written"),
+    BadInput("export of an unknown run", ("runs", "export", "nope", "{tmp}/out.csv"), "no run 'nope'"),
+    # stores that cannot be used
+    BadInput("a CSV as the store", ("runs", "list", "--store", "{tmp}/runs.csv"), "not a DuckDB database file",
+             prepare=write("runs.csv", "item,value\na,1\n")),
+    BadInput("an empty file as the store", ("runs", "list", "--store", "{tmp}/empty.duckdb"),
+             "not a DuckDB database file", prepare=write("empty.duckdb", b"")),
+    BadInput("a damaged store", ("runs", "list", "--store", "{tmp}/damaged.duckdb"), "is unreadable",
+             prepare=damaged_store("damaged.duckdb")),
+    BadInput("another program's database", ("runs", "list", "--store", "{tmp}/other.duckdb"), "another program",
+             prepare=foreign_database("other.duckdb")),
+    BadInput("a folder as the store", ("runs", "list", "--store", "{tmp}"), "is a folder"),
+    BadInput("/proc/version as the store", ("runs", "show", "x", "--store", "/proc/version"),
+             "not a DuckDB database file"),
+    BadInput("a store busy longer than the timeout", ("runs", "show", "{run}"),
+             "is busy: another process has held its lock for more than 0.5 s",
+             prepare=hold_store_lock, env=(("FAIRNESS_LAB_STORE_TIMEOUT", "0.5"),)),
+    BadInput("a damaged store for metric-bias",
+             ("metric-bias", "--format", "demo", "--metrics", "bleu", "--store", "{tmp}/damaged.duckdb"),
+             "is unreadable", prepare=damaged_store("damaged.duckdb")),
+    # malformed saved dataset versions (the .jsonl files the metric-bias page saves)
+    BadInput("a saved version that is not JSON", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
+             "v.jsonl is not a readable saved dataset version (line 1", prepare=write("v.jsonl", "not json\n")),
+    BadInput("an empty saved version", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
+             "the file is empty", prepare=write("v.jsonl", "")),
+    BadInput("a saved version without its hash", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
+             "missing field 'hash'", prepare=write("v.jsonl", '{"dataset": {"name": "x"}}\n' + PAIR)),
+    BadInput("a saved version with an unknown field",
+             ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"), "line 2: unexpected field 'colour'",
+             prepare=write("v.jsonl", VERSION_HEADER + '{"item": "a", "colour": "red"}\n')),
+    BadInput("a saved version with a number as text",
+             ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"), "line 2: candidate1 must be text",
+             prepare=write("v.jsonl", VERSION_HEADER + PAIR.replace('"he is a nurse"', "5"))),
+    BadInput("a saved version that is not UTF-8", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
+             "not UTF-8 text", prepare=write("v.jsonl", b"\xff\xfe\x00bad")),
+    BadInput("a saved version edited by hand", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
+             "does not match its recorded hash", prepare=write("v.jsonl", VERSION_HEADER + PAIR)),
+]
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+            for path in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def template_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("template") / "runs.duckdb"
+    outcome = run_task(make_task(), RunStore(path))
+    return path, outcome.run_id
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_bad_input_gets_one_sentence_and_changes_nothing(
+    case: BadInput, template_store: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = tmp_path / "store.duckdb"
+    store.write_bytes(template_store[0].read_bytes())
+    workspace = Workspace(tmp=tmp_path, store=store, run=template_store[1])
+    monkeypatch.setenv("FAIRNESS_LAB_STORE", str(store))
+    for name, value in case.env:
+        monkeypatch.setenv(name, value)
+    cleanup = case.prepare(workspace) if case.prepare else None
+    before = _snapshot(tmp_path)
+    argv = [part.format(tmp=tmp_path, store=store, run=workspace.run) for part in case.argv]
+    try:
+        try:
+            code = main(argv)
+        except SystemExit as exit_:  # argparse refuses choices itself, also with exit code 2
+            code = exit_.code
+    finally:
+        if cleanup:
+            cleanup()
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert "Traceback" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith(("error:", "usage:")) or "error:" in last, err
+    assert case.phrase in last, err
+    if not case.argv[0].startswith("metric-bias"):  # metric-bias may print progress lines before failing
+        assert len([line for line in err.splitlines() if "error" in line]) == 1
+    assert _snapshot(tmp_path) == before
+    assert not os.path.exists(tmp_path / "store.duckdb.wal")
