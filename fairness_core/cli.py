@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import signal
 import sys
@@ -23,6 +24,9 @@ COMMAND_MODULES = (
     "fairness_core.commands.models",
     "fairness_core.commands.runs",
     "fairness_core.commands.metric_bias",
+    "fairness_core.commands.cairo",
+    "fairness_core.commands.adaptation",  # vbcm, templates, adapt
+    "fairness_core.commands.datscore",
 )
 
 
@@ -37,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "$RAY_ADDRESS or else on a local Ray instance (ray). Results do not depend on it.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
+        if importlib.util.find_spec(module_name) is None:  # a page's commands land with the page
+            continue
         importlib.import_module(module_name).register(subparsers)
     for subparser in subparsers.choices.values():  # also accepted after the subcommand
         subparser.add_argument("--executor", choices=EXECUTOR_CHOICES, default=argparse.SUPPRESS,

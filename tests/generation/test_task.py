@@ -115,9 +115,9 @@ def test_the_executor_is_passed_through(tiny_gpt2: Path, store) -> None:
     class CountingExecutor(LocalExecutor):
         calls = 0
 
-        def map(self, task, shard_indices):  # type: ignore[no-untyped-def]
+        def map(self, task, shard_indices, cancel=None):  # type: ignore[no-untyped-def]
             CountingExecutor.calls += 1
-            yield from super().map(task, shard_indices)
+            yield from super().map(task, shard_indices, cancel)
 
     run_generation(_request(tiny_gpt2, PROMPT_LINES[:2]), store, executor=CountingExecutor())
     assert CountingExecutor.calls == 1
