@@ -78,12 +78,24 @@ def served_store_app(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) 
     assert "inotify" not in log_path.read_text()  # the file watcher is off for served use
 
 
-def _click_first_row(page) -> None:
-    """Click the selection cell of the table's first row (the grid is drawn on a canvas)."""
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    box = grid.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
+def _click_first_row(page, expect: str) -> None:
+    """Click the selection cell of the table's first row (the grid is drawn on a canvas) until `expect` shows.
+
+    A click that lands while the grid is still being redrawn after a search is lost, so it is retried.
+    """
+    for _ in range(6):
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        grid.wait_for()
+        page.wait_for_timeout(1000)
+        box = grid.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
+        try:
+            page.get_by_text(expect).first.wait_for(timeout=15_000)
+            return
+        except Exception:  # playwright's TimeoutError: click again
+            continue
+    page.get_by_text(expect).first.wait_for()
 
 
 def test_a_visitor_searches_the_run_store_and_opens_runs_with_one_click(served_store_app, browser_page,
@@ -103,8 +115,7 @@ def test_a_visitor_searches_the_run_store_and_opens_runs_with_one_click(served_s
     search.fill("demo metric-bias")
     search.press("Enter")
     page.get_by_text("2 of 5 runs").wait_for()
-    _click_first_row(page)
-    page.get_by_text("Opened run").wait_for()
+    _click_first_row(page, "Opened run")
     page.get_by_text("First 256 of 256 rows").wait_for()
     assert "run=" in page.url
     page.screenshot(path=str(artifact_dir / "runs-store-search-open.png"), full_page=True)
@@ -112,7 +123,7 @@ def test_a_visitor_searches_the_run_store_and_opens_runs_with_one_click(served_s
     search.fill("cancelled")
     search.press("Enter")
     page.get_by_text("1 of 5 runs").wait_for()
-    _click_first_row(page)
+    _click_first_row(page, "This run was cancelled by the user (4 of 12 batches stored).")
     warning = page.get_by_text("This run was cancelled by the user (4 of 12 batches stored).")
     warning.wait_for()
     warning.scroll_into_view_if_needed()
