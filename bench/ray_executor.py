@@ -4,18 +4,20 @@ The task is `fairness_core.generation.run_generation`'s job for one `GenerationR
 as two systems (top-p 0.5 and 0.9 by default) on the first regard prompts, cut to the first sentence, then
 scored with VADER, the offensive-language classifier, the negative-word lexicon and SmolLM2's own
 log-probability as the quality proxy (regard is off: no regard classifier is offline). The same request
-runs three times, each into a fresh temporary store so nothing is served from a cache:
+runs four times, each into a fresh temporary store so nothing is served from a cache:
 
-  local cold - `LocalExecutor`: this process, one batch after another, torch on every core; the
-              generator is loaded (planning needs it) but scorer models load lazily inside the work
-  local warm - the same again in this process: every model is in the process cache
-  ray cold  - `RayExecutor` on a local Ray instance (one worker per core, 1 torch thread each), from
-              nothing: Ray start-up, worker processes, their imports and model loads all count
-  ray warm  - the same again on the running instance: workers and their cached models are reused,
-              which is what every run after the first (or a long run, amortised) sees
+  local       - `LocalExecutor`: this process, one batch after another, torch's default thread count
+  local 1t    - the same with one torch thread (what each Ray worker uses): on a busy machine torch's threads
+                wait for each other, and one thread can be much faster than two
+  ray cold    - `RayExecutor` on a local Ray instance (one worker per core, 1 torch thread each), from
+                nothing: Ray start-up, worker processes, their imports and model loads all count
+  ray warm    - the same again on the running instance: workers and their cached models are reused,
+                which is what every run after the first (or a long run, amortised) sees
 
-Throughput = generated outputs per second; the ratios are Ray's throughput over the local one, cold
-over cold and warm over warm (warm over warm is the steady state a long run sees).
+The local runs reuse the models planning loaded (the generator and every scorer), so they are warm too.
+Throughput = generated outputs per second; the ratios are Ray's throughput over the local ones. The load
+average is printed: other processes on the machine change every number, and the ratios are only comparable
+within one run of this bench.
 
     .venv/bin/python -m bench.ray_executor [--prompts 12] [--samples 4] [--top-p 0.5,0.9]
 """
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
             store = RunStore(Path(tmp) / f"{name}.duckdb")
             return plan_generation(request, store), store
 
-        plan, store = plan_in("local")  # loads SmolLM2 and the scorers in this process (not timed: both need it)
+        plan, _ = plan_in("plan")  # loads SmolLM2 and the scorers in this process (not timed: every run needs them)
         outputs = plan.n_to_generate
         print(f"generate-then-score task: {len(systems)} systems (SmolLM2-135M-Instruct, top-p {args.top_p}) x "
               f"{len(prompts.items)} prompts x {args.samples} samples = {outputs} outputs, {len(SCORERS)} scorers, "
@@ -80,14 +82,17 @@ def main(argv: list[str] | None = None) -> None:
             frame = load_generations(store, request)
             return frame.drop(columns=["run_id"]).sort_values("generation_id").reset_index(drop=True)
 
-        for name in ("local cold", "local warm"):
-            if name == "local warm":
-                plan, store = plan_in("local-warm")
+        default_threads = torch.get_num_threads()
+        for name, threads in (("local", default_threads), ("local 1t", 1)):
+            plan, store = plan_in(name.replace(" ", "-"))
+            torch.set_num_threads(threads)
             started = time.perf_counter()
             run_task(plan.task, store, executor=LocalExecutor())
             timings[name] = time.perf_counter() - started
+            torch.set_num_threads(default_threads)
             rows[name] = generations(store)
-            print(f"{name} ({torch.get_num_threads()} torch threads): {timings[name]:.1f} s", flush=True)
+            print(f"{name} ({threads} torch threads): {timings[name]:.1f} s; load average {os.getloadavg()[0]:.2f}",
+                  flush=True)
 
         executor = RayExecutor(num_cpus=cores)
         for name in ("ray cold", "ray warm"):
@@ -99,18 +104,20 @@ def main(argv: list[str] | None = None) -> None:
             run_task(plan.task, store, executor=executor)
             timings[name] = time.perf_counter() - started
             rows[name] = generations(store)
-            print(f"{name}: {timings[name]:.1f} s", flush=True)
+            print(f"{name}: {timings[name]:.1f} s; load average {os.getloadavg()[0]:.2f}", flush=True)
         ray.shutdown()
 
-    payload = pickle.dumps(rows["local cold"].to_dict("records"))
-    same = all(rows[name].equals(rows["local cold"]) for name in ("local warm", "ray cold", "ray warm"))
-    print(f"\ngenerations and scores identical to the local executor's: {same}; {len(rows['local cold'])} generations, "
+    payload = pickle.dumps(rows["local"].to_dict("records"))
+    same = all(rows[name].equals(rows["local"]) for name in ("local 1t", "ray cold", "ray warm"))
+    print(f"\ngenerations and scores identical to the local executor's: {same}; {len(rows['local'])} generations, "
           f"{len(payload) / 1e3:.0f} kB pickled in all")
     print(f"Ray start-up (ray.init, local instance): {timings['ray start-up']:.1f} s")
-    for name in ("local cold", "local warm", "ray cold", "ray warm"):
-        print(f"  {name:<10} {timings[name]:7.1f} s   {outputs / timings[name]:6.2f} outputs/s")
-    print(f"throughput ratio Ray / local: cold {timings['local cold'] / timings['ray cold']:.2f}x, "
-          f"warm {timings['local warm'] / timings['ray warm']:.2f}x (one run each, side by side, this machine)")
+    for name in ("local", "local 1t", "ray cold", "ray warm"):
+        print(f"  {name:<9} {timings[name]:7.1f} s   {outputs / timings[name]:6.2f} outputs/s")
+    print(f"throughput ratio Ray / local ({default_threads} torch threads): cold "
+          f"{timings['local'] / timings['ray cold']:.2f}x, warm {timings['local'] / timings['ray warm']:.2f}x")
+    print(f"throughput ratio Ray / local (1 torch thread): cold {timings['local 1t'] / timings['ray cold']:.2f}x, "
+          f"warm {timings['local 1t'] / timings['ray warm']:.2f}x (one run each, side by side, this machine)")
 
 
 if __name__ == "__main__":
