@@ -13,10 +13,10 @@ refreshes only the progress bar every second and triggers one full rerun when th
     if ui.jobs.run_button(key, "Run sweep", estimate_s=estimate):     # disabled while this job runs
         ui.jobs.start(key, lambda on_progress, cancel: run_task(task, store, on_progress, cancel),
                       label="Sweep", units=n_generations)
-    job = ui.jobs.show(key)          # progress, live ETA + Cancel while running; None if never started
+    job = ui.jobs.show(key)   # progress, live ETA + Cancel while running; "partial: 3 of 10 batches" if cancelled
     if job and job.done and job.error is None:
-        ui.jobs.show_partial(job)    # "partial: 3 of 10 batches" when it was cancelled
         use(job.result)
+    ui.jobs.show_partial(run_info)   # results read back from the store without a job: labelled when unfinished
 
 Page helpers (docs/FOUNDATION.md, "Long work on a page"): `run_button` (disabled while the same job runs;
 says the estimated time first and asks for a tick above `CONFIRM_ABOVE_S`), `cancel_button` (the visible
