@@ -88,11 +88,15 @@ common.how_to_read(
     "contains all of them; click a row to open it below."
 )
 
-run_id = st.query_params.get(RUN_PARAM)
+run_id = (st.query_params.get(RUN_PARAM) or "").strip()  # a hand-edited link may hold anything: a lookup only
 if not run_id:
     st.info("Click a run in the table to open its manifest, rows and exports.")
     st.stop()
-info = store.get_run(run_id)
+try:
+    info = store.get_run(run_id)
+except StoreError as error:  # busy or damaged since the table was read: one sentence, the table above stays
+    st.error(common.escape_markdown(str(error)))
+    st.stop()
 if info is None:
     st.warning(f"There is no run {common.inline_code(run_id[:80])} in this store (the link may come from "
                "another store).")
@@ -108,8 +112,11 @@ st.dataframe(table[table["run_id"] == info.run_id], hide_index=True, width="stre
              column_config=COLUMNS)
 common.manifest_box(info.manifest, info.run_id, from_cache=True)
 st.caption("Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items())))
-rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? "
-                   "ORDER BY shard, rowid LIMIT 500", [info.run_id])
-st.markdown(f"First {len(rows)} of {info.n_rows} rows")
-st.dataframe(rows, hide_index=True, width="stretch")
-common.export_buttons(info.run_id, key="export_open_run")
+try:
+    rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? "
+                       "ORDER BY shard, rowid LIMIT 500", [info.run_id])
+    st.markdown(f"First {len(rows)} of {info.n_rows} rows")
+    st.dataframe(rows, hide_index=True, width="stretch")
+    common.export_buttons(info.run_id, key="export_open_run")
+except StoreError as error:
+    st.error(common.escape_markdown(str(error)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,25 @@ import streamlit as st
 
 from fairness_core import config
 from fairness_core.store import RunStore, StoreError, signature
+
+#: Okabe & Ito's colour-blind-safe palette ("Color Universal Design", 2008): distinguishable with every common
+#: colour-vision deficiency and in greyscale print. Every chart colours categories with `PALETTE`.
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "bluish green": "#009E73",
+    "vermillion": "#D55E00",
+    "sky blue": "#56B4E9",
+    "reddish purple": "#CC79A7",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+#: Category colours in order: the strong ones first, pale yellow (hard to see on white) last but one.
+PALETTE = tuple(OKABE_ITO.values())
+#: Fixed meanings, the same on every page: a bad/negative outcome and a good/neutral one.
+NEGATIVE_COLOR = OKABE_ITO["vermillion"]
+POSITIVE_COLOR = OKABE_ITO["blue"]
+NEUTRAL_COLOR = "#7F7F7F"
 
 STORE_KEY = "store_path"
 EXECUTOR_KEY = "executor"
@@ -129,6 +149,24 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
     if by_key[choice]["status"] == "unavailable":
         st.warning(f"{by_key[choice]['model']} is unavailable here: {by_key[choice]['why']}.")
     return choice
+
+
+def category_colors(categories: Iterable[Any]) -> dict[str, str]:
+    """{category: colour} from `PALETTE` in first-seen order (same input, same colours on every page).
+
+    Beyond 8 categories the palette repeats: show the category in a second channel too (facets, markers,
+    labels). Use it as Plotly's `color_discrete_map=` or through `altair_scale`.
+    """
+    names = list(dict.fromkeys(str(category) for category in categories))
+    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(names)}
+
+
+def altair_scale(categories: Iterable[Any]) -> Any:
+    """An Altair colour scale with `category_colors` (pass as `alt.Color(..., scale=altair_scale(groups))`)."""
+    import altair as alt
+
+    colors = category_colors(categories)
+    return alt.Scale(domain=list(colors), range=list(colors.values()))
 
 
 def how_to_read(text: str) -> None:

@@ -9,9 +9,20 @@ for the same computation re-attaches to the running job instead of starting a du
 refreshes only the progress bar every second and triggers one full rerun when the job ends.
 
     key = ui.jobs.key_for("sweep", request)
-    job = ui.jobs.start(key, lambda on_progress, cancel: run_task(task, store, on_progress, cancel), label="Sweep")
-    job = ui.jobs.show(key)          # progress + Cancel while running; None if never started
-    if job and job.done and job.error is None: use(job.result)
+    estimate = ui.jobs.estimate_s("sweep", units=n_generations, seconds_per_unit=0.2)
+    if ui.jobs.run_button(key, "Run sweep", estimate_s=estimate):     # disabled while this job runs
+        ui.jobs.start(key, lambda on_progress, cancel: run_task(task, store, on_progress, cancel),
+                      label="Sweep", units=n_generations)
+    job = ui.jobs.show(key)   # progress, live ETA + Cancel while running; "partial: 3 of 10 batches" if cancelled
+    if job and job.done and job.error is None:
+        use(job.result)
+    ui.jobs.show_partial(run_info)   # results read back from the store without a job: labelled when unfinished
+
+Page helpers (docs/FOUNDATION.md, "Long work on a page"): `run_button` (disabled while the same job runs;
+says the estimated time first and asks for a tick above `CONFIRM_ABOVE_S`), `cancel_button` (the visible
+Cancel; work units stop at their next `fairness_core.jobs.checkpoint`, within seconds), `partial_label` /
+`partial_note` / `show_partial` (results of a cancelled run), `eta_s` (refreshed every second from in-batch
+progress), `estimate_s` / `record_rate` (seconds per unit measured by earlier jobs of the same kind).
 """
 
 from __future__ import annotations
@@ -31,10 +42,14 @@ Work = Callable[[Callable[[Progress], None], CancelToken], Any]
 
 #: finished jobs kept for re-attaching (their results also live in the run store)
 KEEP_FINISHED = 32
+#: a Run button whose estimate is above this many seconds asks for a tick first ("big grids")
+CONFIRM_ABOVE_S = 120.0
 
 _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.Lock()
 _SHOWN_DONE = "_background_jobs_shown_done"
+#: seconds per unit (a generation, a pair, ...) measured by finished jobs in this process, per job kind
+_RATES: dict[str, float] = {}
 
 
 @dataclass
@@ -49,6 +64,8 @@ class BackgroundJob:
     started_wall: float = field(default_factory=time.time)
     finished: float | None = None
     thread: threading.Thread | None = None
+    units: int | None = None  # what the job computes, in the page's units (generations, pairs); for rates
+    progress_at: float | None = None  # monotonic time of the last progress report
 
     @property
     def done(self) -> bool:
@@ -59,13 +76,60 @@ class BackgroundJob:
         return not self.done
 
     def describe(self) -> tuple[float, str]:
+        """(fraction done, "3/10 batches (34%; current batch 40%), about 12 s left; 25 s so far")."""
         elapsed = format_seconds(time.monotonic() - self.started)
+        eta = eta_s(self)
+        eta_text = "" if eta is None else f", about {format_seconds(eta)} left"
         if self.progress is None:
-            return 0.0, f"starting (loading models)… {elapsed} so far"
-        text = self.progress.describe()
+            return 0.0, f"starting (loading models){eta_text}… {elapsed} so far"
+        progress = self.progress
+        inside = f"; current batch {progress.partial:.0%}" if progress.partial > 0 else ""
+        text = f"{progress.done}/{progress.total} batches ({progress.fraction:.0%}{inside}){eta_text}"
         if self.cancel.cancelled:
             text += " — cancelling"
-        return self.progress.fraction, f"{text}; {elapsed} so far"
+        return progress.fraction, f"{text}; {elapsed} so far"
+
+
+def kind_of(key: str) -> str:
+    """The kind part of a registry key made by `key_for` ("sweep-0123abcd..." -> "sweep")."""
+    return key.rsplit("-", 1)[0]
+
+
+def eta_s(job: BackgroundJob) -> float | None:
+    """Seconds left, recomputed now (not frozen at the last report).
+
+    From progress: the time spent so far (including since the last report) over the work done so far,
+    whole batches plus the in-batch fraction work units report through `fairness_core.jobs.checkpoint`, times
+    the work left; a batch that takes longer than expected makes the estimate grow instead of stalling.
+    Before the first progress: the seconds per unit measured by earlier jobs of the same kind, if any.
+    """
+    if job.done:
+        return 0.0
+    now = time.monotonic()
+    progress = job.progress
+    if progress is not None:
+        computed = progress.done - progress.skipped + progress.partial
+        if computed > 0:
+            elapsed = progress.elapsed_s + (now - (job.progress_at or now))
+            return elapsed / computed * max(progress.total - progress.done - progress.partial, 0.0)
+    if job.units:
+        rate = _RATES.get(kind_of(job.key))
+        if rate is not None:
+            return max(rate * job.units - (now - job.started), 0.0)
+    return None
+
+
+def record_rate(kind: str, seconds: float, units: int) -> None:
+    """Remember that `units` of work of this kind took `seconds` here (used by `estimate_s`)."""
+    if units > 0 and seconds > 0:
+        _RATES[kind] = seconds / units
+
+
+def estimate_s(kind: str, units: int, seconds_per_unit: float | None = None) -> float | None:
+    """Estimated seconds for `units` of work of this kind: measured by earlier jobs in this process, else
+    `units * seconds_per_unit` (the page's own figure, e.g. from docs/<page>.md), else None."""
+    rate = _RATES.get(kind, seconds_per_unit)
+    return None if rate is None else rate * units
 
 
 def key_for(kind: str, request: Any) -> str:
@@ -85,18 +149,23 @@ def running(prefix: str = "") -> list[BackgroundJob]:
     return sorted(jobs, key=lambda job: job.started)
 
 
-def start(key: str, work: Work, label: str = "Job") -> BackgroundJob:
-    """Start `work` in a daemon thread unless a job under `key` is already running; return the job."""
+def start(key: str, work: Work, label: str = "Job", units: int | None = None) -> BackgroundJob:
+    """Start `work` in a daemon thread unless a job under `key` is already running; return the job.
+
+    `units` (optional): how much work this is in the page's units (generations, pairs); a job that
+    computes something records its seconds per unit, which `estimate_s` uses for the next estimate.
+    """
     with _REGISTRY_LOCK:
         existing = _REGISTRY.get(key)
         if existing is not None and existing.running:
             return existing  # same computation already under way (another tab, a reload): attach to it
-        job = BackgroundJob(key, label=label)
+        job = BackgroundJob(key, label=label, units=units)
         _REGISTRY[key] = job
         _forget_old_finished()
 
     def on_progress(progress: Progress) -> None:
         job.progress = progress
+        job.progress_at = time.monotonic()
 
     def target() -> None:
         try:
@@ -105,11 +174,22 @@ def start(key: str, work: Work, label: str = "Job") -> BackgroundJob:
             job.error = error
         finally:
             job.finished = time.monotonic()
+            _record_finished(job)
 
     job.thread = threading.Thread(target=target, name=f"job-{key}", daemon=True)
     st.session_state.setdefault(_SHOWN_DONE, set()).discard(key)
     job.thread.start()
     return job
+
+
+def _record_finished(job: BackgroundJob) -> None:
+    """Seconds per unit of a job that computed batches (not one answered from the store), for estimates."""
+    progress = job.progress
+    if job.error is not None or job.cancel.cancelled or not job.units or progress is None or not progress.total:
+        return
+    computed = (progress.done - progress.skipped) / progress.total
+    if computed > 0 and progress.elapsed_s > 0:
+        record_rate(kind_of(job.key), progress.elapsed_s, round(job.units * computed) or 1)
 
 
 def _forget_old_finished() -> None:
@@ -134,7 +214,7 @@ def wait(key: str, timeout_s: float | None = None) -> BackgroundJob | None:
 
 
 def show(key: str, label: str | None = None) -> BackgroundJob | None:
-    """Progress bar with ETA and a Cancel button while the job runs; a status line once it ended."""
+    """Progress bar with a live ETA and a Cancel button while the job runs; a status line once it ended."""
     job = get(key)
     if job is None:
         return None
@@ -144,10 +224,82 @@ def show(key: str, label: str | None = None) -> BackgroundJob | None:
     elif job.error is not None:
         st.error(f"{label} failed: {job.error}")
     elif job.cancel.cancelled:
-        done = f" ({job.progress.done} of {job.progress.total} batches done)" if job.progress else ""
-        st.warning(f"{label} was cancelled by the user{done}; results below are partial. Finished batches are "
-                   "stored and running it again resumes.")
+        note = partial_note(job)
+        st.warning(f"{label} was cancelled by the user{f' ({note})' if note else ''}; results below are partial. "
+                   "Finished batches are stored and running it again resumes.")
     return job
+
+
+def partial_label(done: int, total: int) -> str:
+    """The label results drawn from an unfinished run carry: "partial: 3 of 10 batches"."""
+    return f"partial: {done} of {total} batches"
+
+
+def partial_note(source: Any) -> str | None:
+    """`partial_label` for a cancelled job, a `RunOutcome` or a stored `RunInfo`; None when it is complete.
+
+    A job is partial when it was cancelled before all batches were done; a run when its status is not
+    complete (cancelled, interrupted, failed).
+    """
+    if isinstance(source, BackgroundJob):
+        progress = source.progress
+        if progress is None or not source.cancel.cancelled or progress.done >= progress.total:
+            return None
+        return partial_label(progress.done, progress.total)
+    run = getattr(source, "run", source)  # a RunOutcome carries its RunInfo
+    status, done, total = (getattr(run, name, None) for name in ("status", "shards_done", "n_shards"))
+    if status is None or status == "complete" or done is None or total is None:
+        return None
+    return partial_label(done, total)
+
+
+def show_partial(source: Any, what: str = "These results") -> str | None:
+    """A warning above results from an unfinished run ("These results are partial: 3 of 10 batches ...")."""
+    note = partial_note(source)
+    if note is not None:
+        st.warning(f"{what} are {note}; running the same request again completes them.")
+    return note
+
+
+def cancel_button(key: str, label: str = "Cancel") -> bool:
+    """The visible Cancel for job `key` (shown while it runs); True when pressed now.
+
+    Cancelling sets the job's token: the runner starts no further batch and a work unit in the middle of a
+    batch stops at its next `fairness_core.jobs.checkpoint` (work units call it at least every few seconds),
+    so the job ends within seconds; finished batches stay stored and running it again resumes.
+    """
+    job = get(key)
+    if job is None or job.done:
+        return False
+    pressed = st.button(label, key=f"{key}_cancel_button", disabled=job.cancel.cancelled, icon=":material/stop:",
+                        help="Stops within seconds; finished batches stay stored and running it again resumes.")
+    if pressed:
+        job.cancel.cancel()
+    return pressed
+
+
+def run_button(key: str | None, label: str = "Run", *, estimate_s: float | None = None,
+               confirm_above_s: float = CONFIRM_ABOVE_S, widget_key: str | None = None, disabled: bool = False,
+               help: str | None = None) -> bool:
+    """A Run button that is disabled while a job with this `key` runs (in any tab); True when pressed.
+
+    With `estimate_s` it says the estimated time before anything starts, and above `confirm_above_s` it
+    asks for a tick first, so a big grid is never started by one stray click. `key` None (no valid
+    request yet) or `disabled` shows the button disabled.
+    """
+    widget_key = widget_key or f"run_{kind_of(key) if key else 'job'}"
+    job = get(key) if key else None
+    busy = job is not None and job.running
+    if busy:
+        st.caption(f"Already running (started {time.strftime('%H:%M:%S', time.localtime(job.started_wall))}); "
+                   "its progress is below.")
+    elif estimate_s is not None:
+        st.caption(f"Estimated time: about {format_seconds(estimate_s)} on this machine.")
+        if estimate_s > confirm_above_s:
+            ticked = st.checkbox(f"Yes, start it (about {format_seconds(estimate_s)})", key=f"{widget_key}_confirm")
+            disabled = disabled or not ticked
+    pressed = st.button(label, key=widget_key, type="primary", disabled=disabled or busy or key is None, help=help)
+    return bool(pressed) and not busy and key is not None
 
 
 def reattach_picker(prefix: str, label: str) -> str | None:
@@ -176,6 +328,4 @@ def _live_progress(key: str, label: str) -> None:
         return
     fraction, text = job.describe()
     st.progress(min(max(fraction, 0.0), 1.0), text=f"{label}: {text}")
-    if st.button("Cancel", key=f"{key}_cancel_button", disabled=job.cancel.cancelled,
-                 help="Stops within seconds; finished batches stay stored and running it again resumes."):
-        job.cancel.cancel()
+    cancel_button(key)

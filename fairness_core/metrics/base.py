@@ -1,4 +1,4 @@
-"""The plug-in interface every text-generation metric implements (docs/CORE-V2.md, "Metrics").
+"""The plug-in interface every text-generation metric implements (docs/FOUNDATION.md, "Metrics").
 
 A metric turns parallel lists of candidates and references into per-example *statistics* (one
 array per output, e.g. BERTScore's F, P and R; the first output is the primary one). Aggregation —

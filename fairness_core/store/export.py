@@ -53,7 +53,15 @@ def export_format(destination: Path, fmt: str | None) -> str:
 
 
 def check_destination(destination: Path) -> None:
-    """Refuse folders, devices and missing folders before any work is done."""
+    """Refuse folders, devices, missing folders, unusable names and DuckDB databases before any work is done."""
+    try:
+        _check_destination(destination)
+    except OSError as error:  # e.g. a name longer than the file system allows
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise ExportError(f"cannot export to {_short(destination)}: {reason}; nothing was written") from error
+
+
+def _check_destination(destination: Path) -> None:
     if destination.is_dir():
         raise ExportError(f"cannot export to {destination}: it is a folder; give a file name inside it, "
                           f"e.g. {destination / 'run.csv'}")
@@ -65,6 +73,29 @@ def check_destination(destination: Path) -> None:
         raise ExportError(f"cannot export to {destination}: {parent} is not a folder")
     if not parent.is_dir():
         raise ExportError(f"cannot export to {destination}: the folder {parent} does not exist")
+    if destination.is_file() and _is_duckdb(destination):
+        raise ExportError(f"cannot export to {destination}: it is a DuckDB database (a run store?), which an "
+                          "export would overwrite; choose another file name")
+
+
+def _is_duckdb(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def _short(path: Path, limit: int = 120) -> str:
+    text = str(path)
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
+
+
+def _is_store_file(store: RunStore, path: Path) -> bool:
+    """True when `path` is the store's database or its write-ahead log (however the path is spelled)."""
+    store_path = Path(store.path).expanduser().resolve()
+    target = path.expanduser().resolve()
+    return target in (store_path, store_path.with_name(store_path.name + ".wal"))
 
 
 def export_run(store: RunStore, run_id: str, destination: str | Path, fmt: str | None = None) -> Path:
@@ -72,6 +103,10 @@ def export_run(store: RunStore, run_id: str, destination: str | Path, fmt: str |
     destination = Path(destination).expanduser()
     chosen = export_format(destination, fmt)
     check_destination(destination)
+    sidecar = destination.with_name(destination.name + ".manifest.json")
+    for target in (destination, sidecar):
+        if _is_store_file(store, target):
+            raise ExportError(f"cannot export to {target}: it is the run store itself; choose another file name")
     info = store.get_run(run_id)
     if info is None:
         raise KeyError(f"no run {run_id!r} in {store.path}")
@@ -89,7 +124,6 @@ def export_run(store: RunStore, run_id: str, destination: str | Path, fmt: str |
         text = json.dumps(document, indent=2, ensure_ascii=False)
         _write_atomically(destination, lambda path: path.write_text(text, encoding="utf-8"))
         return destination
-    sidecar = destination.with_name(destination.name + ".manifest.json")
     check_destination(sidecar)
     if chosen == "csv":
         _write_atomically(destination, lambda path: frame.to_csv(path, index=False))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import duckdb
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core.jobs import CancelToken, Progress, run_task
@@ -96,3 +100,61 @@ def test_an_unknown_run_in_the_link_says_so(isolated_store: Path) -> None:
 def test_runs_page_with_an_empty_store_says_so(isolated_store: Path) -> None:
     app = _runs_page()
     assert "No runs stored yet" in app.info[0].value
+
+
+SEARCHES = ["'; DROP TABLE runs; --", "%", "_", "\\", "(", "[x](http://example.invalid)", "a\x00b", "é 漢字 🙂",
+            "s" * 200, "   ", "$(rm -rf /)", "<script>alert(1)</script>"]
+
+
+def test_any_search_text_filters_without_an_error(isolated_store: Path) -> None:
+    outcome = run_task(make_task(), RunStore(isolated_store))
+    app = _runs_page()
+    for text in SEARCHES:
+        app.text_input(key="runs_search").input(text).run()
+        assert not app.exception, (text, app.exception)
+        assert not app.error, (text, [e.value for e in app.error])
+        shown = app.dataframe[0].value["run_id"].tolist()
+        assert shown == ([outcome.run_id] if not text.strip() else []), text
+        assert app.title[0].value == "Run store" and app.caption  # the rest of the page is intact
+    assert RunStore(isolated_store).get_run(outcome.run_id).status == "complete"  # nothing changed
+
+
+CRAFTED_RUNS = ["", " ", "x" * 5000, "a\x00b", "../../etc/passwd", "'; DROP TABLE runs; --", "%00", "*",
+                "<img src=x onerror=alert(1)>", "漢字"]
+
+
+def test_any_run_in_the_link_shows_one_sentence_and_the_table(isolated_store: Path) -> None:
+    outcome = run_task(make_task(), RunStore(isolated_store))
+    for value in CRAFTED_RUNS:
+        app = _runs_page(run=value)
+        assert not app.exception, (value[:40], app.exception)
+        assert app.dataframe[0].value["run_id"].tolist() == [outcome.run_id]  # the catalogue is intact
+        if value.strip():
+            (warning,) = app.warning
+            assert warning.value.startswith("There is no run `") and "in this store" in warning.value
+            assert len(warning.value) < 300  # a crafted id is cut, never pasted whole into the page
+        else:
+            assert "Click a run" in app.info[0].value
+    assert RunStore(isolated_store).get_run(outcome.run_id).status == "complete"
+
+
+def test_a_busy_store_gives_one_sentence_and_the_page_stays(isolated_store: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    run_task(make_task(), RunStore(isolated_store))
+    monkeypatch.setenv("FAIRNESS_LAB_STORE_TIMEOUT", "0.5")  # instead of 60 s
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, time
+        con = duckdb.connect({str(isolated_store)!r})
+        print("locked", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        app = _runs_page()
+    finally:
+        holder.kill()
+        holder.wait()
+    (error,) = app.error
+    shown = error.value.replace("\\", "")
+    assert "is busy" in shown and "0.5 s" in shown and "nothing was changed" in shown, shown
+    assert app.title[0].value == "Run store" and not app.dataframe

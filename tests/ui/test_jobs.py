@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
-from fairness_core.jobs import CancelToken, Progress
+from fairness_core.jobs import CancelToken, Progress, run_task
+from tests.jobs.slow_task import make_task
+from tests.ui import job_work
 from ui import jobs
 
 
@@ -36,3 +39,102 @@ def test_the_same_computation_attaches_to_the_running_job_instead_of_starting_a_
 def test_a_different_request_is_a_different_job() -> None:
     assert jobs.key_for("sweep", {"seed": 0}) != jobs.key_for("sweep", {"seed": 1})
     assert jobs.key_for("sweep", {"seed": 0}) != jobs.key_for("metric-bias", {"seed": 0})
+
+
+# -- live ETA, measured rates, estimates --------------------------------------------------------------------
+def _job(key: str = "sweep-0123456789abcdef", **fields) -> jobs.BackgroundJob:
+    job = jobs.BackgroundJob(key)
+    for name, value in fields.items():
+        setattr(job, name, value)
+    return job
+
+
+def test_the_eta_counts_in_batch_progress_and_the_time_since_the_last_report() -> None:
+    now = time.monotonic()
+    # 1 whole batch + half of the next in 10 s, reported 5 s ago: 15 s for 1.5 batches, 2.5 batches left
+    job = _job(progress=Progress(1, 4, 10.0, partial=0.5), progress_at=now - 5)
+    assert 25.0 <= jobs.eta_s(job) < 25.5
+    job.progress_at = now - 20  # no report for 20 s: the batch is slower than thought, the estimate grows
+    assert jobs.eta_s(job) > 45.0
+    fraction, text = job.describe()
+    assert fraction == 0.375 and text.startswith("1/4 batches (38%; current batch 50%), about ")
+
+
+def test_batches_from_an_earlier_run_do_not_count_as_speed() -> None:
+    job = _job(progress=Progress(3, 4, 0.0, skipped=3), progress_at=time.monotonic())
+    assert jobs.eta_s(job) is None  # nothing computed yet in this run: no estimate from stored batches
+    assert "left" not in job.describe()[1]
+
+
+def test_a_finished_job_records_its_rate_and_the_next_estimate_uses_it() -> None:
+    kind = f"rate-test-{time.monotonic_ns()}"
+    assert jobs.estimate_s(kind, 100) is None
+    assert jobs.estimate_s(kind, 100, seconds_per_unit=0.5) == 50.0  # the page's own figure until measured
+
+    def work(on_progress, cancel: CancelToken) -> str:
+        on_progress(Progress(4, 4, 8.0))  # 4 batches computed in 8 s
+        return "done"
+
+    key = jobs.key_for(kind, {"n": 40})
+    jobs.start(key, work, units=40)
+    jobs.wait(key, 10)
+    assert jobs.estimate_s(kind, 100) == 20.0  # 8 s for 40 units, measured
+    waiting = _job(key=jobs.key_for(kind, {"n": 10}), units=10)  # not started: rate x units
+    assert 0.0 < jobs.eta_s(waiting) <= 2.0
+
+
+def test_a_run_answered_from_the_store_or_cancelled_records_no_rate() -> None:
+    kind = f"rate-test-{time.monotonic_ns()}"
+
+    def from_store(on_progress, cancel: CancelToken) -> None:
+        on_progress(Progress(5, 5, 0.01, skipped=5))
+
+    def cancelled(on_progress, cancel: CancelToken) -> None:
+        on_progress(Progress(1, 5, 3.0))
+        cancel.cancel()
+
+    for n, work in ((1, from_store), (2, cancelled)):
+        key = jobs.key_for(kind, {"n": n})
+        jobs.start(key, work, units=50)
+        jobs.wait(key, 10)
+    assert jobs.estimate_s(kind, 10) is None
+
+
+# -- partial results ----------------------------------------------------------------------------------------
+def test_partial_labels_for_jobs_outcomes_and_stored_runs(store) -> None:
+    assert jobs.partial_label(3, 10) == "partial: 3 of 10 batches"
+    cancelled = _job(progress=Progress(3, 10, 5.0))
+    cancelled.cancel.cancel()
+    assert jobs.partial_note(cancelled) == "partial: 3 of 10 batches"
+    assert jobs.partial_note(_job(progress=Progress(10, 10, 5.0))) is None  # finished
+    finished_anyway = _job(progress=Progress(10, 10, 5.0))
+    finished_anyway.cancel.cancel()  # cancel pressed after the last batch: nothing is missing
+    assert jobs.partial_note(finished_anyway) is None
+
+    token = CancelToken()
+
+    def stop_after_two(progress: Progress) -> None:
+        if progress.done >= 2:
+            token.cancel()
+
+    outcome = run_task(make_task(base=3), store, on_progress=stop_after_two, cancel=token)
+    assert jobs.partial_note(outcome) == "partial: 2 of 12 batches"  # a RunOutcome
+    assert jobs.partial_note(store.get_run(outcome.run_id)) == "partial: 2 of 12 batches"  # a stored RunInfo
+    complete = run_task(make_task(base=4), store)
+    assert jobs.partial_note(complete) is None and jobs.partial_note(complete.run) is None
+
+
+# -- cancel inside a batch ----------------------------------------------------------------------------------
+def test_cancel_stops_a_job_in_the_middle_of_a_long_batch(store) -> None:
+    task = job_work.make_task(tag="cancel-in-batch")
+    key = jobs.key_for(task.kind, task.request)
+    job = jobs.start(key, lambda on_progress, cancel: run_task(task, store, on_progress, cancel), label="Long")
+    deadline = time.monotonic() + 60
+    while (job.progress is None or job.progress.partial == 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.progress is not None and job.progress.partial > 0  # the bar moves inside the first batch
+    job.cancel.cancel()
+    jobs.wait(key, 30)  # one batch takes ~1000 s: only an in-batch stop ends the job here
+    assert job.done and job.error is None
+    assert job.result.status == "cancelled" and job.result.run.shards_done == 0  # nothing partial written
+    assert jobs.partial_note(job) == "partial: 0 of 3 batches"
