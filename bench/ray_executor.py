@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> None:
             timings[name] = time.perf_counter() - started
             torch.set_num_threads(default_threads)
             rows[name] = generations(store)
-            print(f"{name} ({threads} torch threads): {timings[name]:.1f} s; load average {os.getloadavg()[0]:.2f}",
-                  flush=True)
+            threads_text = f"{threads} torch thread{'s' if threads > 1 else ''}"
+            print(f"{name} ({threads_text}): {timings[name]:.1f} s; load average {os.getloadavg()[0]:.2f}", flush=True)
 
         executor = RayExecutor(num_cpus=cores)
         for name in ("ray cold", "ray warm"):

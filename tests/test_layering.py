@@ -8,9 +8,10 @@ Layers, lowest first (a module may import its own layer and the layers below, ne
   interface  fairness_core.{cli, commands, __main__}
   app        ui/, app_pages/, app.py   (the only code that may import streamlit)
 
-Inside the base layer, `store` is the bottom (config only), `jobs` sits on `store`, and `models` never imports
-`jobs`. Imports inside functions count (a lazy import is still a dependency), and so do `importlib.import_module`
-calls with a literal name. `check` is run on a synthetic tree too, so a violation is known to be caught.
+Inside the base layer, `store` is the bottom (config only), `jobs` sits on `store`, and `models` may use `jobs`
+(`checkpoint`: cancel and progress inside a long generation) but `jobs` never imports `models`. Imports inside
+functions count (a lazy import is still a dependency), and so do `importlib.import_module` calls with a literal
+name. `check` is run on a synthetic tree too, so a violation is known to be caught.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ BASE_ALLOWED = {
     "device": {"config"},
     "store": {"config"},
     "jobs": {"config", "store"},
-    "models": {"config", "device", "store"},
+    "models": {"config", "device", "store", "jobs"},
 }
 #: Third-party packages only the app layer may import.
 APP_ONLY = ("streamlit", "plotly", "altair")
@@ -160,7 +161,9 @@ VIOLATIONS = [
     ("fairness_core/models/hf.py", "def f():\n    from fairness_core.generation.sampling import sample_rows\n",
      "a base module imports a plug-in module"),  # the layering as of commit 411b933
     ("fairness_core/models/hf.py", "from ..metrics import METRICS\n", "a base module imports a plug-in module"),
-    ("fairness_core/models/hf.py", "import fairness_core.jobs\n", "models may import only config, device, store"),
+    ("fairness_core/models/hf.py", "import fairness_core.data\n", "a base module imports a plug-in module"),
+    ("fairness_core/jobs/runner.py", "from fairness_core.models import load_model\n",
+     "jobs may import only config, store"),
     ("fairness_core/store/store.py", "from fairness_core.jobs import run_task\n", "store may import only config"),
     ("fairness_core/generation/task.py", "from fairness_core import decoding\n",
      "a plug-in module imports a page module"),
@@ -189,7 +192,8 @@ def test_allowed_imports_are_not_reported(tmp_path: Path) -> None:
     write_tree(tmp_path, {
         "fairness_core/__init__.py": "",
         "fairness_core/models/hf.py": "from fairness_core.models.sampling import sample_rows\n"
-                                      "from fairness_core.store.manifest import file_fingerprint\n",
+                                      "from fairness_core.store.manifest import file_fingerprint\n"
+                                      "from fairness_core.jobs.context import checkpoint\n",
         "fairness_core/generation/task.py": "from fairness_core.models import load_model\nfrom ..jobs import Task\n",
         "fairness_core/cairo/task.py": "from fairness_core.generation import run_generation\n",
         "fairness_core/commands/cairo.py": "from fairness_core.cairo import task\n",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -127,8 +128,54 @@ def registry_table() -> list[dict[str, str]]:
     return rows
 
 
+MAX_MODEL_ID_CHARS = 512
+#: owner/name (or a bare name): letters, digits, `-`, `_`, `.`; Hugging Face's own rule (no `--` or `..`, 96 each)
+_HUB_ID = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?/)?[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}"
+                     r"[A-Za-z0-9])?")
+
+
+def model_id_problem(typed: str) -> str | None:
+    """One sentence when a typed model is neither a Hugging Face id nor a model on this machine; None if usable.
+
+    Usable: a Hugging Face id (`gpt2`, `owner/name`), a folder holding a `config.json`, or a `.gguf` file. Whether
+    the model then loads (offline, wrong task) is the model layer's sentence; this only stops strings that cannot
+    name a model (`<script>`, `/etc/passwd`, a 300-character name) before anything tries to load them.
+    """
+    if not typed:
+        return None
+    shown = inline_code(typed[:80] + ("…" if len(typed) > 80 else ""))
+    if len(typed) > MAX_MODEL_ID_CHARS:
+        return f"{shown} is too long for a model id or path (at most {MAX_MODEL_ID_CHARS} characters)."
+    path = Path(typed).expanduser()
+    looks_like_path = typed.startswith(("/", "~", ".")) or "\\" in typed or typed.count("/") > 1
+    try:
+        if path.is_dir():
+            if (path / "config.json").is_file() or any(path.glob("*.gguf")):
+                return None
+            return f"{shown} is a folder without a model in it (no config.json or .gguf file)."
+        if path.is_file():
+            if path.suffix.lower() == ".gguf":
+                return None
+            return f"{shown} is a file but not a model: give a model folder or a .gguf file."
+        if path.exists():
+            return f"{shown} is not a regular file or folder (a device or pipe): give a model folder or a .gguf file."
+    except OSError as error:  # e.g. a name longer than the file system allows
+        if looks_like_path:
+            return f"{shown} cannot be read as a model path: {os.strerror(error.errno) if error.errno else error}."
+    if looks_like_path:
+        return f"{shown} does not exist on this machine: give a model folder, a .gguf file or a Hugging Face id."
+    if ".." in typed or "--" in typed or not _HUB_ID.fullmatch(typed):
+        return (f"{shown} is not a Hugging Face model id (name or owner/name: letters, digits, -, _ and .) nor a "
+                "model folder or .gguf file on this machine.")
+    return None
+
+
 def model_picker(task: str, label: str, key: str, default: str | None = None) -> str:
-    """Select a preset for `task` or type any Hugging Face id / local path; unavailable ones say why."""
+    """Select a preset for `task` or type any Hugging Face id / local path; unavailable ones say why.
+
+    A typed value that cannot name a model gets one sentence in place (`model_id_problem`) and "" is
+    returned, as when nothing is typed yet.
+    """
     rows = [row for row in registry_table() if row["task"] == task]
     options = [row["key"] for row in rows] + ["(other Hugging Face id or local path)"]
     by_key = {row["key"]: row for row in rows}
@@ -144,8 +191,13 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
     index = options.index(default) if default in options else 0
     choice = st.selectbox(label, options, index=index, format_func=describe, key=key)
     if choice not in by_key:
-        typed = st.text_input("Model id or path", key=f"{key}_custom", placeholder="e.g. gpt2 or /models/my-model")
-        return typed.strip()
+        typed = st.text_input("Model id or path", key=f"{key}_custom", max_chars=MAX_MODEL_ID_CHARS,
+                              placeholder="e.g. gpt2 or /models/my-model").strip()
+        problem = model_id_problem(typed)
+        if problem:
+            st.error(problem)
+            return ""  # as when nothing is typed yet: the page asks for a model instead of loading this
+        return typed
     if by_key[choice]["status"] == "unavailable":
         st.warning(f"{by_key[choice]['model']} is unavailable here: {by_key[choice]['why']}.")
     return choice
