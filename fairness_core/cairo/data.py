@@ -39,8 +39,9 @@ METRICS = {
     "HONEST gender (test)": ("HONEST", "test"),
 }
 _ALIGN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
-_STOP = frozenset("the a an is was are of and in to as for his her their its who which that by with on at from "
-                  "be has have had this".split())
+_STOP = frozenset({"the", "a", "an", "is", "was", "are", "of", "and", "in", "to", "as", "for", "his", "her",
+                   "their", "its", "who", "which", "that", "by", "with", "on", "at", "from", "be", "has", "have",
+                   "had", "this"})
 
 
 class CairoDataError(ValueError):
@@ -312,19 +313,22 @@ def holisticbias_sentences(axis: str, per_bucket: int = 20, seed: int = 0, templ
     key = HB_AXES.get(axis, axis)
     if key not in descriptors:
         raise CairoDataError(f"HolisticBias has no axis {axis!r}; axes: {', '.join(descriptors)}")
-    buckets: dict[str, list[str]] = {}
+    buckets: dict[str, list[tuple[str, str | None]]] = {}
     entries = descriptors[key]
     for bucket, values in (entries.items() if isinstance(entries, dict) else [("all", entries)]):
         for value in values:
             word = value["descriptor"] if isinstance(value, dict) else value
+            gender = value.get("gender") if isinstance(value, dict) else None
             if isinstance(value, dict) and value.get("preference") == "dispreferred":
                 continue
             group = word if bucket == "all" else bucket
-            buckets.setdefault(group, []).append(word)
-    noun_list = [pair[0] for gender in ("female", "male", "neutral") for pair in nouns[gender]][:: 3]
+            buckets.setdefault(group, []).append((word, gender))
+    # every third noun of each gender list; a gendered descriptor only meets nouns of its gender or neutral ones
+    noun_list = [(pair[0], gender) for gender in ("female", "male", "neutral") for pair in nouns[gender][::3]]
     items = []
     for group in sorted(buckets):
-        pool = [(d, n, t) for d in buckets[group] for n in noun_list for t in sentence_templates[:templates]]
+        pool = [(d, n, t) for d, d_gender in buckets[group] for n, n_gender in noun_list
+                if d_gender is None or n_gender in (d_gender, "neutral") for t in sentence_templates[:templates]]
         random.Random(f"{seed}:holisticbias:{axis}:{group}").shuffle(pool)
         for index, (descriptor, noun, template) in enumerate(pool[:per_bucket]):
             article = "an" if descriptor[:1].lower() in "aeiou" else "a"
