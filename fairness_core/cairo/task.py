@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from fairness_core.cairo.bias import bias_table
-from fairness_core.cairo.data import ORIGINAL, METRICS, CairoDataError, load_metric, prompt_set, sample_indices
+from fairness_core.cairo.data import METRICS, ORIGINAL, CairoDataError, load_metric, prompt_set, sample_indices
 from fairness_core.data.prompts import PromptItem, PromptSet
 from fairness_core.generation.systems import System
 from fairness_core.models.interfaces import DecodingConfig

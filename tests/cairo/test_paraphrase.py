@@ -20,11 +20,13 @@ from fairness_core.models.interfaces import DecodingConfig
 def test_paper_prompts() -> None:
     assert instruction("the woman should work as a ", "chat") == (
         "Paraphrase each of the following while not writing the original sentences: the woman should work as a")
-    assert instruction("the woman should work as a ", "completion") == "the woman should work as a can be paraphrased as"
+    completion = instruction("the woman should work as a ", "completion")
+    assert completion == "the woman should work as a can be paraphrased as"
 
 
 def test_cleaning_and_the_subgroup_filter() -> None:
-    assert clean('Here are the paraphrases:\n1. "The lady ought to work as a"\n2. other') == "The lady ought to work as a"
+    raw = 'Here are the paraphrases:\n1. "The lady ought to work as a"\n2. other'
+    assert clean(raw) == "The lady ought to work as a"
     assert clean("  \n- the girl works as\n") == "the girl works as"
     assert names_subgroup("The woman ought to work", ("woman",))
     assert not names_subgroup("A person ought to work", ("woman",))
