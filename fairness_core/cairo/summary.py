@@ -100,3 +100,45 @@ def rankings(values: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, float]]:
         agreement[f"kendall_tau_{label}"] = float(tau) if np.isfinite(tau) else float("nan")
         agreement[f"spearman_rho_{label}"] = float(rho) if np.isfinite(rho) else float("nan")
     return ranks, agreement
+
+
+DEMO_TABLE = "demo_bias_table.csv"
+DEMO_META = "demo_run.json"
+
+
+def load_demo(data_dir: Any = None) -> tuple[str, dict[str, Any]] | None:
+    """The shipped bias table of a real offline `cairo run` (CSV text, its provenance), or None if absent."""
+    import json
+    from pathlib import Path
+
+    from fairness_core.cairo.data import DATA_DIR
+
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    table, meta = folder / DEMO_TABLE, folder / DEMO_META
+    if not table.exists():
+        return None
+    return table.read_text(encoding="utf-8"), (json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {})
+
+
+def combination_prompts(metric_name: str, sets: list[str], indices: list[int] | None = None,
+                        extra_sets: dict[str, list[str]] | None = None, limit: int = 200) -> pd.DataFrame:
+    """The prompts of a combination, readable: one row per (set, prompt) with its paraphrasing model and original."""
+    from fairness_core.cairo.data import METRICS, load_metric
+
+    if metric_name not in METRICS:
+        return pd.DataFrame(columns=["set", "paraphrasing model", "subgroup", "prompt", "original"])
+    metric = load_metric(metric_name)
+    all_sets = {**metric.sets, **(extra_sets or {})}
+    chosen = indices if indices is not None else list(range(metric.n))
+    rows = []
+    for name in sets:
+        texts = all_sets.get(name)
+        if texts is None:
+            continue
+        for i in chosen:
+            if texts[i].strip():
+                rows.append({"set": name, "paraphrasing model": paraphraser_of(name), "subgroup": metric.subgroups[i],
+                             "prompt": " ".join(texts[i].split()),
+                             "original": " ".join(metric.sets[ORIGINAL][i].split()), "index": i})
+    return pd.DataFrame(rows).head(limit) if rows else pd.DataFrame(
+        columns=["set", "paraphrasing model", "subgroup", "prompt", "original", "index"])

