@@ -142,3 +142,21 @@ def combination_prompts(metric_name: str, sets: list[str], indices: list[int] | 
                              "original": " ".join(metric.sets[ORIGINAL][i].split()), "index": i})
     return pd.DataFrame(rows).head(limit) if rows else pd.DataFrame(
         columns=["set", "paraphrasing model", "subgroup", "prompt", "original", "index"])
+
+
+def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, manifest: dict[str, Any],
+              data_dir: Any = None) -> None:
+    """Write a real run's bias table and provenance as the page's default (`data/cairo/demo_*`)."""
+    import datetime
+    import json
+    from pathlib import Path
+
+    from fairness_core.cairo.data import DATA_DIR
+
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    bias_table.to_csv(folder / DEMO_TABLE, index=False)
+    meta = {"command": command, "computed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "manifest": manifest, "run_ids": payload.get("run_ids", []), "notes": payload.get("notes", []),
+            "prompt_split": payload.get("prompt_split", []),
+            "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
+    (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
