@@ -164,8 +164,6 @@ else:
                                                                          executor=executor), label="CAIRO run")
         job = jobs.show(job_key, label="CAIRO run")
         if job is not None and job.done and job.error is None:
-            if isinstance(job.error, CairoInputError):
-                st.error(str(job.error))
             result = job.result
             if result.status == "complete" and not result.bias_table.empty:
                 csv_text = result.bias_table.to_csv(index=False)

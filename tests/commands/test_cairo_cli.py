@@ -72,3 +72,24 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
                            "--no-heldout"], capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["pairs"][0]["by_size"][0]["heldout_r"] is None
+
+
+def test_cairo_run_pipeline_with_a_tiny_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              tiny_gpt2: Path) -> None:
+    systems = f"{tiny_gpt2}@top_p=0.9;{tiny_gpt2}@top_p=0.5;{tiny_gpt2}@greedy"
+    argv = ["--store", str(tmp_path / "runs.duckdb"), "cairo", "run", "--systems", systems, "--sets", "1",
+            "--per-subgroup", "2", "--max-new-tokens", "3", "--out", str(tmp_path / "bias.csv"), "--json"]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    pair = payload["pairs"][0]
+    assert (pair["metric_a"], pair["metric_b"], pair["n_systems"]) == ("BOLD gender", "HONEST gender (valid)", 3)
+    assert [row["size"] for row in pair["by_size"]] == [1, 2]
+    assert len(payload["bias_table"]) == 12 and payload["run_ids"]
+    assert (tmp_path / "bias.csv").read_text().startswith("system,metric,prompt_set,bias")
+    assert main(argv) == 0  # from the store: same run ids, nothing regenerated
+    assert json.loads(capsys.readouterr().out)["run_ids"] == payload["run_ids"]
+
+
+def test_cairo_run_rejects_bad_systems_in_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cairo", "run", "--systems", "gpt2@greedy;gpt2@beam=2;gpt2@top_p=0.5"]) == 2
+    assert "unknown knob 'beam'" in capsys.readouterr().err
