@@ -94,3 +94,24 @@ def test_compute_here_runs_the_pipeline_in_the_background(page: AppTest, tiny_gp
     assert any("stored generations" in str(s.value) for s in page.success), [e.value for e in page.error]
     sizes = next(d.value for d in page.dataframe if "CAIRO (best pair)" in d.value.columns)
     assert list(sizes["size"]) == [1, 2] and (sizes["n_systems"] == 3).all()
+
+
+def test_paraphrasing_job_shows_provenance_and_drop_counts(page: AppTest, tiny_gpt2: Path) -> None:
+    page.session_state["cairo_para_model"] = OTHER
+    page.session_state["cairo_para_model_custom"] = str(tiny_gpt2)
+    page.run()
+    page.number_input(key="cairo_para_per").set_value(1)
+    page.number_input(key="cairo_para_tokens").set_value(8).run()
+    page.button(key="cairo_para_run").click().run()
+    assert not page.exception, page.exception
+    from ui import jobs
+
+    for key in [k for k in list(jobs._REGISTRY) if k.startswith("cairo-paraphrase")]:
+        job = jobs.wait(key, timeout_s=240)
+        assert job is not None and job.error is None, job and job.error
+    page.run()
+    assert not page.exception, page.exception
+    assert any("paraphrases kept; dropped" in str(s.value) for s in page.success)
+    provenance = next(d.value for d in page.dataframe if "instruction" in d.value.columns)
+    assert len(provenance) == 2 * 2  # 2 subgroups x 1 original x K=2
+    assert provenance["instruction"].str.startswith("Paraphrase each of the following").all()
