@@ -125,14 +125,19 @@ def run(args: argparse.Namespace) -> int:
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     payload["run_ids"] = outcome.run_ids
-    payload["bias_table"] = outcome.bias_table.to_dict("records")
-    payload["prompt_split"] = outcome.split_rows
+    payload["bias_table"] = [_clean(row) for row in outcome.bias_table.to_dict("records")]
+    payload["prompt_split"] = [_clean(row) for row in outcome.split_rows]
     payload["notes"] = [*outcome.notes, *payload["notes"]]
     if args.json:
         print_json(payload)
     else:
         _print_text(payload)
     return 0
+
+
+def _clean(row: dict) -> dict:
+    """NaN -> null, so the output is strict JSON."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
 
 
 def _option(text: str) -> tuple[str, str]:
