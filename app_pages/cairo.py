@@ -115,9 +115,11 @@ sources = (["Shipped offline run"] if demo else []) + ["Upload a bias table", "C
 source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
 csv_text: str | None = None
 split_rows: list[dict] = []
+used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
 if source == "Shipped offline run" and demo:
     csv_text, meta = demo
     split_rows = meta.get("prompt_split", [])
+    used_indices = meta.get("indices", {})
     st.caption("Computed on this project's machine by a real offline run (not hand-written): "
                + common.inline_code(meta.get("command", "cairo run")) + f" — {meta.get('computed', '')}.")
     with st.expander("Provenance of the shipped run"):
@@ -168,6 +170,7 @@ else:
             if result.status == "complete" and not result.bias_table.empty:
                 csv_text = result.bias_table.to_csv(index=False)
                 split_rows = result.split_rows
+                used_indices = result.indices
                 st.success(f"Bias table from {len(result.generations)} stored generations (runs "
                            f"{', '.join(result.run_ids)}).")
                 for note in result.notes:
@@ -255,7 +258,8 @@ extra = st.session_state.get("cairo_extra_sets", {})
 for metric_name, combo in ((pair["metric_a"], row["combo_a"]), (pair["metric_b"], row["combo_b"])):
     st.markdown(f"**{common.escape_markdown(metric_name)}**: {common.escape_markdown(', '.join(combo))}")
     try:
-        prompts = combination_prompts(metric_name, combo, extra_sets=extra.get(metric_name), limit=300)
+        prompts = combination_prompts(metric_name, combo, indices=used_indices.get(metric_name),
+                                      extra_sets=extra.get(metric_name), limit=300)
     except CairoDataError as error:
         st.error(str(error))
         continue

@@ -157,6 +157,6 @@ def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, m
     bias_table.to_csv(folder / DEMO_TABLE, index=False)
     meta = {"command": command, "computed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "manifest": manifest, "run_ids": payload.get("run_ids", []), "notes": payload.get("notes", []),
-            "prompt_split": payload.get("prompt_split", []),
+            "prompt_split": payload.get("prompt_split", []), "indices": payload.get("indices", {}),
             "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
     (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")

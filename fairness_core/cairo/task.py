@@ -194,6 +194,7 @@ class PipelineOutcome:
     notes: list[str]
     split_rows: list[dict[str, Any]]
     value_column: str
+    indices: dict[str, list[int]] = field(default_factory=dict)  # metric -> original indices used
 
 
 def annotate(generations: pd.DataFrame, planned: PlannedSets) -> pd.DataFrame:
@@ -252,14 +253,15 @@ def run_pipeline(request: RunRequest, store: Any, on_progress: Callable[[Any], N
     value = outcome.plan.scorer_columns[0][0]
     frame = annotate(outcome.generations, planned)
     if outcome.status != "complete" or frame.empty or value not in frame:
-        return PipelineOutcome(pd.DataFrame(), frame, outcome.run_ids, outcome.status, planned.notes, [], value)
+        return PipelineOutcome(pd.DataFrame(), frame, outcome.run_ids, outcome.status, planned.notes, [], value,
+                               planned.indices)
     table = bias_table(frame, value, n_boot=n_boot)
     notes = list(planned.notes)
     skipped = int(table["n_skipped"].sum())
     if skipped:
         notes.append(f"{skipped} generation(s) had no score (NaN) and were skipped")
     split = prompt_split_rows(frame, value, split_halves(planned, request), n_boot=50)
-    return PipelineOutcome(table, frame, outcome.run_ids, outcome.status, notes, split, value)
+    return PipelineOutcome(table, frame, outcome.run_ids, outcome.status, notes, split, value, planned.indices)
 
 
 def pipeline_manifest(request: RunRequest) -> dict[str, Any]:

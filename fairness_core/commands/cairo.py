@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     payload["run_ids"] = outcome.run_ids
     payload["bias_table"] = [_clean(row) for row in outcome.bias_table.to_dict("records")]
     payload["prompt_split"] = [_clean(row) for row in outcome.split_rows]
+    payload["indices"] = outcome.indices
     payload["notes"] = [*outcome.notes, *payload["notes"]]
     if args.json:
         print_json(payload)
