@@ -119,7 +119,7 @@ def search_size(a: MetricSets, b: MetricSets, size: int, chunk_rows: int = CHUNK
     zb_t = np.ascontiguousarray(zb[db].T, dtype=np.float32)
     za32 = za.astype(np.float32)
     b_rows = np.flatnonzero(db)
-    a_rows = np.flatnonzero(da)
+    a_rows = np.flatnonzero(da) if len(b_rows) else np.array([], dtype=int)
     for start in range(0, len(a_rows), chunk_rows):
         rows = a_rows[start : start + chunk_rows]
         block = za32[rows] @ zb_t

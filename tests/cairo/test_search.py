@@ -126,3 +126,9 @@ def test_constant_vectors_have_no_r() -> None:
     b = MetricSets(names, np.arange(10.0).reshape(2, 5))
     found = search_size(a, b, 2)
     assert np.isnan(found.r) and found.n_undefined_pairs == 1
+
+
+def test_every_b_combination_constant_gives_no_r() -> None:
+    a = MetricSets(("original", "s1"), np.arange(10.0).reshape(2, 5))
+    b = MetricSets(("original", "s1"), np.ones((2, 5)))
+    assert np.isnan(search_size(a, b, 2).r) and np.isnan(search_size(a, b, 1).r)
