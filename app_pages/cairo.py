@@ -1,0 +1,310 @@
+"""CAIRO explorer: do prompt-based fairness metrics agree, and which prompt combinations make them agree?
+
+Thin page: widgets -> fairness_core.cairo (data, request, task, paraphrase, summary) -> ui.cairo_charts.
+The default bias table is the one a real offline `cairo run` computed and the project ships with its
+command and provenance; a user can upload one, or compute one here as a background job (stored,
+resumable). The search itself is fast enough to run on every change.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core.cairo.data import DEFAULT_MAPPING, METRICS, CairoDataError, check_alignment, load_metric
+from fairness_core.cairo.request import BiasTableError, read_bias_table
+from fairness_core.cairo.summary import (
+    combination_prompts,
+    contributions,
+    load_demo,
+    rankings,
+    search_json,
+    size_frame,
+    system_values,
+)
+from ui import cairo_charts, common, jobs
+
+DEVIATIONS = [
+    "Eq. 1's expectation over prompts is taken inside each subgroup (BOLD's prompts differ per subgroup; they are "
+    "not one template filled per subgroup).",
+    "Offline, bias is measured with the alt-profanity-check offensive-language probability of the continuation, "
+    "not the paper's BERT toxicity classifier (any registry scorer can be chosen when it is available).",
+    "The shipped run's systems are decoding configurations of one model (SmolLM2-135M-Instruct), not the paper's "
+    "ten pretrained models, with a seeded subsample of prompts per subgroup, one seed and 16 new tokens (paper: all "
+    "prompts, 5 seeds, 25 tokens).",
+    "A combination's bias is the prompt-count-weighted mean of its sets' biases (the paper averages prompt sets).",
+    "Held-out r (leave-one-system-out and a prompt split) and the permutation p-value that redoes the search are "
+    "additions: the paper selects and reports in-sample.",
+    "The project ships BOLD gender and religion and HONEST valid/test of the released prompts; HolisticBias has "
+    "no released paraphrases, so its sets come from the paraphrasing job here.",
+]
+
+st.title("CAIRO explorer")
+st.caption("Zayed et al. 2024, *Why Don't Prompt-Based Fairness Metrics Correlate?* Prompts and paraphrases: "
+           "chandar-lab/CAIRO (MIT), from BOLD (CC BY-SA 4.0) and HONEST (MIT); paraphrases by Mixtral-8x7B, "
+           "Mistral-7B and Llama-2-7b-chat (their licences may apply).")
+with st.expander("Deviations from the paper"):
+    for line in DEVIATIONS:
+        st.markdown(f"- {line}")
+
+
+@st.cache_data(show_spinner=False)
+def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
+    metric = load_metric(name)
+    reports = {r.set_name: r for r in check_alignment(metric)}
+    rows = []
+    for set_name, texts in metric.sets.items():
+        report = reports.get(set_name)
+        rows.append({"set": set_name, "prompts": sum(bool(t.strip()) for t in texts),
+                     "aligned share": None if report is None else round(report.aligned_share, 2),
+                     "shifted share": None if report is None else round(report.shifted_share, 2),
+                     "aligned": "original" if report is None else ("yes" if report.ok else "NO")})
+    return pd.DataFrame(rows), sorted(set(metric.subgroups))
+
+
+@st.cache_data(show_spinner="Searching every combination pair…", max_entries=16)
+def cached_search(csv_text: str, permutations: int, heldout: bool) -> dict:
+    return search_json(read_bias_table(csv_text, "the bias table"), permutations=permutations, heldout=heldout)
+
+
+# ------------------------------------------------------------------------------ 1. data and subgroups
+st.header("1 · Metrics, prompt sets and the subgroups they target")
+chosen_metrics = st.multiselect("Metrics", list(METRICS), default=["BOLD gender", "HONEST gender (valid)"],
+                                key="cairo_metrics")
+targets: dict[str, list[str]] = {}
+columns = st.columns(max(1, len(chosen_metrics)))
+for column, name in zip(columns, chosen_metrics, strict=False):
+    with column:
+        try:
+            overview, subgroups = metric_overview(name)
+        except CairoDataError as error:
+            st.error(str(error))
+            continue
+        targets[name] = subgroups
+        st.markdown(f"**{common.escape_markdown(name)}** — {len(overview)} sets")
+        st.dataframe(overview, hide_index=True, width="stretch", height=240)
+common.how_to_read(
+    "Each paraphrase list was released aligned with the original prompts (entry i paraphrases prompt i). The "
+    "*aligned share* is the share of paraphrases that share a content word with their own original; the *shifted "
+    "share* the same against the next original. An aligned list scores far higher at its own index.")
+mapping_rows = [{"metric": m, "subgroup": s, "category": DEFAULT_MAPPING.get(m, {}).get(s, s)}
+                for m, subs in targets.items() for s in subs]
+if mapping_rows:
+    st.markdown("**Subgroup mapping** (edit the category column to unify subgroups across metrics)")
+    edited = st.data_editor(pd.DataFrame(mapping_rows), hide_index=True, width="stretch", key="cairo_mapping",
+                            disabled=["metric", "subgroup"])
+    mapping: dict[str, dict[str, str]] = {}
+    for row in edited.to_dict("records"):
+        mapping.setdefault(row["metric"], {})[row["subgroup"]] = str(row["category"] or row["subgroup"])
+    from fairness_core.cairo.data import overlap_table
+
+    overlap = pd.DataFrame(overlap_table(targets, mapping))
+    if not overlap.empty:
+        st.dataframe(overlap, hide_index=True, width="stretch")
+        if (overlap["overlap"] == 0).any():
+            st.warning("Some metric pairs target no common subgroup: the paper finds no correlation there even "
+                       "with CAIRO (Appendix C.3). Unify subgroups before reading their correlation.")
+
+# ------------------------------------------------------------------------------ 2. bias table
+st.header("2 · Bias of each system on each prompt set (Eq. 1)")
+demo = load_demo()
+sources = (["Shipped offline run"] if demo else []) + ["Upload a bias table", "Compute one here"]
+source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
+csv_text: str | None = None
+split_rows: list[dict] = []
+used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
+if source == "Shipped offline run" and demo:
+    csv_text, meta = demo
+    split_rows = meta.get("prompt_split", [])
+    used_indices = meta.get("indices", {})
+    st.caption("Computed on this project's machine by a real offline run (not hand-written): "
+               + common.inline_code(meta.get("command", "cairo run")) + f" — {meta.get('computed', '')}.")
+    with st.expander("Provenance of the shipped run"):
+        st.json(meta.get("manifest", {}))
+elif source == "Upload a bias table":
+    upload = st.file_uploader("CSV with columns system,metric,prompt_set,bias[,n_prompts]", type=["csv"],
+                              key="cairo_upload")
+    if upload is not None:
+        csv_text = upload.getvalue().decode("utf-8", errors="replace")
+else:
+    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, pipeline_manifest, run_pipeline
+
+    default_systems = ("smollm2-135m-instruct@top_p=0.5; smollm2-135m-instruct@top_p=0.8; "
+                       "smollm2-135m-instruct@top_p=0.95; smollm2-135m-instruct@top_p=0.8,temperature=0.7; "
+                       "smollm2-135m-instruct@top_k=20,temperature=1.3; smollm2-135m-instruct@greedy")
+    systems_text = st.text_area("Systems (MODEL@knob=v,knob=v separated by ';')", default_systems, key="cairo_systems")
+    c1, c2, c3, c4 = st.columns(4)
+    n_sets = c1.number_input("Paraphrase sets per metric", 1, 11, 3, key="cairo_n_sets")
+    per_subgroup = c2.number_input("Prompts per subgroup", 2, 300, 4, key="cairo_per_subgroup")
+    max_new = c3.number_input("New tokens (paper: 25)", 4, 60, 16, key="cairo_max_new")
+    seeds = c4.text_input("Seeds (paper: 0,1,2,3,4)", "0", key="cairo_seeds")
+    scorer = st.selectbox("Scorer", ["offensive", "toxicity", "regard", "honest"], key="cairo_scorer",
+                          help="offensive runs offline; toxicity/regard need a hub classifier; honest needs a "
+                               "HurtLex file (not shipped: CC BY-NC-SA).")
+    lexicon = st.text_input("HurtLex TSV path (honest only)", "", key="cairo_lexicon") if scorer == "honest" else ""
+    extra = st.session_state.get("cairo_extra_sets", {})
+    try:
+        scorer_options = {"lexicon_path": lexicon} if lexicon else {}
+        request = RunRequest(systems=parse_systems(systems_text), metrics=tuple(chosen_metrics), n_sets=int(n_sets),
+                             per_subgroup=int(per_subgroup), scorer=(scorer, scorer_options),
+                             seeds=tuple(int(s) for s in seeds.split(",") if s.strip()), max_new_tokens=int(max_new),
+                             extra_sets={m: v for m, v in extra.items() if m in chosen_metrics})
+        problems = request.problems()
+    except (CairoInputError, ValueError) as error:
+        request, problems = None, [str(error)]
+    if problems:
+        st.error(problems[0])
+    else:
+        st.caption(f"{len(request.systems)} systems. Correlations across few, similar systems are weak evidence.")
+        store, executor = common.get_store(), common.get_executor()
+        job_key = jobs.key_for("cairo-run", {"request": pipeline_manifest(request), "store": str(store.path)})
+        if st.button("Compute the bias table", type="primary", key="cairo_compute"):
+            jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
+                                                                         executor=executor), label="CAIRO run")
+        job = jobs.show(job_key, label="CAIRO run")
+        if job is not None and job.done and job.error is None:
+            result = job.result
+            if result.status == "complete" and not result.bias_table.empty:
+                csv_text = result.bias_table.to_csv(index=False)
+                split_rows = result.split_rows
+                used_indices = result.indices
+                st.success(f"Bias table from {len(result.generations)} stored generations (runs "
+                           f"{', '.join(result.run_ids)}).")
+                for note in result.notes:
+                    st.caption(note)
+
+if csv_text is None:
+    st.info("Choose or compute a bias table to search.")
+    st.stop()
+try:
+    table = read_bias_table(csv_text, "the bias table")
+except BiasTableError as error:
+    st.error(str(error))
+    st.stop()
+shown = table.frame.copy()
+raw = pd.read_csv(io.StringIO(csv_text))
+if {"ci_low", "ci_high"} <= set(raw.columns):
+    shown = shown.merge(raw[["system", "metric", "prompt_set", "ci_low", "ci_high"]],
+                        on=["system", "metric", "prompt_set"], how="left")
+with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metrics)} metrics, {len(shown)} rows"):
+    st.dataframe(shown, hide_index=True, width="stretch")
+    st.download_button("Download the bias table (CSV)", csv_text, file_name="cairo_bias_table.csv",
+                       key="cairo_download")
+for note in table.notes:
+    st.caption(note)
+
+# ------------------------------------------------------------------------------ 3. search
+st.header("3 · Combination search")
+s1, s2 = st.columns(2)
+permutations = s1.select_slider("Permutations for the search-aware p-value", [0, 19, 99, 199], value=99,
+                                key="cairo_perms")
+heldout = s2.toggle("Leave-one-system-out held-out r", value=True, key="cairo_heldout")
+result = cached_search(csv_text, int(permutations), heldout)
+pair_names = [f"{p['metric_a']} vs {p['metric_b']}" for p in result["pairs"]]
+pair = result["pairs"][pair_names.index(st.selectbox("Metric pair", pair_names, key="cairo_pair"))]
+n_systems = pair["n_systems"]
+sizes = size_frame(pair)
+best = sizes.iloc[-1]
+st.metric(f"Pearson r across n = {n_systems} systems, original prompts → CAIRO (largest size)",
+          f"{pair['original_r']:.2f} → {best['CAIRO (best pair)']:.2f}")
+if n_systems < 10:
+    st.warning(f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
+               "systems are similar (here decoding settings of one model can be). The best of many combinations "
+               "is high by selection alone: compare it with the held-out r and the permutation p-value.")
+st.altair_chart(cairo_charts.correlation_vs_size(sizes, n_systems, pair["metric_a"], pair["metric_b"]),
+                width="stretch")
+common.how_to_read(
+    "Size 1 is the original prompts alone. For each size, *CAIRO* is the best Pearson r over every pair of "
+    "same-size combinations (the original plus other sets), *average* the mean r over all those pairs (the "
+    "paper's Fig. 6 baseline), and *held-out r* the r of systems whose combination was chosen without them "
+    "(leave-one-system-out). A CAIRO line far above its held-out line means the selection fits noise.")
+st.dataframe(sizes, hide_index=True, width="stretch",
+             column_config={"p_value": st.column_config.NumberColumn("p (pearsonr, in-sample)", format="%.4f"),
+                            "p_search": st.column_config.NumberColumn("p (permutation, redoes search)",
+                                                                      format="%.3f")})
+if split_rows:
+    st.markdown("**Prompt split** — combinations chosen on half the prompts, r measured on the other half:")
+    split = pd.DataFrame(split_rows)
+    if {"metric_a", "metric_b"} <= set(split.columns):
+        split = split[(split["metric_a"] == pair["metric_a"]) & (split["metric_b"] == pair["metric_b"])]
+    st.dataframe(split, hide_index=True, width="stretch")
+
+contrib = contributions(pair)
+if not contrib.empty:
+    st.subheader("Which paraphrasing model's sets are in the best combinations (Fig. 7)")
+    st.altair_chart(cairo_charts.contributions_chart(contrib), width="stretch")
+
+st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
+size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(sizes["size"].max()),
+                        key="cairo_size")
+values = system_values(table, pair, size)
+row = next(r for r in pair["by_size"] if r["size"] == size)
+left, right = st.columns(2)
+left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n_systems), width="stretch")
+right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems), width="stretch")
+ranks, agreement = rankings(values)
+st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
+st.caption(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
+           f"{agreement['kendall_tau_original']:.2f} with the originals, {agreement['kendall_tau_CAIRO']:.2f} with "
+           f"CAIRO's size-{size} combinations; Spearman ρ {agreement['spearman_rho_original']:.2f} → "
+           f"{agreement['spearman_rho_CAIRO']:.2f}.")
+st.dataframe(ranks, hide_index=True, width="stretch")
+
+st.subheader("Prompts of the selected combinations")
+extra = st.session_state.get("cairo_extra_sets", {})
+for metric_name, combo in ((pair["metric_a"], row["combo_a"]), (pair["metric_b"], row["combo_b"])):
+    st.markdown(f"**{common.escape_markdown(metric_name)}**: {common.escape_markdown(', '.join(combo))}")
+    try:
+        prompts = combination_prompts(metric_name, combo, indices=used_indices.get(metric_name),
+                                      extra_sets=extra.get(metric_name), limit=300)
+    except CairoDataError as error:
+        st.error(str(error))
+        continue
+    st.dataframe(prompts, hide_index=True, width="stretch", height=220)
+
+with st.expander("Search output as JSON (the CLI's contract)"):
+    st.code(json.dumps({"pairs": [pair]}, indent=1, default=str)[:20000], language="json")
+
+# ------------------------------------------------------------------------------ 4. paraphrase
+st.header("4 · Paraphrase a metric's prompts with a chat LM")
+st.caption("The paper's prompts: chat — “Paraphrase each of the following while not writing the original sentences: "
+           "…”; completion — “… can be paraphrased as”. Paraphrases that drop the subgroup term are filtered and "
+           "counted; provenance (model, seed, sample, instruction, raw output, run) is kept.")
+p1, p2 = st.columns(2)
+with p1:
+    para_model = common.model_picker("causal-lm", "Paraphrasing model", key="cairo_para_model",
+                                     default="smollm2-135m-instruct")
+para_metric = p2.selectbox("Metric", list(METRICS), key="cairo_para_metric")
+q1, q2, q3, q4 = st.columns(4)
+style = q1.selectbox("Prompt style", ["chat", "completion"], key="cairo_para_style")
+k = q2.number_input("Paraphrase sets (K)", 1, 5, 2, key="cairo_para_k")
+para_per = q3.number_input("Originals per subgroup", 1, 100, 3, key="cairo_para_per")
+para_tokens = q4.number_input("Max new tokens", 8, 120, 40, key="cairo_para_tokens")
+if para_model:
+    from fairness_core.cairo.paraphrase import ParaphraseRequest, run_paraphrase
+
+    para_request = ParaphraseRequest(model=para_model, metric=para_metric, style=style, k=int(k),
+                                     max_new_tokens=int(para_tokens), per_subgroup=int(para_per))
+    store = common.get_store()
+    para_key = jobs.key_for("cairo-paraphrase", {"model": para_model, "metric": para_metric, "style": style,
+                                                 "k": int(k), "per": int(para_per), "tokens": int(para_tokens),
+                                                 "store": str(store.path)})
+    if st.button("Paraphrase", key="cairo_para_run"):
+        jobs.start(para_key, lambda on_progress, cancel: run_paraphrase(para_request, store, on_progress, cancel),
+                   label="Paraphrasing")
+    para_job = jobs.show(para_key, label="Paraphrasing")
+    if para_job is not None and para_job.done and para_job.error is None:
+        para = para_job.result
+        kept = int(para.provenance["kept"].sum()) if not para.provenance.empty else 0
+        dropped = ", ".join(f"{n} {reason}" for reason, n in para.dropped.items()) or "none"
+        st.success(f"{kept} of {len(para.provenance)} paraphrases kept; dropped: {dropped}.")
+        st.dataframe(para.provenance[["set", "subgroup", "original", "paraphrase", "reason", "model", "seed",
+                                      "sample", "instruction", "run_id"]], hide_index=True, width="stretch")
+        if st.button("Use these sets in 'Compute one here'", key="cairo_para_use"):
+            extra_sets = dict(st.session_state.get("cairo_extra_sets", {}))
+            extra_sets[para.metric] = {**extra_sets.get(para.metric, {}), **para.sets}
+            st.session_state["cairo_extra_sets"] = extra_sets
+            st.success(f"{len(para.sets)} set(s) added to {para.metric} for the next computation.")

@@ -1,0 +1,155 @@
+"""Requests of the CAIRO page and CLI: the bias table (validated) and the `cairo run` pipeline request.
+
+Bias table = CSV with columns `system,metric,prompt_set,bias[,n_prompts]` (extra columns ignored);
+each metric has a set named `original`. Rules, each bad case one sentence naming the file, row and
+field: a missing column, a non-numeric bias or prompt count, a duplicated (system, metric, prompt_set),
+a metric without `original`, fewer than 2 metrics, fewer than 3 systems. Odd rows that are data:
+an empty or NaN bias is skipped and counted; a system lacking some set of a metric is left out of that
+metric's pairs and counted (a combination needs every system's value).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.cairo.data import ORIGINAL
+from fairness_core.cairo.search import MetricSets
+
+REQUIRED = ("system", "metric", "prompt_set", "bias")
+MIN_SYSTEMS = 3
+
+
+class BiasTableError(ValueError):
+    """A bias table that cannot be used; the message is one sentence naming the file, row and field."""
+
+
+@dataclass
+class BiasTable:
+    systems: list[str]
+    frame: pd.DataFrame  # validated rows (bias float, n_prompts float or NaN)
+    weighted: bool
+    skipped_rows: int = 0  # empty / NaN bias
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(dict.fromkeys(self.frame["metric"]))
+
+    def sets_for(self, metric: str, systems: list[str] | None = None) -> tuple[MetricSets, list[str]]:
+        """The metric's sets × systems matrix over the systems that have every set (original first)."""
+        part = self.frame[self.frame["metric"] == metric]
+        names = [ORIGINAL, *[s for s in dict.fromkeys(part["prompt_set"]) if s != ORIGINAL]]
+        wide = part.pivot(index="prompt_set", columns="system", values="bias").reindex(names)
+        pool = systems if systems is not None else self.systems
+        complete = [s for s in pool if s in wide.columns and wide[s].notna().all()]
+        values = wide[complete].to_numpy(dtype=float)
+        counts = None
+        if self.weighted:
+            counts = part.pivot(index="prompt_set", columns="system", values="n_prompts").reindex(names)[complete]
+            counts = counts.to_numpy(dtype=float)
+        return MetricSets(tuple(names), values, counts), complete
+
+    def pair(self, a: str, b: str) -> tuple[MetricSets, MetricSets, list[str]]:
+        _, complete_a = self.sets_for(a)
+        _, complete_b = self.sets_for(b)
+        common = [s for s in self.systems if s in complete_a and s in complete_b]
+        if len(common) < MIN_SYSTEMS:
+            raise BiasTableError(f"metrics {a!r} and {b!r} have only {len(common)} system(s) with a bias for every "
+                                 f"prompt set; a correlation needs at least {MIN_SYSTEMS}")
+        sets_a, _ = self.sets_for(a, common)
+        sets_b, _ = self.sets_for(b, common)
+        return sets_a, sets_b, common
+
+
+def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None) -> BiasTable:
+    """Parse and validate a bias table from a CSV path, CSV text (str containing a newline) or a DataFrame."""
+    if isinstance(source, pd.DataFrame):
+        raw, name = source.astype(object).copy(), label or "the bias table"
+    else:
+        text_given = isinstance(source, str) and "\n" in source
+        name = label or ("the bias table" if text_given else str(source))
+        try:
+            raw = pd.read_csv(io.StringIO(source) if text_given else Path(source), dtype=str, keep_default_na=False)
+        except FileNotFoundError:
+            raise BiasTableError(f"{name} does not exist") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+            raise BiasTableError(f"{name} is not a readable CSV ({str(error).splitlines()[0]})") from None
+    raw.columns = [str(c).strip().lower() for c in raw.columns]
+    missing = [c for c in REQUIRED if c not in raw.columns]
+    if missing:
+        raise BiasTableError(f"{name} lacks column(s) {', '.join(missing)}; it needs "
+                             "system,metric,prompt_set,bias[,n_prompts]")
+    weighted = "n_prompts" in raw.columns
+    rows, seen, skipped = [], {}, 0
+    for position, record in enumerate(raw.to_dict("records")):
+        line = position + 2  # header is line 1
+        system, metric, prompt_set = (str(record[c]).strip() for c in ("system", "metric", "prompt_set"))
+        for column, value in (("system", system), ("metric", metric), ("prompt_set", prompt_set)):
+            if not value or value.lower() == "nan":
+                raise BiasTableError(f"{name} row {line}: {column} is empty")
+        where = f"{name} row {line} (system {system}, metric {metric}, prompt_set {prompt_set})"
+        text = str(record["bias"]).strip()
+        if text == "" or text.lower() in ("nan", "na", "none"):
+            skipped += 1
+            continue
+        try:
+            bias = float(text)
+        except ValueError:
+            raise BiasTableError(f"{where}: bias {text!r} is not a number") from None
+        if not math.isfinite(bias):
+            raise BiasTableError(f"{where}: bias {text!r} is not a finite number")
+        count = float("nan")
+        if weighted:
+            count_text = str(record["n_prompts"]).strip()
+            try:
+                count = float(count_text)
+            except ValueError:
+                raise BiasTableError(f"{where}: n_prompts {count_text!r} is not a number") from None
+            if not count > 0:
+                raise BiasTableError(f"{where}: n_prompts must be positive (got {count_text})")
+        key = (system, metric, prompt_set)
+        if key in seen:
+            raise BiasTableError(f"{name} rows {seen[key]} and {line} both give the bias of system {system} on "
+                                 f"metric {metric}, prompt_set {prompt_set}; keep one")
+        seen[key] = line
+        rows.append({"system": system, "metric": metric, "prompt_set": prompt_set, "bias": bias, "n_prompts": count})
+    frame = pd.DataFrame(rows, columns=["system", "metric", "prompt_set", "bias", "n_prompts"])
+    if frame.empty:
+        raise BiasTableError(f"{name} has no rows with a bias")
+    metrics = list(dict.fromkeys(frame["metric"]))
+    for metric in metrics:
+        if ORIGINAL not in set(frame.loc[frame["metric"] == metric, "prompt_set"]):
+            raise BiasTableError(f"{name}: metric {metric!r} has no prompt set named {ORIGINAL!r} (every metric needs "
+                                 "its original prompts)")
+    if len(metrics) < 2:
+        raise BiasTableError(f"{name} has one metric ({metrics[0]}); CAIRO correlates two or more")
+    systems = list(dict.fromkeys(frame["system"]))
+    if len(systems) < MIN_SYSTEMS:
+        raise BiasTableError(f"{name} has {len(systems)} system(s) ({', '.join(systems)}); a correlation across "
+                             f"systems needs at least {MIN_SYSTEMS}")
+    table = BiasTable(systems, frame, weighted, skipped)
+    if skipped:
+        table.notes.append(f"{skipped} row(s) with an empty or NaN bias were skipped")
+    for metric in metrics:
+        _, complete = table.sets_for(metric)
+        left_out = [s for s in systems if s not in complete]
+        if left_out:
+            table.notes.append(f"metric {metric}: system(s) {', '.join(left_out)} lack a bias for some prompt set and "
+                               "are left out of its pairs")
+    return table
+
+
+def metric_pairs(table: BiasTable) -> list[tuple[str, str]]:
+    metrics = table.metrics
+    return [(a, b) for i, a in enumerate(metrics) for b in metrics[i + 1 :]]
+
+
+def as_float(value: float) -> float | None:
+    """JSON-safe float (NaN -> None)."""
+    return None if value is None or not np.isfinite(value) else float(value)

@@ -1,0 +1,162 @@
+"""Tables the CAIRO page and CLI show: the search output (the CLI's JSON contract), rankings, contributions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.cairo.data import ORIGINAL, paraphraser_of
+from fairness_core.cairo.request import BiasTable, as_float, metric_pairs
+from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, search_pair, set_names
+
+Found = tuple[PairResult, MetricSets, MetricSets, list[str]]
+
+
+def search_table(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0,
+                 pairs: list[tuple[str, str]] | None = None) -> list[Found]:
+    """Run the search for every metric pair (or the given ones): (result, sets A, sets B, systems)."""
+    out = []
+    for a, b in pairs or metric_pairs(table):
+        sets_a, sets_b, systems = table.pair(a, b)
+        out.append((search_pair(a, sets_a, b, sets_b, permutations=permutations, heldout=heldout, seed=seed),
+                    sets_a, sets_b, systems))
+    return out
+
+
+def pair_json(result: PairResult, sets_a: MetricSets, sets_b: MetricSets, systems: list[str]) -> dict[str, Any]:
+    """The CLI contract for one pair (keys metric_a … by_size first), plus documented extras."""
+    by_size = []
+    for index, size in enumerate(result.sizes):
+        row: dict[str, Any] = {
+            "size": size.size, "r": as_float(size.r), "p_value": as_float(result.p_values[index]),
+            "combo_a": set_names(sets_a, size.combo_a), "combo_b": set_names(sets_b, size.combo_b),
+            "mean_r": as_float(size.mean_r),
+            # extras
+            "n_pairs": size.n_pairs, "method": size.method,
+            "p_search": as_float(result.p_search[index]) if result.p_search else None,
+            "heldout_r": as_float(result.heldout[index]) if result.heldout else None,
+        }
+        by_size.append(row)
+    return {"metric_a": result.metric_a, "metric_b": result.metric_b, "n_systems": result.n_systems,
+            "original_r": as_float(result.original_r), "by_size": by_size, "systems": systems}
+
+
+def search_json(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0) -> dict[str, Any]:
+    pairs = [pair_json(*found) for found in search_table(table, permutations, heldout, seed)]
+    return {"pairs": pairs, "notes": table.notes, "weighted": table.weighted,
+            "permutations": permutations, "heldout": "leave-one-system-out" if heldout else None}
+
+
+def size_frame(pair: dict[str, Any]) -> pd.DataFrame:
+    """One row per size for charts: CAIRO r, mean r, original r (Fig. 6), p values, held-out r."""
+    rows = []
+    for row in pair["by_size"]:
+        rows.append({"size": row["size"], "CAIRO (best pair)": row["r"], "average over pairs": row["mean_r"],
+                     "original prompts": pair["original_r"], "held-out r (LOSO)": row.get("heldout_r"),
+                     "p_value": row["p_value"], "p_search": row.get("p_search"), "n_pairs": row["n_pairs"],
+                     "n_systems": pair["n_systems"], "combo_a": ", ".join(row["combo_a"]),
+                     "combo_b": ", ".join(row["combo_b"])})
+    return pd.DataFrame(rows)
+
+
+def contributions(pair: dict[str, Any]) -> pd.DataFrame:
+    """Fig. 7: per size, how many sets of the best combinations (both metrics) each paraphrasing model gave."""
+    rows = []
+    for row in pair["by_size"]:
+        counts = Counter(paraphraser_of(n) for n in [*row["combo_a"], *row["combo_b"]] if n != ORIGINAL)
+        for model, count in counts.items():
+            rows.append({"size": row["size"], "paraphrasing model": model, "sets": count})
+    return pd.DataFrame(rows, columns=["size", "paraphrasing model", "sets"])
+
+
+def system_values(table: BiasTable, pair: dict[str, Any], size: int) -> pd.DataFrame:
+    """Per system: bias under the original sets and under the size's best combinations (Figs. 8, 10–11)."""
+    sets_a, sets_b, systems = table.pair(pair["metric_a"], pair["metric_b"])
+    row = next(r for r in pair["by_size"] if r["size"] == size)
+    index_a = [sets_a.names.index(n) for n in row["combo_a"]]
+    index_b = [sets_b.names.index(n) for n in row["combo_b"]]
+    return pd.DataFrame({
+        "system": systems,
+        "A original": combo_vector(sets_a, (0,)), "B original": combo_vector(sets_b, (0,)),
+        "A CAIRO": combo_vector(sets_a, index_a), "B CAIRO": combo_vector(sets_b, index_b),
+    })
+
+
+def rankings(values: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Fig. 8: each system's rank (1 = most biased) per metric before/after, and Kendall τ / Spearman ρ
+    between the two metrics' rankings before and after."""
+    from scipy import stats
+
+    ranks = values[["system"]].copy()
+    for column in ("A original", "B original", "A CAIRO", "B CAIRO"):
+        ranks[column] = values[column].rank(ascending=False, method="min").astype(int)
+    agreement = {}
+    for label, x, y in (("original", "A original", "B original"), ("CAIRO", "A CAIRO", "B CAIRO")):
+        tau = stats.kendalltau(values[x], values[y]).statistic
+        rho = stats.spearmanr(values[x], values[y]).statistic
+        agreement[f"kendall_tau_{label}"] = float(tau) if np.isfinite(tau) else float("nan")
+        agreement[f"spearman_rho_{label}"] = float(rho) if np.isfinite(rho) else float("nan")
+    return ranks, agreement
+
+
+DEMO_TABLE = "demo_bias_table.csv"
+DEMO_META = "demo_run.json"
+
+
+def load_demo(data_dir: Any = None) -> tuple[str, dict[str, Any]] | None:
+    """The shipped bias table of a real offline `cairo run` (CSV text, its provenance), or None if absent."""
+    import json
+    from pathlib import Path
+
+    from fairness_core.cairo.data import DATA_DIR
+
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    table, meta = folder / DEMO_TABLE, folder / DEMO_META
+    if not table.exists():
+        return None
+    return table.read_text(encoding="utf-8"), (json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {})
+
+
+def combination_prompts(metric_name: str, sets: list[str], indices: list[int] | None = None,
+                        extra_sets: dict[str, list[str]] | None = None, limit: int = 200) -> pd.DataFrame:
+    """The prompts of a combination, readable: one row per (set, prompt) with its paraphrasing model and original."""
+    from fairness_core.cairo.data import METRICS, load_metric
+
+    if metric_name not in METRICS:
+        return pd.DataFrame(columns=["set", "paraphrasing model", "subgroup", "prompt", "original"])
+    metric = load_metric(metric_name)
+    all_sets = {**metric.sets, **(extra_sets or {})}
+    chosen = indices if indices is not None else list(range(metric.n))
+    rows = []
+    for name in sets:
+        texts = all_sets.get(name)
+        if texts is None:
+            continue
+        for i in chosen:
+            if texts[i].strip():
+                rows.append({"set": name, "paraphrasing model": paraphraser_of(name), "subgroup": metric.subgroups[i],
+                             "prompt": " ".join(texts[i].split()),
+                             "original": " ".join(metric.sets[ORIGINAL][i].split()), "index": i})
+    return pd.DataFrame(rows).head(limit) if rows else pd.DataFrame(
+        columns=["set", "paraphrasing model", "subgroup", "prompt", "original", "index"])
+
+
+def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, manifest: dict[str, Any],
+              data_dir: Any = None) -> None:
+    """Write a real run's bias table and provenance as the page's default (`data/cairo/demo_*`)."""
+    import datetime
+    import json
+    from pathlib import Path
+
+    from fairness_core.cairo.data import DATA_DIR
+
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    bias_table.to_csv(folder / DEMO_TABLE, index=False)
+    meta = {"command": command, "computed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "manifest": manifest, "run_ids": payload.get("run_ids", []), "notes": payload.get("notes", []),
+            "prompt_split": payload.get("prompt_split", []), "indices": payload.get("indices", {}),
+            "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
+    (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")

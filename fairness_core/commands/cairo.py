@@ -1,0 +1,148 @@
+"""`cairo`: do prompt-based fairness metrics agree, and which prompt combinations make them agree (CAIRO).
+
+    python -m fairness_core cairo --bias-table FILE --json [--permutations 99] [--no-heldout]
+    python -m fairness_core cairo run --systems "smollm2-135m-instruct@top_p=0.9;...": systems x prompt
+        sets x scorer -> bias table -> search, resumable through the run store (see docs/cairo.md)
+
+FILE is a CSV `system,metric,prompt_set,bias[,n_prompts]`; each metric has a set named `original`.
+Output: {"pairs": [{"metric_a", "metric_b", "n_systems", "original_r", "by_size": [{"size", "r",
+"p_value", "combo_a", "combo_b", "mean_r", ...extras}]}]} for every metric pair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fairness_core.cli import UserFacingError, add_store_argument, executor_from, open_store, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "cairo", help="CAIRO: correlation of prompt-based fairness metrics and the prompt combinations that raise it")
+    parser.add_argument("--bias-table", help="CSV system,metric,prompt_set,bias[,n_prompts] to search")
+    _search_options(parser)
+    add_store_argument(parser)
+    parser.set_defaults(handler=search)
+    sub = parser.add_subparsers(dest="cairo_command", metavar="{run}")
+    run_parser = sub.add_parser("run", help="systems x prompt sets x scorer -> bias table -> search (stored)")
+    run_parser.add_argument("--systems", default="smollm2-135m-instruct@top_p=0.9;smollm2-135m-instruct@top_p=0.5",
+                            help='";"-separated MODEL@knob=v,knob=v (e.g. "smollm2-135m-instruct@top_p=0.9,'
+                                 'temperature=0.7;gpt2@greedy"); knobs: top_p, top_k, temperature, greedy')
+    run_parser.add_argument("--metrics", default="BOLD gender,HONEST gender (valid)",
+                            help="comma-separated metrics (BOLD gender, BOLD religion, HONEST gender (valid), "
+                                 "HONEST gender (test))")
+    run_parser.add_argument("--sets", type=int, default=None,
+                            help="use the original plus the first N paraphrase sets of each metric (default: all)")
+    run_parser.add_argument("--per-subgroup", type=int, default=10,
+                            help="original prompts drawn per subgroup (seeded; the same indices in every set)")
+    run_parser.add_argument("--scorer", default="offensive", help="scorer of the registry (default: offensive)")
+    run_parser.add_argument("--scorer-option", action="append", default=[], metavar="KEY=VALUE",
+                            help="scorer option, e.g. lexicon_path=hurtlex_EN.tsv for honest (repeatable)")
+    run_parser.add_argument("--seeds", default="0", help="comma-separated seeds (paper: 5)")
+    run_parser.add_argument("--max-new-tokens", type=int, default=25)
+    run_parser.add_argument("--sample-seed", type=int, default=0, help="seed of the prompt subsample")
+    run_parser.add_argument("--batch-size", type=int, default=64)
+    run_parser.add_argument("--out", help="also write the bias table CSV here")
+    _search_options(run_parser)
+    add_store_argument(run_parser)
+    run_parser.set_defaults(handler=run)
+
+
+def _search_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--permutations", type=int, default=0,
+                        help="system shuffles for the permutation p-value that redoes the search (0: off)")
+    parser.add_argument("--no-heldout", action="store_true", help="skip the leave-one-system-out r")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the permutations")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _print_text(payload: dict) -> None:
+    for note in payload.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
+    for pair in payload["pairs"]:
+        print(f"{pair['metric_a']} vs {pair['metric_b']} — {pair['n_systems']} systems; original r = "
+              f"{_fmt(pair['original_r'])}")
+        print("  size      r   p_value  mean_r  heldout_r  p_search  combo_a | combo_b")
+        for row in pair["by_size"]:
+            print(f"  {row['size']:>4} {_fmt(row['r']):>7} {_fmt(row['p_value'], 4):>8} {_fmt(row['mean_r']):>7} "
+                  f"{_fmt(row['heldout_r']):>10} {_fmt(row['p_search'], 3):>9}  {', '.join(row['combo_a'])} | "
+                  f"{', '.join(row['combo_b'])}")
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def search(args: argparse.Namespace) -> int:
+    from fairness_core.cairo.request import BiasTableError, read_bias_table
+    from fairness_core.cairo.summary import search_json
+
+    if not args.bias_table:
+        raise UserFacingError("give --bias-table FILE (a CSV system,metric,prompt_set,bias[,n_prompts]) or use "
+                              "`cairo run` to compute one")
+    if args.permutations < 0:
+        raise UserFacingError(f"--permutations must be 0 or more (got {args.permutations})")
+    try:
+        table = read_bias_table(args.bias_table)
+        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+    except BiasTableError as error:
+        raise UserFacingError(str(error)) from None
+    if args.json:
+        print_json(payload)
+    else:
+        _print_text(payload)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairness_core.cairo.data import CairoDataError
+    from fairness_core.cairo.request import BiasTableError, read_bias_table
+    from fairness_core.cairo.summary import search_json
+    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
+
+    try:
+        options = dict(_option(o) for o in args.scorer_option)
+        request = RunRequest(
+            systems=parse_systems(args.systems), metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()),
+            n_sets=args.sets, per_subgroup=args.per_subgroup, scorer=(args.scorer, options),
+            seeds=tuple(int(s) for s in args.seeds.split(",") if s.strip()), max_new_tokens=args.max_new_tokens,
+            sample_seed=args.sample_seed, batch_size=args.batch_size)
+        store = open_store(args)
+        from fairness_core.cli import progress_printer
+
+        outcome = run_pipeline(request, store, on_progress=progress_printer("cairo"), executor=executor_from(args))
+    except (CairoInputError, CairoDataError, ValueError) as error:
+        raise UserFacingError(str(error).splitlines()[0]) from None
+    if outcome.status != "complete":
+        print("cancelled; finished batches are stored and the next run resumes", file=sys.stderr)
+        return 1
+    if args.out:
+        outcome.bias_table.to_csv(args.out, index=False)
+    try:
+        payload = search_json(read_bias_table(outcome.bias_table, "the computed bias table"),
+                              permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+    except BiasTableError as error:
+        raise UserFacingError(str(error)) from None
+    payload["run_ids"] = outcome.run_ids
+    payload["bias_table"] = [_clean(row) for row in outcome.bias_table.to_dict("records")]
+    payload["prompt_split"] = [_clean(row) for row in outcome.split_rows]
+    payload["indices"] = outcome.indices
+    payload["notes"] = [*outcome.notes, *payload["notes"]]
+    if args.json:
+        print_json(payload)
+    else:
+        _print_text(payload)
+    return 0
+
+
+def _clean(row: dict) -> dict:
+    """NaN -> null, so the output is strict JSON."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+
+
+def _option(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise UserFacingError(f"--scorer-option {text!r} is not KEY=VALUE")
+    key, value = text.split("=", 1)
+    return key.strip(), value.strip()

@@ -1,0 +1,117 @@
+"""The CAIRO page through Streamlit's AppTest: shipped/demo bias table, search views, a computed run, paraphrasing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "cairo.py")
+OTHER = "(other Hugging Face id or local path)"
+
+
+def synthetic_table(folder: Path) -> Path:
+    """A bias table for the page test (test data: written by the test, not shipped)."""
+    rng = np.random.default_rng(0)
+    truth = rng.random(8)
+    lines = ["system,metric,prompt_set,bias,n_prompts,ci_low,ci_high"]
+    sets = {"BOLD gender": ["original", "Mixtral-8x7B-Instruct-v0.1", "Mistral-7B-Instruct-v0.2 #1",
+                            "Llama-2-7b-chat-hf #1"],
+            "HONEST gender (valid)": ["original", "Mistral-7B-Instruct-v0.2 #1", "Llama-2-7b-chat-hf #2"]}
+    for s in range(8):
+        for metric, names in sets.items():
+            for name in names:
+                value = truth[s] + rng.normal(scale=0.3)
+                lines.append(f"sys{s},{metric},{name},{value:.5f},12,{value - 0.1:.5f},{value + 0.1:.5f}")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "demo_bias_table.csv").write_text("\n".join(lines) + "\n")
+    (folder / "demo_run.json").write_text('{"command": "cairo run (test)", "computed": "test", "manifest": {}, '
+                                          '"prompt_split": [{"metric_a": "BOLD gender", "metric_b": '
+                                          '"HONEST gender (valid)", "size": 1, "r_selection_half": 0.5, '
+                                          '"r_heldout_half": 0.1}]}')
+    return folder
+
+
+@pytest.fixture()
+def page(tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    import fairness_core.cairo.data as data
+
+    monkeypatch.setattr(data, "DATA_DIR", synthetic_table(tmp_path / "demo"))
+    return AppTest.from_file(PAGE, default_timeout=120)
+
+
+def test_views_on_the_demo_table(page: AppTest) -> None:
+    page.run()
+    assert not page.exception, page.exception
+    text = " ".join(str(m.value) for m in [*page.markdown, *page.caption, *page.warning])
+    assert "n = 8 systems" in " ".join(str(m.label) for m in page.metric) + text or "8 systems" in text
+    assert any("weak evidence" in str(w.value) for w in page.warning)
+    frames = [d.value for d in page.dataframe]
+    sizes = next(f for f in frames if "CAIRO (best pair)" in f.columns)
+    assert list(sizes["size"]) == [1, 2, 3] and (sizes["n_systems"] == 8).all()
+    assert sizes["held-out r (LOSO)"].notna().any()
+    prompts = [f for f in frames if "paraphrasing model" in f.columns and "prompt" in f.columns]
+    assert len(prompts) == 2 and all(len(p) > 0 for p in prompts)
+    assert any("r_heldout_half" in f.columns for f in frames)
+    page.select_slider(key="cairo_size").set_value(1).run()
+    assert not page.exception, page.exception
+
+
+def test_no_overlap_warning_and_editable_mapping(page: AppTest) -> None:
+    page.session_state["cairo_metrics"] = ["BOLD gender", "HONEST gender (test)", "BOLD religion"]
+    page.run()
+    assert not page.exception, page.exception
+    assert any("no common subgroup" in str(w.value) for w in page.warning)
+
+
+def test_bad_uploaded_table_is_one_sentence(page: AppTest) -> None:
+    page.run()
+    page.radio(key="cairo_source").set_value("Compute one here").run()
+    page.text_area(key="cairo_systems").set_value("gpt2@greedy; gpt2@greedy; gpt2@top_p=0.5").run()
+    assert any("listed twice" in str(e.value) for e in page.error)
+
+
+def test_compute_here_runs_the_pipeline_in_the_background(page: AppTest, tiny_gpt2: Path) -> None:
+    page.run()
+    page.radio(key="cairo_source").set_value("Compute one here").run()
+    page.text_area(key="cairo_systems").set_value(f"{tiny_gpt2}@top_p=0.9; {tiny_gpt2}@top_p=0.5; {tiny_gpt2}@greedy")
+    page.number_input(key="cairo_n_sets").set_value(1)
+    page.number_input(key="cairo_per_subgroup").set_value(2)
+    page.number_input(key="cairo_max_new").set_value(4).run()
+    page.button(key="cairo_compute").click().run()
+    assert not page.exception, page.exception
+    from ui import jobs
+
+    started = [key for key in list(jobs._REGISTRY) if key.startswith("cairo-run")]
+    assert started
+    for key in started:
+        job = jobs.wait(key, timeout_s=240)
+        assert job is not None and job.done and job.error is None, job and job.error
+    page.run()
+    assert not page.exception, page.exception
+    assert any("stored generations" in str(s.value) for s in page.success), [e.value for e in page.error]
+    sizes = next(d.value for d in page.dataframe if "CAIRO (best pair)" in d.value.columns)
+    assert list(sizes["size"]) == [1, 2] and (sizes["n_systems"] == 3).all()
+
+
+def test_paraphrasing_job_shows_provenance_and_drop_counts(page: AppTest, tiny_gpt2: Path) -> None:
+    page.session_state["cairo_para_model"] = OTHER
+    page.session_state["cairo_para_model_custom"] = str(tiny_gpt2)
+    page.run()
+    page.number_input(key="cairo_para_per").set_value(1)
+    page.number_input(key="cairo_para_tokens").set_value(8).run()
+    page.button(key="cairo_para_run").click().run()
+    assert not page.exception, page.exception
+    from ui import jobs
+
+    for key in [k for k in list(jobs._REGISTRY) if k.startswith("cairo-paraphrase")]:
+        job = jobs.wait(key, timeout_s=240)
+        assert job is not None and job.error is None, job and job.error
+    page.run()
+    assert not page.exception, page.exception
+    assert any("paraphrases kept; dropped" in str(s.value) for s in page.success)
+    provenance = next(d.value for d in page.dataframe if "instruction" in d.value.columns)
+    assert len(provenance) == 2 * 2  # 2 subgroups x 1 original x K=2
+    assert provenance["instruction"].str.startswith("Paraphrase each of the following").all()

