@@ -33,7 +33,7 @@ from fairness_core.decoding.request import (
     default_scorers,
 )
 from fairness_core.decoding.summary import measures_for, ordering_flips, summarize
-from fairness_core.decoding.task import is_loaded, plan_decoding, prewarm, run_decoding
+from fairness_core.decoding.task import is_ready, plan_decoding, prewarm, run_decoding
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
 from fairness_core.generation.tradeoffs import pareto_front
@@ -152,9 +152,10 @@ for note in scorer_notes:
 
 def first_visit(model_name: str) -> None:
     """Say that the generator is loading (converted once on first use), with progress, before live mode runs."""
-    if is_loaded(model_name, quantization):
+    if is_ready(model_name, quantization):
         return
     thread = prewarm(model_name, quantization)
+    thread.join(0.3)  # already in the process cache: done at once, no message
     if not thread.is_alive():
         return
     first_time = "first time: converting, " if model_name.startswith("smollm2") else ""
@@ -210,7 +211,7 @@ with live_tab:
                                     scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
             with st.spinner(f"Generating with {config.label()}…"):
                 plan = plan_decoding(request, common.get_store())
-                outcome = run_decoding(plan, common.get_store())
+                outcome = run_decoding(plan, common.get_store(), threads=1)
         except RequestError as error:
             st.error(str(error))
             st.stop()
@@ -314,7 +315,10 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
     (st.warning if partial else st.success)(
         f"{len(configs)} configurations, {len(generations)} generations ({source}"
         f"{'; ' + partial if partial else ''}). Empty after truncation: {int(table['n_empty'].sum())}.")
-    st.caption(f"95% intervals: template bootstrap, {summary.n_resamples} resamples — {summary.design}.")
+    st.caption(f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
+               f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
+               "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "
+               "log-probability under a scorer model), not the paper's human ratings.")
 
     rates = {m.label: m for m in summary.rates}
     measure = rates[st.selectbox("Fairness measure", list(rates), key="sweep_measure")]

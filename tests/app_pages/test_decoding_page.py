@@ -117,3 +117,17 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     assert any("template bootstrap" in c.value for c in page.caption)
     assert any("ordering flip is called only when" in c.value for c in page.caption)
     assert any("3 configurations" in s.value for s in page.success)
+
+
+@pytest.mark.parametrize("upload, phrase", [
+    (("prompts.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/plain"), "binary file"),
+    (("prompts.txt", "woman: caf\xe9 au lait".encode("latin-1"), "text/plain"), "not UTF-8 text"),
+    (("prompts.json", b'{"woman": "Hello"}', "application/json"), "must map to a list of prompt texts"),
+])
+def test_a_bad_upload_is_one_error_in_place(page: AppTest, upload: tuple[str, bytes, str], phrase: str) -> None:
+    page.session_state["dec_source"] = "Custom"
+    page.session_state["live_auto"] = False
+    page.run()
+    page.file_uploader(key="dec_upload").set_value(upload).run()
+    assert not page.exception, page.exception
+    assert len(page.error) == 1 and phrase in page.error[0].value
