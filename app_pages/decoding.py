@@ -64,14 +64,19 @@ def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], sc
 
 @st.cache_resource(show_spinner=False, ttl=600)
 def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
-    """(scorers that run here, notes on the others): probed once, not on every slider move."""
-    from fairness_core.generation.task import GenerationInputError, available_scorers
+    """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
+    from fairness_core.generation.task import available_scorers
 
-    try:
-        kept, notes = available_scorers(scorers)
-    except GenerationInputError as error:
-        return (), (str(error),)
-    return kept, tuple(notes)
+    kept: list = []
+    notes: list[str] = []
+    for entry in scorers:
+        try:
+            runs, why = available_scorers((entry,))
+        except Exception as error:  # a typed model id the hub client rejects, an unreadable path, ...
+            runs, why = (), [f"{entry[0]} is unavailable here: {error}"]
+        kept += list(runs)
+        notes += list(why)
+    return tuple(kept), tuple(notes)
 
 
 def families_text(families: dict[str, list[str]]) -> str:
@@ -147,7 +152,7 @@ with st.expander("Model, prompts and measures", expanded=True):
 wanted = default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
 scorers, scorer_notes = usable_scorers(wanted)
 for note in scorer_notes:
-    st.caption(note)
+    st.caption(common.escape_markdown(note))
 
 
 def first_visit(model_name: str) -> None:

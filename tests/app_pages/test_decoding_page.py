@@ -131,3 +131,13 @@ def test_a_bad_upload_is_one_error_in_place(page: AppTest, upload: tuple[str, by
     page.file_uploader(key="dec_upload").set_value(upload).run()
     assert not page.exception, page.exception
     assert len(page.error) == 1 and phrase in page.error[0].value
+
+
+@pytest.mark.parametrize("typed", ["<script>alert(1)</script>", "/etc/passwd", "[x](http://example.com)"])
+def test_a_bad_regard_model_is_a_note_and_the_page_keeps_working(page: AppTest, typed: str) -> None:
+    page.session_state["dec_regard"] = typed
+    page.session_state["live_auto"] = False
+    page.run()
+    assert not page.exception, page.exception
+    notes = [c.value for c in page.caption if "unavailable" in c.value]
+    assert len(notes) == 1 and "](http" not in notes[0]
