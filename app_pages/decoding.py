@@ -238,6 +238,9 @@ with live_tab:
             "(all samples of a prompt together). The live sample is small, so intervals are wide: use *More "
             "samples* or the sweep for firm conclusions. *n_empty* counts generations that were empty after "
             "cutting to the first sentence; they are kept and scored as the prompt alone.")
+        if int(per_group) < 2:
+            st.caption("With one prompt per group, every group's prompt comes from the same template, so the "
+                       "intervals cannot show prompt-to-prompt variation: raise *Prompts per group* for that.")
         show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
         cards = st.columns(min(4, max(1, len(live_set.groups))))
         for index, group in enumerate(live_set.groups):

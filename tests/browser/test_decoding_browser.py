@@ -52,6 +52,7 @@ def test_moving_the_top_p_slider_shows_new_generations(streamlit_server: str, br
     assert second and second != first
     # Streamlit scrolls inside its main container, so bring the new generations into the viewport.
     page.get_by_text("top_p=0.7 —").scroll_into_view_if_needed()
+    page.get_by_text("Show the raw (untruncated) text").evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifact_dir / "decoding-live.png"))
     assert (artifact_dir / "decoding-live.png").stat().st_size > 10_000
