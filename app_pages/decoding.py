@@ -361,7 +361,9 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
                                          f"disparity ({measure.label})", knob), width="stretch")
     common.how_to_read(
         "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
-        "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs.")
+        "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
+        "Because it averages absolute differences, its interval sits above a near-zero estimate; whether two "
+        "groups really differ is what the flip rule above reads, from the signed paired gap.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
     configs["pareto"] = pareto_front(configs)
