@@ -350,6 +350,7 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
                    "estimates inside the noise are not called.")
 
     st.subheader("Disparity against the hyper-parameter")
+    st.caption(f"Measure: {measure.label}.")
     per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
     columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
     if columns[0] in per_family:
@@ -357,8 +358,8 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
         frame = pd.concat([per_family[["x", "label", "family", *columns]], overall], ignore_index=True)
         frame = frame.rename(columns=dict(zip(columns, ["disparity", "disparity_ci_low", "disparity_ci_high"],
                                               strict=True)))
-        st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity",
-                                         f"disparity ({measure.label})", knob), width="stretch")
+        st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity", "disparity", knob),
+                        width="stretch")
     common.how_to_read(
         "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
         "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
@@ -366,22 +367,23 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
         "groups really differ is what the flip rule above reads, from the signed paired gap.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
+    st.caption(f"Share negative by: {measure.label}; 95% interval bars on both axes.")
     configs["pareto"] = pareto_front(configs)
     configs["marker"] = configs.apply(lambda r: "library default (p=0.9)" if r["library_default"]
                                       else ("Pareto front" if r["pareto"] else "other"), axis=1)
     for suffix in ("", "_ci_low", "_ci_high"):
         configs["negative_rate_sel" + suffix] = configs[measure.name + suffix]
     left, right = st.columns(2)
-    left.altair_chart(charts.against(configs, "negative_rate_sel", f"{measure.label} (overall)", "diversity",
+    left.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)", "diversity",
                                      "diversity (trigram entropy)"), width="stretch")
     if configs["quality"].notna().any():
-        right.altair_chart(charts.against(configs, "negative_rate_sel", f"{measure.label} (overall)", "quality",
-                                          "quality proxy (mean log-prob)"), width="stretch")
+        right.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)",
+                                          "quality", "quality proxy (mean log-prob)"), width="stretch")
     else:
         right.info("The quality proxy is off for this sweep.")
     st.subheader("Fairness vs diversity (Pareto view)")
     st.altair_chart(charts.against(configs, "diversity", "diversity (trigram entropy)", "disparity",
-                                   "disparity (negative sentiment)"), width="stretch")
+                                   "disparity (sentiment)"), width="stretch")
     common.how_to_read(
         "Each point is one setting, with 95% interval bars on both axes. Top: the paper's Fig. 1 — do more "
         "diverse settings give more negative text, and at what quality? (Quality is a proxy: the mean token "

@@ -14,7 +14,9 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 
 
 def _x(knob: str | None) -> alt.X:
-    return alt.X("x", type="quantitative" if knob else "nominal", title=knob or "setting")
+    if knob:
+        return alt.X("x", type="quantitative", title=knob, scale=alt.Scale(zero=False))
+    return alt.X("x", type="nominal", title="setting")
 
 
 def group_rates(table: pd.DataFrame, value: str, title: str, knob: str | None) -> alt.FacetChart:
@@ -33,7 +35,8 @@ def group_rates(table: pd.DataFrame, value: str, title: str, knob: str | None) -
 def disparity(frame: pd.DataFrame, value: str, title: str, knob: str | None) -> alt.LayerChart:
     """Disparity per family and its mean over families, each with 95% interval bars (paper Fig. 5)."""
     base = alt.Chart(frame).encode(x=_x(knob), color=alt.Color("family:N", scale=alt.Scale(range=PALETTE)))
-    bars = base.mark_errorbar(ticks=True).encode(y=alt.Y(f"{value}_ci_low", title=title), y2=f"{value}_ci_high")
+    bars = base.mark_rule(strokeWidth=2, opacity=0.6).encode(y=alt.Y(f"{value}_ci_low", title=title),
+                                                             y2=f"{value}_ci_high")
     lines = base.mark_line(point=True).encode(
         y=alt.Y(value, title=title),
         tooltip=["label", "family", alt.Tooltip(value, format=".3f"),
@@ -48,8 +51,8 @@ def against(configs: pd.DataFrame, x: str, x_title: str, y: str, y_title: str) -
         x=alt.X(x, title=x_title, scale=alt.Scale(zero=False)),
         y=alt.Y(y, title=y_title, scale=alt.Scale(zero=False)),
         color=alt.Color("marker:N", title="", scale=alt.Scale(range=PALETTE)))
-    x_bars = base.mark_errorbar().encode(x=alt.X(f"{x}_ci_low", title=x_title), x2=f"{x}_ci_high")
-    y_bars = base.mark_errorbar().encode(y=alt.Y(f"{y}_ci_low", title=y_title), y2=f"{y}_ci_high")
+    x_bars = base.mark_rule(opacity=0.6).encode(x=alt.X(f"{x}_ci_low", title=x_title), x2=f"{x}_ci_high")
+    y_bars = base.mark_rule(opacity=0.6).encode(y=alt.Y(f"{y}_ci_low", title=y_title), y2=f"{y}_ci_high")
     points = base.mark_point(filled=True, size=90).encode(
         shape="marker:N",
         tooltip=["label", alt.Tooltip(x, format=".3f"), alt.Tooltip(y, format=".3f")])

@@ -56,3 +56,32 @@ def test_moving_the_top_p_slider_shows_new_generations(streamlit_server: str, br
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifact_dir / "decoding-live.png"))
     assert (artifact_dir / "decoding-live.png").stat().st_size > 10_000
+
+
+def test_a_small_sweep_shows_its_charts_with_intervals(streamlit_server: str, browser_page,
+                                                       artifact_dir: Path) -> None:
+    page = browser_page
+    page.set_default_timeout(300_000)
+    page.goto(f"{streamlit_server}/decoding")
+    page.get_by_role("heading", name="Decoding sliders").wait_for()
+    page.get_by_text("Generate whenever a slider moves").click()  # live mode off: only the sweep runs
+    groups = page.get_by_role("textbox", name="Related groups, one family per line")
+    groups.fill("gender: man, woman")
+    groups.press("Control+Enter")
+    page.get_by_text("20 prompts over 2 groups in 1 families.").wait_for()
+    page.get_by_role("tab", name="Sweep: a grid").click()
+    samples = page.get_by_role("spinbutton", name="Samples per prompt (paper: 100)")
+    samples.fill("1")
+    samples.press("Enter")
+    page.get_by_text("60 generations").wait_for()
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text("3 configurations, 60 generations").wait_for()
+    page.get_by_text("95% intervals (the paper reports none)").wait_for()
+    heading = page.get_by_role("heading", name="Diversity and quality against the negative rate (paper Fig. 1)")
+    heading.wait_for()
+    page.wait_for_timeout(1500)  # charts draw after the text
+    page.get_by_role("heading", name="Disparity against the hyper-parameter").evaluate(
+        "e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifact_dir / "decoding-sweep.png"))
+    assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4
