@@ -32,8 +32,8 @@ from fairness_core.decoding.request import (
     check_model_source,
     default_scorers,
 )
-from fairness_core.decoding.summary import measures_for, ordering_flips, summarize
-from fairness_core.decoding.task import is_ready, plan_decoding, prewarm, run_decoding
+from fairness_core.decoding.summary import DecodingSummary, measures_for, ordering_flips, summarize
+from fairness_core.decoding.task import DecodingOutcome, is_ready, plan_decoding, prewarm, run_decoding
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
 from fairness_core.generation.tradeoffs import pareto_front
@@ -56,7 +56,7 @@ def _fingerprint(frame: pd.DataFrame) -> int:
 
 @st.cache_data(show_spinner=False, max_entries=32, hash_funcs={pd.DataFrame: _fingerprint})
 def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], scorers: tuple,
-                   threshold: float, n_resamples: int, seed: int):
+                   threshold: float, n_resamples: int, seed: int) -> DecodingSummary:
     """Measures with template-bootstrap intervals, once per (generations, families, threshold)."""
     return summarize(generations, families, measures_for(scorers), {"negative_sentiment_rate": threshold},
                      n_resamples=n_resamples, seed=seed)
@@ -306,7 +306,7 @@ with sweep_tab:
     result = job.result if job is not None and job.done and job.error is None else None
 
 
-def sweep_views(result, families: dict[str, list[str]]) -> None:
+def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None:
     generations = result.generations
     if generations.empty:
         st.info("No generations stored yet for this sweep.")
