@@ -1,52 +1,84 @@
 """Decoding sliders: how top-p, top-k and temperature move per-group negativity, diversity and quality.
 
-Thin page: widgets -> fairness_core.generation (plan, job, summaries) -> charts. Live mode runs one
-slider setting synchronously (a handful of samples per group); sweep mode runs a grid as a
-background job. Both go through the run store, so a repeated setting is read back, not recomputed.
+Thin page: widgets -> fairness_core.decoding (request, task, summary) -> ui.decoding_charts. Live mode
+runs one setting synchronously on a small live sample (all live rows in one sampler call); sweep mode
+runs a grid as a background job. Both go through the run store (generic generate-then-score task),
+so a setting, prompt or sample seen before is read back, never regenerated.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fairness_core.data.prompts import PromptError, PromptSet, default_templates, parse_custom, regard_prompts
+from fairness_core.data.prompts import (
+    PromptError,
+    PromptItem,
+    PromptSet,
+    decode_upload,
+    default_templates,
+    parse_custom,
+    regard_prompts,
+)
+from fairness_core.decoding.request import (
+    LIMITS,
+    LimitError,
+    RequestError,
+    build_request,
+    check_limits,
+    check_model_source,
+    default_scorers,
+)
+from fairness_core.decoding.summary import DecodingSummary, measures_for, ordering_flips, summarize
+from fairness_core.decoding.task import DecodingOutcome, is_ready, plan_decoding, prewarm, run_decoding
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
-from fairness_core.generation.summary import config_table, summarize
-from fairness_core.generation.sweep import SweepInputError, prepare_sweep, run_sweep
-from fairness_core.generation.tradeoffs import pareto_front, pearson
+from fairness_core.generation.tradeoffs import pareto_front
 from fairness_core.models import DecodingConfig
 from ui import common, jobs
+from ui import decoding_charts as charts
 
-MEASURES = {
-    "negative sentiment (VADER)": ("negative_sentiment_rate", "ci_low", "ci_high"),
-    "negative regard (classifier)": ("negative_regard_rate", "regard_ci_low", "regard_ci_high"),
-    "offensive language": ("offensive_rate", None, None),
-    "share of negative words": ("negative_word_share", None, None),
-}
 TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
+LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
+FIRST_LOAD_SECONDS = 25
 
 st.title("Decoding sliders")
 st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
-def _frame_fingerprint(frame: pd.DataFrame) -> int:
-    # Generations carry dict columns that Streamlit cannot hash; their text form identifies them.
+def _fingerprint(frame: pd.DataFrame) -> int:
     return int(pd.util.hash_pandas_object(frame.astype(str), index=False).sum())
 
 
-@st.cache_data(show_spinner=False, max_entries=32, hash_funcs={pd.DataFrame: _frame_fingerprint})
-def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], threshold: float) -> pd.DataFrame:
-    """Bootstrapped per-group rates, computed once per (generations, families, threshold), not per click."""
-    return summarize(generations, families, threshold=threshold)
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs={pd.DataFrame: _fingerprint})
+def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], scorers: tuple,
+                   threshold: float, n_resamples: int, seed: int) -> DecodingSummary:
+    """Measures with template-bootstrap intervals, once per (generations, families, threshold)."""
+    return summarize(generations, families, measures_for(scorers), {"negative_sentiment_rate": threshold},
+                     n_resamples=n_resamples, seed=seed)
 
 
-# ---------------------------------------------------------------- set-up: model, prompts, measures
+@st.cache_resource(show_spinner=False, ttl=600)
+def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
+    """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
+    from fairness_core.generation.task import available_scorers
+
+    kept: list = []
+    notes: list[str] = []
+    for entry in scorers:
+        try:
+            runs, why = available_scorers((entry,))
+        except Exception as error:  # a typed model id the hub client rejects, an unreadable path, ...
+            runs, why = (), [f"{entry[0]} is unavailable here: {error}"]
+        kept += list(runs)
+        notes += list(why)
+    return tuple(kept), tuple(notes)
+
+
 def families_text(families: dict[str, list[str]]) -> str:
     return "\n".join(f"{family}: {', '.join(groups)}" for family, groups in families.items())
 
@@ -72,7 +104,8 @@ def build_prompts() -> PromptSet:
                                         key="dec_templates")
         groups_text = right.text_area("Related groups, one family per line", families_text(families),
                                       height=200, key="dec_groups",
-                                      help="Disparity compares groups within a family (man vs woman).")
+                                      help="Disparity compares groups within a family (man vs woman). Editing "
+                                           "this box reuses every stored generation of a prompt it keeps.")
         return regard_prompts(templates_text.splitlines(), parse_families(groups_text))
     if source == "BOLD":
         from fairness_core.data.bold import DOMAINS, bold_prompts, bold_raw
@@ -90,7 +123,7 @@ def build_prompts() -> PromptSet:
                         "woman: The woman said that\nman: The man said that", key="dec_custom")
     upload = st.file_uploader("…or upload a file", type=["txt", "csv", "tsv", "json"], key="dec_upload")
     if upload is not None:
-        text = upload.getvalue().decode("utf-8")
+        text = decode_upload(upload.name, upload.getvalue())
     return parse_custom(text)
 
 
@@ -101,8 +134,9 @@ with st.expander("Model, prompts and measures", expanded=True):
                                     default="smollm2-135m-instruct")
     quantization = quant_column.selectbox("Quantization (GPU)", ["none", "8bit", "4bit"], key="dec_quant")
     try:
+        model = check_model_source(model)
         prompts = build_prompts()
-    except PromptError as error:
+    except (RequestError, PromptError) as error:
         st.error(str(error))
         st.stop()
     st.caption(f"{len(prompts.items)} prompts over {len(prompts.groups)} groups in "
@@ -114,14 +148,38 @@ with st.expander("Model, prompts and measures", expanded=True):
                                   help="Mean token log-prob of the continuation: a proxy for human quality ratings.")
     regard_model = m3.text_input("Regard classifier", "regard-v3", key="dec_regard",
                                  help="Preset or hub id; offline it is unavailable and regard is left out.")
-quality_scorer = None if quality_choice == "off" else "same"
+
+wanted = default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
+scorers, scorer_notes = usable_scorers(wanted)
+for note in scorer_notes:
+    st.caption(common.escape_markdown(note))
 
 
-def plan_for(prompt_set: PromptSet, configs: list[DecodingConfig], samples: int, max_new: int, seed: int,
-             full_length: bool = False):
-    return prepare_sweep(model, prompt_set, configs, samples, max_new, seed=seed, quantization=quantization,
-                         quality_scorer=quality_scorer, regard_model=regard_model.strip() or None,
-                         store=common.get_store(), full_length=full_length)
+def first_visit(model_name: str) -> None:
+    """Say that the generator is loading (converted once on first use), with progress, before live mode runs."""
+    if is_ready(model_name, quantization):
+        return
+    thread = prewarm(model_name, quantization)
+    thread.join(0.3)  # already in the process cache: done at once, no message
+    if not thread.is_alive():
+        return
+    first_time = "first time: converting, " if model_name.startswith("smollm2") else ""
+    bar = st.progress(0.0, text=f"Loading {model_name} ({first_time}~{FIRST_LOAD_SECONDS} s)…")
+    started = time.monotonic()
+    while thread.is_alive():
+        thread.join(0.5)
+        elapsed = time.monotonic() - started
+        bar.progress(min(elapsed / FIRST_LOAD_SECONDS, 0.99),
+                     text=f"Loading {model_name} ({first_time}~{FIRST_LOAD_SECONDS} s)… {elapsed:.0f} s")
+    bar.empty()
+
+
+def card(row: pd.Series, negative: bool, show_full: bool) -> None:
+    """One generation as literal text with a coloured negative/neutral label (no emoji)."""
+    label = ":red-badge[negative]" if negative else ":gray-badge[not negative]"
+    body = (row["prompt"] + " " + str(row["raw"]).strip()) if show_full else row["scored_text"]
+    empty = " *(empty after truncation)*" if row["empty"] else ""
+    st.markdown(f"{label} {common.escape_markdown(body)}{empty}")
 
 
 live_tab, sweep_tab = st.tabs(["Live: one setting", "Sweep: a grid"])
@@ -134,50 +192,62 @@ with live_tab:
     temperature = c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature")
     c4, c5, c6, c7 = st.columns(4)
     per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")
-    samples = c5.number_input("Samples per prompt", 1, 10, 2, key="live_samples")
+    samples = c5.number_input("Samples per prompt", 1, 20, 1, key="live_samples",
+                              help="Small by default so a slider move answers in seconds.")
     max_new = c6.number_input("Max new tokens", 5, 60, 15, key="live_max_new")
     seed = c7.number_input("Seed", 0, 10_000, 0, key="live_seed")
     config = DecodingConfig(temperature=temperature, top_k=None if top_k == "off" else int(top_k),
                             top_p=None if top_p >= 1.0 else top_p, max_new_tokens=int(max_new))
-    auto = st.toggle("Generate whenever a slider moves", value=True, key="live_auto")
-    clicked = st.button("Generate", key="live_generate", type="primary")
+    b1, b2, b3 = st.columns([2, 1, 1])
+    auto = b1.toggle("Generate whenever a slider moves", value=True, key="live_auto")
+    clicked = b2.button("Generate", key="live_generate", type="primary")
+    b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
+              on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
     if auto or clicked:
-        chosen = []
+        first_visit(model)
+        chosen: list[PromptItem] = []
         for group in prompts.groups:
             chosen += [item for item in prompts.items if item.group == group][: int(per_group)]
         live_set = PromptSet(prompts.name + " (live subset)", tuple(chosen))
+        started = time.monotonic()
         try:
+            request = build_request(model, live_set, (config,), samples=int(samples), max_new_tokens=int(max_new),
+                                    seed=int(seed), threshold=threshold, quantization=quantization,
+                                    scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
             with st.spinner(f"Generating with {config.label()}…"):
-                plan = plan_for(live_set, [config], int(samples), int(max_new), int(seed))
-                outcome = run_sweep(plan, common.get_store())
-        except SweepInputError as error:
+                plan = plan_decoding(request, common.get_store())
+                outcome = run_decoding(plan, common.get_store(), threads=1)
+        except RequestError as error:
             st.error(str(error))
             st.stop()
-        if plan.regard_note:
-            st.caption(plan.regard_note)
+        elapsed = time.monotonic() - started
         live = outcome.generations
-        summary = cached_summary(live, live_set.families, threshold)
-        st.markdown(f"**{config.label()}** — {'served from the run store' if outcome.from_cache else 'generated now'}"
-                    f"; diversity (trigram entropy) {summary['diversity_trigram_entropy'].iloc[0]:.2f}, "
-                    f"disparity {summary['config_disparity'].iloc[0]:.3f}")
-        st.dataframe(summary[["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high",
-                              "offensive_rate", "negative_word_share", "quality_mean_logprob"]],
-                     hide_index=True, width="stretch")
+        summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
+        configs = summary.configs
+        source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
+        st.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
+                    f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
+                    f"[{configs['disparity_ci_low'].iloc[0]:.3f}, {configs['disparity_ci_high'].iloc[0]:.3f}]")
+        columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
+        columns += [c for c in ("negative_regard_rate", "offensive_rate", "negative_word_share",
+                                "quality_mean_logprob") if c in summary.groups]
+        st.dataframe(summary.groups[columns], hide_index=True, width="stretch")
         common.how_to_read(
             "Each row is one group. *negative_sentiment_rate* is the share of its generations whose VADER "
-            "compound score is at or below the threshold, with a 95% bootstrap interval (few samples give wide "
-            "intervals — use the sweep for firm conclusions). *n_empty* counts generations that were empty after "
+            "compound score is at or below the threshold, with a 95% interval from resampling the prompts "
+            "(all samples of a prompt together). The live sample is small, so intervals are wide: use *More "
+            "samples* or the sweep for firm conclusions. *n_empty* counts generations that were empty after "
             "cutting to the first sentence; they are kept and scored as the prompt alone.")
+        if int(per_group) < 2:
+            st.caption("With one prompt per group, every group's prompt comes from the same template, so the "
+                       "intervals cannot show prompt-to-prompt variation: raise *Prompts per group* for that.")
         show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
-        columns = st.columns(min(4, max(1, len(live_set.groups))))
+        cards = st.columns(min(4, max(1, len(live_set.groups))))
         for index, group in enumerate(live_set.groups):
-            with columns[index % len(columns)].container(border=True):
-                st.markdown(f"**{group}**")
+            with cards[index % len(cards)].container(border=True):
+                st.markdown(f"**{common.escape_markdown(group)}**")
                 for _, row in live[live["group"] == group].iterrows():
-                    negative = row["vader_compound"] <= threshold
-                    body = (row["prompt"] + " " + row["raw"].strip()) if show_full else row["text"]
-                    mark = "🔴" if negative else "⚪"
-                    st.markdown(f"{mark} {body}" + (" *(empty after truncation)*" if row["empty"] else ""))
+                    card(row, bool(row["vader_compound"] <= threshold), show_full)
 
 # ---------------------------------------------------------------- sweep mode
 SWEEP_KEY = "decoding_sweep"
@@ -186,8 +256,9 @@ with sweep_tab:
     preset = g1.selectbox("Grid preset", list(GRID_PRESETS), index=3, key="sweep_preset")
     grid_text = g2.text_input("Grid (knob=v1,v2;knob=…)", GRID_PRESETS[preset], key=f"sweep_grid_{preset}")
     s1, s2, s3 = st.columns(3)
-    sweep_samples = s1.number_input("Samples per prompt (paper: 100)", 1, 200, 3, key="sweep_samples")
-    sweep_max_new = s2.number_input("Max new tokens", 5, 100, 20, key="sweep_max_new")
+    sweep_samples = s1.number_input("Samples per prompt (paper: 100)", 1, LIMITS.max_samples, 3,
+                                    key="sweep_samples")
+    sweep_max_new = s2.number_input("Max new tokens", 5, LIMITS.max_new_tokens, 20, key="sweep_max_new")
     sweep_seed = s3.number_input("Seed", 0, 10_000, 0, key="sweep_seed")
     full_length = st.checkbox("Generate the full max new tokens (keeps the whole raw text; slower)",
                               key="sweep_full_length",
@@ -198,107 +269,130 @@ with sweep_tab:
     except GridError as error:
         st.error(str(error))
         st.stop()
-    n_rows = len(grid_configs) * len(prompts.items) * int(sweep_samples)
-    st.caption(f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} samples "
-               f"= {n_rows} generations.")
+    confirmed = False
+    try:
+        work = check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new))
+        st.caption(f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} "
+                   f"samples: {work.describe()} (stored generations are reused and cost nothing).")
+    except LimitError as error:
+        try:
+            check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new), True)
+        except LimitError:
+            st.error(str(error))
+            st.stop()
+        st.warning(str(error))
+        confirmed = st.checkbox("Run this large sweep anyway", key="sweep_confirm")
     job_key = st.session_state.get(SWEEP_KEY) or jobs.reattach_picker("sweep-", "sweep")
     job = jobs.get(job_key) if job_key else None
-    if st.button("Run sweep", type="primary", key="sweep_run", disabled=job is not None and job.running):
+    blocked = (job is not None and job.running) or (not confirmed and "sweep_confirm" in st.session_state
+                                                    and not st.session_state["sweep_confirm"])
+    if st.button("Run sweep", type="primary", key="sweep_run", disabled=blocked):
         try:
-            sweep_plan = plan_for(prompts, grid_configs, int(sweep_samples), int(sweep_max_new), int(sweep_seed),
-                                  full_length)
-        except SweepInputError as error:
+            sweep_request = build_request(model, prompts, tuple(grid_configs), samples=int(sweep_samples),
+                                          max_new_tokens=int(sweep_max_new), seed=int(sweep_seed),
+                                          threshold=threshold, quantization=quantization, scorers=scorers,
+                                          full_length=full_length, confirmed=confirmed)
+            sweep_plan = plan_decoding(sweep_request, common.get_store())
+        except RequestError as error:
             st.error(str(error))
             st.stop()
         store, executor = common.get_store(), common.get_executor()
         st.session_state["sweep_families"] = prompts.families
-        job_key = jobs.key_for("sweep", {"request": sweep_plan.request, "configs": list(sweep_plan.keys),
-                                         "store": str(store.path)})
+        job_key = jobs.key_for("sweep", {"request": sweep_plan.manifest(), "store": str(store.path)})
         st.session_state[SWEEP_KEY] = job_key
-        jobs.start(job_key, lambda on_progress, cancel: run_sweep(sweep_plan, store, on_progress, cancel,
-                                                                  executor=executor), label="Sweep")
+        jobs.start(job_key, lambda on_progress, cancel: run_decoding(sweep_plan, store, on_progress, cancel,
+                                                                     executor=executor), label="Sweep")
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None
 
 
-def sweep_views(result, families: dict[str, list[str]]) -> None:
+def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None:
     generations = result.generations
     if generations.empty:
         st.info("No generations stored yet for this sweep.")
         return
-    summary = cached_summary(generations, families, threshold)
-    configs = config_table(summary)
-    knob = varying_knob([DecodingConfig(**{k: v for k, v in c.items()}) for c in configs["config"]])
-    x_field = knob or "label"
-    summary["x"] = summary["config"].map(lambda c: c.get(knob)) if knob else summary["label"]
-    configs["x"] = configs["config"].map(lambda c: c.get(knob)) if knob else configs["label"]
-    x_type = "quantitative" if knob else "nominal"
+    request = result.plan.request
+    summary = cached_summary(generations, families, result.plan.generation.scorers, threshold,
+                             request.n_resamples, request.seed)
+    table, configs = summary.groups.copy(), summary.configs.copy()
+    knob = varying_knob(list(request.configs))
+    for frame in (table, configs):
+        frame["x"] = frame["config"].map(lambda c: c.get(knob)) if knob else frame["label"]
     source = "served from the run store" if result.from_cache else "computed now and stored"
-    st.success(f"{len(configs)} configurations, {len(generations)} generations ({source}); runs "
-               f"{', '.join(result.run_ids)}. Empty after truncation: {int(summary['n_empty'].sum())}.")
-    if result.plan.regard_note:
-        st.caption(result.plan.regard_note)
+    partial = result.partial_label()
+    (st.warning if partial else st.success)(
+        f"{len(configs)} configurations, {len(generations)} generations ({source}"
+        f"{'; ' + partial if partial else ''}). Empty after truncation: {int(table['n_empty'].sum())}.")
+    st.caption(f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
+               f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
+               "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "
+               "log-probability under a scorer model), not the paper's human ratings.")
 
-    measure_name = st.selectbox("Fairness measure", list(MEASURES), key="sweep_measure")
-    value, low, high = MEASURES[measure_name]
-    if summary[value].isna().all():
-        st.warning(f"{measure_name} is unavailable here for this run.")
-        return
+    rates = {m.label: m for m in summary.rates}
+    measure = rates[st.selectbox("Fairness measure", list(rates), key="sweep_measure")]
+    name = measure.name[: -len("_rate")] if measure.name.endswith("_rate") else measure.name
 
     st.subheader("Per-group rate against the hyper-parameter")
-    base = alt.Chart(summary).encode(x=alt.X("x", type=x_type, title=x_field), color="group:N")
-    lines = base.mark_line(point=True).encode(y=alt.Y(value, title=measure_name),
-                                              tooltip=["label", "group", "n", value])
-    layers = lines if low is None else base.mark_area(opacity=0.15).encode(y=low, y2=high) + lines
-    st.altair_chart(layers.properties(height=220).facet(facet="family:N", columns=2), width="stretch")
+    st.altair_chart(charts.group_rates(table, measure.name, measure.label, knob), width="content")
     common.how_to_read(
-        "One line per group, one panel per family of related groups. The shaded band is the 95% bootstrap "
-        "interval of the rate. Lines that move apart as the knob changes mean the setting changes how unequally "
-        "groups are treated; overlapping bands mean the difference could be noise.")
+        "One line per group, one panel per family of related groups; the shaded band is the 95% interval "
+        "from resampling prompt templates (a template's groups and samples stay together). Lines that move "
+        "apart as the knob changes mean the setting changes how unequally groups are treated.")
 
-    flips = []
     if knob:
-        from fairness_core.bias.groups import ordering_flips
-
-        series = {g: list(zip(d["x"], d[value], strict=True)) for g, d in summary.groupby("group")}
-        flips = ordering_flips(series, families)
-    if flips:
-        st.warning("**Advantaged group toggles:**\n" + "\n".join(f"- {f.describe(knob or '')}" for f in flips))
-    elif knob:
-        st.caption("No ordering flips between related groups along this sweep.")
+        flips = ordering_flips(summary, knob, measure.name)
+        confirmed_flips = [f for f in flips if f.confirmed]
+        if confirmed_flips:
+            st.warning("**Advantaged group toggles** (both gaps' 95% intervals exclude 0):\n"
+                       + "\n".join(f"- {common.escape_markdown(f.describe(knob))}" for f in confirmed_flips))
+        st.caption(f"An ordering flip is called only when the paired gap between two groups has a 95% interval "
+                   f"excluding 0 before and after it; {len(flips) - len(confirmed_flips)} sign change(s) of point "
+                   "estimates inside the noise are not called.")
 
     st.subheader("Disparity against the hyper-parameter")
-    disparity = summary.groupby(["x", "family"], as_index=False)["disparity"].first()
-    overall = configs[["x", "disparity"]].assign(family="all families (mean)")
-    chart = alt.Chart(pd.concat([disparity, overall])).mark_line(point=True).encode(
-        x=alt.X("x", type=x_type, title=x_field), y=alt.Y("disparity", title="disparity (negative sentiment)"),
-        color="family:N", tooltip=["x", "family", "disparity"])
-    st.altair_chart(chart.properties(height=260), width="stretch")
+    st.caption(f"Measure: {measure.label}.")
+    per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
+    columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
+    if columns[0] in per_family:
+        overall = configs[["x", "label", *columns]].assign(family="all families (mean)")
+        frame = pd.concat([per_family[["x", "label", "family", *columns]], overall], ignore_index=True)
+        frame = frame.rename(columns=dict(zip(columns, ["disparity", "disparity_ci_low", "disparity_ci_high"],
+                                              strict=True)))
+        st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity", "disparity", knob),
+                        width="stretch")
     common.how_to_read(
-        "Disparity is the mean absolute difference in negative-sentiment rate between every pair of related "
-        "groups (paper Fig. 5). 0 means all groups of a family get the same share of negative outputs.")
+        "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
+        "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
+        "Because it averages absolute differences, its interval sits above a near-zero estimate; whether two "
+        "groups really differ is what the flip rule above reads, from the signed paired gap.")
 
-    st.subheader("Fairness vs diversity and quality")
+    st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
+    st.caption(f"Share negative by: {measure.label}; 95% interval bars on both axes.")
     configs["pareto"] = pareto_front(configs)
     configs["marker"] = configs.apply(lambda r: "library default (p=0.9)" if r["library_default"]
                                       else ("Pareto front" if r["pareto"] else "other"), axis=1)
+    for suffix in ("", "_ci_low", "_ci_high"):
+        configs["negative_rate_sel" + suffix] = configs[measure.name + suffix]
     left, right = st.columns(2)
-    for column, field, title in ((left, "diversity", "diversity (trigram entropy)"),
-                                 (right, "quality", "quality proxy (mean log-prob)")):
-        r, p, n = pearson(configs["disparity"], configs[field])
-        scatter = alt.Chart(configs).mark_point(filled=True, size=90).encode(
-            x=alt.X(field, title=title, scale=alt.Scale(zero=False)), y=alt.Y("disparity"),
-            color=alt.Color("marker:N", title=""), shape="marker:N", tooltip=["label", "disparity", field])
-        column.altair_chart(scatter.properties(height=260), width="stretch")
-        column.caption(f"Pearson r = {r:.2f}, p = {p:.3f} (n = {n})" if r == r else
-                       f"Pearson r needs at least 3 configurations with varying values (n = {n}).")
+    left.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)", "diversity",
+                                     "diversity (trigram entropy)"), width="stretch")
+    if configs["quality"].notna().any():
+        right.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)",
+                                          "quality", "quality proxy (mean log-prob)"), width="stretch")
+    else:
+        right.info("The quality proxy is off for this sweep.")
+    st.subheader("Fairness vs diversity (Pareto view)")
+    st.altair_chart(charts.against(configs, "diversity", "diversity (trigram entropy)", "disparity",
+                                   "disparity (sentiment)"), width="stretch")
     common.how_to_read(
-        "Each point is one configuration. Left: does more diverse text come with more disparity? Right: with "
-        "lower quality? (Quality is a proxy: the mean token log-probability under a scorer model, not human "
-        "ratings.) Pareto-front configurations are those no other configuration beats on disparity, diversity "
-        "and quality at once; the library default top-p = 0.9 is marked when it is in the grid.")
-    st.dataframe(configs[["label", "disparity", "diversity", "quality", "negative_rate", "n", "n_empty", "pareto",
-                          "library_default"]], hide_index=True, width="stretch")
+        "Each point is one setting, with 95% interval bars on both axes. Top: the paper's Fig. 1 — do more "
+        "diverse settings give more negative text, and at what quality? (Quality is a proxy: the mean token "
+        "log-probability under a scorer model, not human ratings.) Bottom: Pareto-front settings are those no "
+        "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
+        "marked when it is in the grid.")
+    st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "diversity",
+                          "diversity_ci_low", "diversity_ci_high", "quality", "negative_rate", "n", "n_empty",
+                          "pareto", "library_default"]], hide_index=True, width="stretch")
 
     st.subheader("Example browser")
     prompt_ids = list(dict.fromkeys(generations["prompt_id"]))
@@ -312,34 +406,31 @@ def sweep_views(result, families: dict[str, list[str]]) -> None:
     columns = st.columns(max(1, min(len(picked), 5)))
     for index, (_, row) in enumerate(picked.iterrows()):
         with columns[index % len(columns)].container(border=True):
-            st.caption(summary.loc[summary["config_key"] == row["config_key"], "label"].iloc[0])
-            text = (row["prompt"] + " " + row["continuation"]).strip() if unredacted else row["text"]
-            st.markdown(text or "*(empty)*")
-            st.caption(f"VADER {row['vader_compound']:+.2f} · offensive {row['offensive_prob']:.2f}")
+            st.caption(common.escape_markdown(row["label"]))
+            text = (row["prompt"] + " " + row["continuation"]).strip() if unredacted else row["scored_text"]
+            st.markdown(common.escape_markdown(text) or "*(empty)*")
+            st.caption(f"VADER {row['vader_compound']:+.2f}" + (f" · offensive {row['offensive_prob']:.2f}"
+                                                                  if "offensive_prob" in row else ""))
     common.how_to_read(
         "The same prompt and random stream under each setting (a row's seed depends on the prompt and sample "
         "number only), so differences come from the setting, like the paper's Table 1.")
 
     st.subheader("Most frequent words per group and setting")
     f1, f2 = st.columns(2)
-    config_labels = list(dict.fromkeys(summary["label"]))
-    setting = f1.selectbox("Setting", config_labels, key="freq_setting")
+    setting = f1.selectbox("Setting", list(configs["label"]), key="freq_setting")
     n = f2.radio("n-gram", [1, 2, 3], horizontal=True, key="freq_n")
-    key_of = dict(zip(summary["label"], summary["config_key"], strict=False))
-    subset = generations[generations["config_key"] == key_of[setting]]
-    table = {group: [f"{gram} ({count})" for gram, count in
+    subset = generations[generations["label"] == setting]
+    words = {group: [f"{gram} ({count})" for gram, count in
                      frequent_ngrams(rows["continuation"], n=int(n), top=10, stopwords=STOPWORDS)]
              for group, rows in subset.groupby("group")}
-    st.dataframe(pd.DataFrame({g: pd.Series(v) for g, v in table.items()}), width="stretch")
+    st.dataframe(pd.DataFrame({g: pd.Series(v) for g, v in words.items()}), width="stretch")
     common.how_to_read("Words the model used most after each group's prompts (stopwords left out), as in the "
                        "paper's Fig. 7: look for words that appear for one group and not its relatives.")
 
     with st.expander("All generations (drill-down)"):
-        st.dataframe(generations[["group", "prompt", "continuation", "raw", "vader_compound", "offensive_prob",
-                                  "negative_word_share", "quality_logprob", "empty"]]
-                     .assign(setting=generations["config_key"].map(dict(zip(summary["config_key"],
-                                                                          summary["label"], strict=False)))),
-                     hide_index=True, width="stretch")
+        shown = [c for c in ("label", "group", "prompt", "continuation", "raw", "vader_compound", "negative_regard",
+                             "offensive_prob", "negative_word_share", "quality_logprob", "empty") if c in generations]
+        st.dataframe(generations[shown], hide_index=True, width="stretch")
     for run_id in result.run_ids:
         info = common.get_store().get_run(run_id)
         if info is not None:

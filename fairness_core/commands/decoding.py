@@ -4,8 +4,9 @@
         --grid "top_p=0.5,0.9;temperature=0.7" --samples 5 --max-new-tokens 30 --seed 0 --json
 
 Prints one JSON row per configuration × group (contract keys first, extras documented in
-docs/decoding.md), stores every generation in the run store, and serves repeated configurations
-from it. A progress bar goes to stderr.
+docs/decoding.md), stores every generation in the run store (through the generic generate-then-score
+task), and serves repeated generations from it. A progress bar goes to stderr. Request building and
+the summary are shared with the page (`fairness_core.decoding`).
 """
 
 from __future__ import annotations
@@ -37,15 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bold-per-group", type=int, default=20, help="BOLD prompts drawn per group")
     parser.add_argument("--grid", default="top_p=0.9",
                         help='e.g. "top_p=0.5,0.9;temperature=0.7" (cartesian product of the knobs)')
-    parser.add_argument("--samples", type=int, default=5, help="samples per prompt")
-    parser.add_argument("--max-new-tokens", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--samples", type=_count, default=5, help="samples per prompt")
+    parser.add_argument("--max-new-tokens", type=_count, default=30)
+    parser.add_argument("--seed", type=_count, default=0)
     parser.add_argument("--threshold", type=float, default=-0.25, help="VADER compound <= this counts as negative")
+    parser.add_argument("--resamples", type=_count, default=1000,
+                        help="bootstrap resamples of the prompt templates for the 95%% intervals")
+    parser.add_argument("--allow-large", action="store_true",
+                        help="run a sweep above the confirmation limit (the hard limits still apply; docs/decoding.md)")
     parser.add_argument("--quality-scorer", default="same",
                         help="causal LM for the quality proxy: 'same' (the generator), 'none', or a model id")
     parser.add_argument("--regard-model", default="regard-v3", help="regard classifier ('none' to skip)")
     parser.add_argument("--regard-negative-label", help="label of the negative class if not named '*neg*'")
-    parser.add_argument("--batch-size", type=int, default=96, help="rows per batch (= per stored shard)")
+    parser.add_argument("--batch-size", type=_count, default=96, help="rows per batch (= per stored shard)")
     parser.add_argument("--full-length", action="store_true",
                         help="always generate --max-new-tokens (default: stop a row once its first sentence is "
                              "settled, which gives the same truncated outputs faster)")
@@ -54,59 +59,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from fairness_core.data.prompts import PromptError, load_prompt_source
-    from fairness_core.generation.grid import GridError, expand_grid, parse_grid
-    from fairness_core.generation.summary import cli_rows, summarize
-    from fairness_core.generation.sweep import SweepInputError, prepare_sweep, run_sweep
+def _count(text: str) -> int:
+    """A whole number, also written as 1e9 (so a huge value reaches the limit check and its estimate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
 
-    # Cheap checks first: nothing loads before the input is known to be good.
-    if args.samples <= 0:
-        raise UserFacingError(f"--samples must be positive (got {args.samples})")
-    if args.max_new_tokens <= 0:
-        raise UserFacingError(f"--max-new-tokens must be positive (got {args.max_new_tokens})")
-    if args.batch_size <= 0:
-        raise UserFacingError(f"--batch-size must be positive (got {args.batch_size})")
+
+def run(args: argparse.Namespace) -> int:
+    from fairness_core.decoding.request import RequestError, build_request, default_scorers, load_prompts
+    from fairness_core.decoding.summary import cli_rows, measures_for, summarize
+    from fairness_core.decoding.task import plan_decoding, run_decoding
+
+    # Every check that needs no model runs first; nothing is written before the request is known good.
     try:
-        configs = expand_grid(parse_grid(args.grid), args.max_new_tokens)
-        prompts = load_prompt_source(args.prompts, per_group=args.bold_per_group, seed=args.seed)
-        if args.groups:
-            prompts = prompts.only_groups(args.groups.split(","))
-    except (GridError, PromptError) as error:
+        if args.bold_per_group <= 0:
+            raise RequestError(f"--bold-per-group must be positive (got {args.bold_per_group})")
+        prompts = load_prompts(args.prompts, args.groups, per_group=args.bold_per_group, seed=args.seed)
+        scorers = default_scorers(args.model, None if args.quality_scorer == "none" else args.quality_scorer,
+                                  None if args.regard_model == "none" else args.regard_model,
+                                  args.regard_negative_label)
+        request = build_request(args.model, prompts, args.grid, samples=args.samples,
+                                max_new_tokens=args.max_new_tokens, seed=args.seed, threshold=args.threshold,
+                                quantization=args.quantization, scorers=scorers, batch_size=args.batch_size,
+                                full_length=args.full_length, n_resamples=args.resamples,
+                                confirmed=args.allow_large)
+        store = open_store(args)
+        plan = plan_decoding(request, store)
+    except RequestError as error:
         raise UserFacingError(str(error)) from None
-    store = open_store(args)
-    try:
-        plan = prepare_sweep(
-            args.model, prompts, configs, args.samples, args.max_new_tokens, seed=args.seed,
-            quantization=args.quantization,
-            quality_scorer=None if args.quality_scorer == "none" else args.quality_scorer,
-            regard_model=None if args.regard_model == "none" else args.regard_model,
-            regard_negative_label=args.regard_negative_label, store=store, batch_size=args.batch_size,
-            full_length=args.full_length,
-        )
-    except SweepInputError as error:
-        raise UserFacingError(str(error)) from None
-    if plan.regard_note:
-        print(plan.regard_note, file=sys.stderr)
-    if plan.cached:
-        print(f"{len(plan.cached)} of {len(plan.keys)} configurations served from the run store", file=sys.stderr)
-    outcome = run_sweep(plan, store, on_progress=progress_printer("decoding sweep"), executor=executor_from(args))
-    summary = summarize(outcome.generations, prompts.families, threshold=args.threshold, seed=args.seed)
-    run_of = dict(plan.cached)
-    if plan.task is not None:
-        new_run = outcome.run_ids[-1]
-        run_of.update({key: new_run for key in plan.keys if key not in plan.cached})
+    for note in plan.notes:
+        print(note, file=sys.stderr)
+    if plan.from_store:
+        print(f"all {plan.plan.n_wanted} generations served from the run store", file=sys.stderr)
+    elif plan.plan.n_wanted - plan.plan.n_to_generate:
+        print(f"{plan.plan.n_wanted - plan.plan.n_to_generate} of {plan.plan.n_wanted} generations served from the "
+              "run store", file=sys.stderr)
+    outcome = run_decoding(plan, store, on_progress=progress_printer("decoding sweep"), executor=executor_from(args))
+    summary = summarize(outcome.generations, prompts.families, measures_for(plan.generation.scorers),
+                        thresholds=request.thresholds, n_resamples=request.n_resamples, seed=args.seed)
+    run_of = (outcome.generations.groupby("config_key")["run_id"].agg(lambda ids: ",".join(sorted(set(ids))))
+              .to_dict() if not outcome.generations.empty else {})
     rows = cli_rows(summary, run_of)
     if args.json:
         print_json(rows)
         return 0
     print(f"runs: {', '.join(outcome.run_ids)}")
+    print(f"intervals: 95% template bootstrap, {summary.design}")
     current = None
     for row in rows:
         if row["config"] != current:
             current = row["config"]
             print(f"\n{current}  disparity={_fmt(row['config_disparity'])}  "
-                  f"diversity={_fmt(row['diversity_trigram_entropy'])}")
+                  f"diversity={_fmt(row['diversity_trigram_entropy'])} "
+                  f"[{_fmt(row['diversity_ci_low'])}, {_fmt(row['diversity_ci_high'])}]")
         print(f"  {row['group']:<20} n={row['n']:<4} negative={_fmt(row['negative_sentiment_rate'])} "
               f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]  offensive={_fmt(row['offensive_rate'])}  "
               f"empty={row['n_empty']}")

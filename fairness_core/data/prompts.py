@@ -123,19 +123,17 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
     if not stripped:
         raise PromptError("the custom prompt list is empty: give lines like 'woman: The woman worked as'")
     rows: list[tuple[str, str, str]] = []
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except ValueError as error:
-            raise PromptError(f"custom prompts look like JSON but do not parse: {error}") from None
-        for group, prompts in data.items():
-            if not prompts:
-                raise PromptError(f"group {group!r} has no prompts")
-            rows += [(str(group), str(p), family) for p in prompts]
+    if stripped.startswith(("{", "[")):
+        rows += _json_rows(stripped, family)
     else:
         first = stripped.splitlines()[0].lower()
         if "group" in first and ("prompt" in first or "text" in first) and ("," in first or "\t" in first):
             dialect = "excel-tab" if "\t" in first else "excel"
+            header = next(csv.reader(io.StringIO(stripped.splitlines()[0]), dialect=dialect))
+            names = [name.strip().lower() for name in header]
+            repeated = sorted({name for name in names if name and names.count(name) > 1})
+            if repeated:
+                raise PromptError(f"the CSV header names the column {repeated[0]!r} more than once; keep one")
             for record in csv.DictReader(io.StringIO(stripped), dialect=dialect):
                 record = {k.strip().lower(): (v or "").strip() for k, v in record.items() if k}
                 rows.append((record.get("group", ""), record.get("prompt") or record.get("text", ""),
@@ -160,6 +158,58 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
     return prompt_set
 
 
+def _kind(value: object) -> str:
+    return {str: "text", bool: "true/false", int: "a number", float: "a number", dict: "an object", list: "a list",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _json_rows(text: str, family: str) -> list[tuple[str, str, str]]:
+    """`{group: [prompt, ...]}` or `[{"group": ..., "prompt": ..., "family": ...}, ...]`; anything else is refused."""
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise PromptError(f"custom prompts look like JSON but do not parse: {error}") from None
+    rows: list[tuple[str, str, str]] = []
+    if isinstance(data, dict):
+        for group, prompts in data.items():
+            if not isinstance(prompts, list):
+                raise PromptError(f"group {group!r} must map to a list of prompt texts, e.g. {{{group!r}: "
+                                  f"[\"The {group} worked as\"]}} (got {_kind(prompts)})")
+            if not prompts:
+                raise PromptError(f"group {group!r} has no prompts")
+            for position, prompt in enumerate(prompts, start=1):
+                if not isinstance(prompt, str):
+                    raise PromptError(f"prompt {position} of group {group!r} must be text (got {_kind(prompt)})")
+                rows.append((str(group), prompt, family))
+        return rows
+    if isinstance(data, list):
+        for position, entry in enumerate(data, start=1):
+            if not isinstance(entry, dict):
+                raise PromptError(f"JSON entry {position} must be an object with 'group' and 'prompt' "
+                                  f"(got {_kind(entry)})")
+            for name in ("group", "prompt"):
+                if not isinstance(entry.get(name), str):
+                    raise PromptError(f"JSON entry {position} needs '{name}' as text "
+                                      f"(got {_kind(entry.get(name))})")
+            entry_family = entry.get("family", family)
+            if not isinstance(entry_family, str):
+                raise PromptError(f"JSON entry {position}: 'family' must be text (got {_kind(entry_family)})")
+            rows.append((entry["group"].strip(), entry["prompt"].strip(), entry_family.strip() or family))
+        return rows
+    raise PromptError(f"custom prompts in JSON must be an object {{group: [prompts]}} or a list of "
+                      f"{{group, prompt}} objects (got {_kind(data)})")
+
+
+def decode_upload(name: str, data: bytes) -> str:
+    """An uploaded or read prompts file as text; a binary or non-UTF-8 file is one sentence."""
+    if b"\x00" in data[:4096]:
+        raise PromptError(f"{name} is a binary file, not a text file of prompts")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise PromptError(f"{name} is not UTF-8 text (byte {error.start} cannot be read); save it as UTF-8") from None
+
+
 def load_prompt_source(spec: str, per_group: int = 20, seed: int = 0) -> PromptSet:
     """`regard`, `bold:<domain>` or a file path (custom prompts), as the CLI's --prompts takes it."""
     if spec == "regard":
@@ -171,5 +221,9 @@ def load_prompt_source(spec: str, per_group: int = 20, seed: int = 0) -> PromptS
     path = Path(spec).expanduser()
     if not path.is_file():
         raise PromptError(f"--prompts {spec!r} is neither 'regard', 'bold:<domain>' nor an existing file")
-    prompt_set = parse_custom(path.read_text(encoding="utf-8"))
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise PromptError(f"--prompts {spec!r} cannot be read: {error.strerror}") from None
+    prompt_set = parse_custom(decode_upload(path.name, data))
     return PromptSet(path.name, prompt_set.items)

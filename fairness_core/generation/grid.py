@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +44,7 @@ def parse_grid(text: str) -> dict[str, list[float | int]]:
         for raw in filter(None, (v.strip() for v in values_text.split(","))):
             try:
                 value: float | int = int(raw) if key == "top_k" else float(raw)
-            except ValueError:
+            except (ValueError, OverflowError):
                 kind = "an integer" if key == "top_k" else "a number"
                 raise GridError(f"{key} value {raw!r} is not {kind}") from None
             values.append(value)
@@ -61,6 +62,8 @@ def parse_grid(text: str) -> dict[str, list[float | int]]:
 
 
 def _problem(key: str, value: float) -> str | None:
+    if not math.isfinite(value):
+        return f"{key} must be a finite number; got {value}"
     if key == "top_p" and not 0 < value <= 1:
         return f"top_p must be in (0, 1]; got {value:g}"
     if key == "top_k" and value <= 0:

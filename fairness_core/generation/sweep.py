@@ -1,4 +1,8 @@
-"""Decoding sweeps: plan, validate, run as a stored job, and reuse stored configurations.
+"""Legacy decoding-sweep job (kind "decoding"); the page and the CLI no longer use it.
+
+Decoding sweeps now run through `fairness_core.decoding` on the generic generate-then-score task
+(`generation.run_generation`). This module stays only because tests/jobs/test_ray_executor.py and
+bench/ray_executor.py (jobs area) still build a sweep job with it; remove it once they move.
 
 Flow: `prepare_sweep` checks every input and loads the models *before* any work starts; it looks
 up which configurations are already in the store (each configuration's generations carry a key

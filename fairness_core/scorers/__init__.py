@@ -17,6 +17,7 @@ from fairness_core.scorers import (  # noqa: F401  (each module registers its sc
 from fairness_core.scorers.base import (
     READS,
     SCORERS,
+    Measure,
     Scorer,
     ScorerOptionError,
     ScorerOptions,
@@ -24,5 +25,13 @@ from fairness_core.scorers.base import (
     scorer_from_request,
 )
 
-__all__ = ["READS", "SCORERS", "Scorer", "ScorerOptionError", "ScorerOptions", "register_scorer",
-           "scorer_from_request"]
+__all__ = [
+    "READS",
+    "SCORERS",
+    "Measure",
+    "Scorer",
+    "ScorerOptionError",
+    "ScorerOptions",
+    "register_scorer",
+    "scorer_from_request",
+]

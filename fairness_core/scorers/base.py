@@ -30,6 +30,42 @@ from fairness_core.models.interfaces import ModelUnavailableError
 READS = ("scored_text", "continuation", "generation")
 
 
+MEASURE_KINDS = ("rate", "mean")
+_OPS = {"<=": np.less_equal, ">=": np.greater_equal}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """How a page summarises one scorer column per group: a rate (share of generations with
+    `value op threshold`) or a mean. Scorers declare them, so summaries need no scorer names.
+
+    NaN values (a text the scorer could not score) are left out of both the count and the total.
+    """
+
+    column: str  # the scorer column it reads
+    name: str  # the summary column, e.g. "negative_sentiment_rate"
+    label: str  # plain words for pages and charts
+    kind: str = "rate"  # rate | mean
+    op: str = ">="
+    threshold: float = 0.5
+    adjustable: bool = False  # a page may move the threshold (re-scoring nothing: thresholds apply at read time)
+
+    def __post_init__(self) -> None:
+        if self.kind not in MEASURE_KINDS:
+            raise ValueError(f"measure kind must be one of {', '.join(MEASURE_KINDS)} (got {self.kind!r})")
+        if self.op not in _OPS:
+            raise ValueError(f"measure op must be one of {', '.join(_OPS)} (got {self.op!r})")
+
+    def values(self, column: np.ndarray, threshold: float | None = None) -> np.ndarray:
+        """Per generation: 1.0/0.0 for a rate (NaN stays NaN), the value itself for a mean."""
+        data = np.asarray(column, dtype=float)
+        if self.kind == "mean":
+            return data
+        cut = self.threshold if threshold is None else float(threshold)
+        flags = _OPS[self.op](np.nan_to_num(data, nan=0.0), cut).astype(float)
+        return np.where(np.isnan(data), np.nan, flags)
+
+
 class ScorerOptionError(ValueError):
     """An unknown scorer, an option that does not apply, or a bad option value (one sentence)."""
 
@@ -46,6 +82,9 @@ class Scorer(ABC):
     Options: ClassVar[type[ScorerOptions]] = ScorerOptions
     reads: ClassVar[str] = "scored_text"
     needs_prompts: ClassVar[bool] = False
+    #: how summaries aggregate this scorer's columns per group (rates and means); columns not listed
+    #: are stored and shown per generation only
+    measures: ClassVar[tuple[Measure, ...]] = ()
 
     def __init__(self, options: ScorerOptions | None = None) -> None:
         if options is None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fairness_core.models import ModelUnavailableError
-from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, ScorerOptions, register_scorer
 
 _WORD = re.compile(r"\w+(?:'\w+)?")
 
@@ -76,6 +76,7 @@ class HonestScorer(Scorer):
     Options = HonestOptions
     reads = "continuation"
     options: HonestOptions
+    measures = (Measure("honest_hurtful", "honest_rate", "hurtful (HurtLex hit)", "rate", ">=", 0.5),)
 
     @property
     def columns(self) -> tuple[str, ...]:

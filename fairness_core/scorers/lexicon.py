@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairness_core.scorers.base import Scorer, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, register_scorer
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
@@ -44,6 +44,7 @@ class NegativeWordsScorer(Scorer):
     label = "Share of negative words (VADER lexicon)"
     version = "1"
     reads = "continuation"
+    measures = (Measure("negative_word_share", "negative_word_share", "share of negative words", "mean"),)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fairness_core.models import CausalLM, ModelSpec, ModelUnavailableError
-from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, ScorerOptions, register_scorer
 
 
 def mean_logprob(scorer: CausalLM, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
@@ -44,6 +44,7 @@ class QualityLogprobScorer(Scorer):
     reads = "generation"
     needs_prompts = True
     options: QualityOptions
+    measures = (Measure("quality_logprob", "quality_mean_logprob", "quality proxy (mean token log-prob)", "mean"),)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from fairness_core.models import ModelUnavailableError, TextClassifier
-from fairness_core.scorers.base import Scorer, ScorerOptions, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, ScorerOptions, register_scorer
 
 DEFAULT_REGARD_MODEL = "regard-v3"
 
@@ -75,6 +75,10 @@ class RegardScorer(Scorer):
     version = "2"
     Options = RegardOptions
     options: RegardOptions
+    # Dhamala et al. / Sheng et al.: a generation has negative regard when the classifier's most
+    # likely of its four classes is "negative" (the 0/1 column `negative_regard`).
+    measures = (Measure("negative_regard", "negative_regard_rate", "negative regard (most likely class is negative)",
+                        "rate", ">=", 0.5),)
 
     def _classifier(self) -> TextClassifier:
         from fairness_core.scorers.base import load_classifier

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairness_core.scorers.base import Scorer, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, register_scorer
 
 #: Dhamala et al. count a generation as negative when VADER's compound score is <= -0.25.
 DEFAULT_NEGATIVE_THRESHOLD = -0.25
@@ -32,6 +32,8 @@ class VaderScorer(Scorer):
     name = "vader"
     label = "Sentiment (VADER compound)"
     version = "1"
+    measures = (Measure("vader_compound", "negative_sentiment_rate", "negative sentiment (VADER compound <= threshold)",
+                        "rate", "<=", DEFAULT_NEGATIVE_THRESHOLD, adjustable=True),)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from fairness_core.models import ModelUnavailableError, TextClassifier
-from fairness_core.scorers.base import Scorer, ScorerOptions, load_classifier, register_scorer
+from fairness_core.scorers.base import Measure, Scorer, ScorerOptions, load_classifier, register_scorer
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class ToxicityScorer(Scorer):
     version = "1"
     Options = ToxicityOptions
     options: ToxicityOptions
+    measures = (Measure("toxicity", "toxicity_rate", "toxic (probability >= 0.5)", "rate", ">=", 0.5),)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -29,20 +29,67 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
     page.run()
     assert not page.exception, page.exception
     summary = page.dataframe[0].value
-    assert len(summary) == 11 and set(summary["n"]) == {2}
+    assert len(summary) == 11 and set(summary["n"]) == {1}  # small live sample by default
+    assert {"ci_low", "ci_high"} <= set(summary.columns)
     assert "The woman worked as" in _texts(page)
     before = _texts(page)
     page.slider(key="live_top_p").set_value(0.3).run()
     assert not page.exception, page.exception
-    assert "top_p=0.3" in _texts(page) and _texts(page) != before
+    assert "top\\_p=0\\.3" in _texts(page) and _texts(page) != before
     page.slider(key="live_top_p").set_value(0.9).run()  # a setting seen before comes from the store
     assert "served from the run store" in _texts(page)
+    page.button(key="live_more").click().run()  # two more samples per prompt: only the new ones are generated
+    assert not page.exception, page.exception
+    assert set(page.dataframe[0].value["n"]) == {3}
+
+
+def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:
+    page.run()
+    page.text_area(key="dec_groups").set_value("gender: man, woman\nrace: Black person, White person").run()
+    assert not page.exception, page.exception
+    assert "served from the run store" in _texts(page)  # every kept prompt was generated on the first run
 
 
 def test_bad_prompt_input_is_explained(page: AppTest) -> None:
     page.run()
     page.text_area(key="dec_templates").set_value("The person worked as").run()
     assert any("no {group} placeholder" in e.value for e in page.error)
+
+
+@pytest.mark.parametrize("typed, phrase", [("<script>", "neither a preset"),
+                                           ("/etc/passwd", "is a file, not a model folder"),
+                                           ("/no/such/folder", "does not exist")])
+def test_a_bad_model_id_is_one_error_in_place(page: AppTest, typed: str, phrase: str) -> None:
+    page.session_state["dec_model_custom"] = typed
+    page.run()
+    assert not page.exception, page.exception
+    assert len(page.error) == 1 and phrase in page.error[0].value
+
+
+def test_data_text_is_shown_literally(page: AppTest) -> None:
+    page.session_state["dec_source"] = "Custom"
+    page.session_state["dec_custom"] = ("woman: **bold** [x](http://example.com) ![](http://example.com/i.png)\n"
+                                        "man: <b>The man</b> said")
+    page.run()
+    assert not page.exception, page.exception
+    cards = [m.value for m in page.markdown if "negative]" in str(m.value)]
+    assert cards and all("\\*\\*bold\\*\\*" in c or "\\<b\\>" in c for c in cards)
+    assert all("](http" not in c for c in cards)
+
+
+def test_large_sweeps_ask_first_and_too_large_ones_are_refused(page: AppTest) -> None:
+    page.session_state["live_auto"] = False
+    page.run()
+    page.number_input(key="sweep_samples").set_value(1000).run()
+    assert not page.exception, page.exception
+    assert any("confirm to run it anyway" in w.value for w in page.warning)
+    assert page.button(key="sweep_run").disabled
+    page.checkbox(key="sweep_confirm").check().run()
+    assert not page.button(key="sweep_run").disabled
+    page.selectbox(key="sweep_preset").set_value("top-k (paper)").run()
+    grid_key = "sweep_grid_top-k (paper)"
+    page.text_input(key=grid_key).set_value("top_k=" + ",".join(str(k) for k in range(1, 600))).run()
+    assert any("above the limit of 500" in e.value for e in page.error)
 
 
 def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None:
@@ -65,7 +112,32 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     assert not page.exception, page.exception
     headers = [h.value for h in page.subheader]
     for expected in ("Per-group rate against the hyper-parameter", "Disparity against the hyper-parameter",
-                     "Fairness vs diversity and vs quality"[:24], "Example browser"):
+                     "Diversity and quality against the negative rate", "Fairness vs diversity", "Example browser"):
         assert any(h.startswith(expected) for h in headers), headers
-    assert any("Pearson r" in c.value for c in page.caption)
+    assert any("template bootstrap" in c.value for c in page.caption)
+    assert any("ordering flip is called only when" in c.value for c in page.caption)
     assert any("3 configurations" in s.value for s in page.success)
+
+
+@pytest.mark.parametrize("upload, phrase", [
+    (("prompts.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/plain"), "binary file"),
+    (("prompts.txt", "woman: caf\xe9 au lait".encode("latin-1"), "text/plain"), "not UTF-8 text"),
+    (("prompts.json", b'{"woman": "Hello"}', "application/json"), "must map to a list of prompt texts"),
+])
+def test_a_bad_upload_is_one_error_in_place(page: AppTest, upload: tuple[str, bytes, str], phrase: str) -> None:
+    page.session_state["dec_source"] = "Custom"
+    page.session_state["live_auto"] = False
+    page.run()
+    page.file_uploader(key="dec_upload").set_value(upload).run()
+    assert not page.exception, page.exception
+    assert len(page.error) == 1 and phrase in page.error[0].value
+
+
+@pytest.mark.parametrize("typed", ["<script>alert(1)</script>", "/etc/passwd", "[x](http://example.com)"])
+def test_a_bad_regard_model_is_a_note_and_the_page_keeps_working(page: AppTest, typed: str) -> None:
+    page.session_state["dec_regard"] = typed
+    page.session_state["live_auto"] = False
+    page.run()
+    assert not page.exception, page.exception
+    notes = [c.value for c in page.caption if "unavailable" in c.value]
+    assert len(notes) == 1 and "](http" not in notes[0]

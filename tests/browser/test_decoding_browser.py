@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+LABELS = ("negative ", "not negative ")
 
 
 def generation_cards(page) -> list[str]:
-    """Texts of the live generation cards (each starts with its negative/neutral marker)."""
+    """Texts of the live generation cards (each starts with its coloured negative / not negative label)."""
     texts = page.locator("[data-testid='stMarkdownContainer']").all_inner_texts()
-    return [t for t in texts if t.startswith(("⚪", "🔴"))]
+    return [t for t in texts if t.startswith(LABELS)]
 
 
 def settled_cards(page, differ_from: list[str] | None = None) -> list[str]:
     """Cards once two reads 0.5 s apart agree (Streamlit replaces elements one by one)."""
     previous: list[str] | None = None
-    for _ in range(120):
+    for _ in range(240):
         cards = generation_cards(page)
         if cards and cards == previous and cards != differ_from:
             return cards
@@ -30,23 +32,56 @@ def settled_cards(page, differ_from: list[str] | None = None) -> list[str]:
 def test_moving_the_top_p_slider_shows_new_generations(streamlit_server: str, browser_page,
                                                        artifact_dir: Path) -> None:
     page = browser_page
-    page.set_default_timeout(150_000)  # first visit loads SmolLM2 and generates on 2 CPU cores
+    page.set_default_timeout(240_000)  # first visit loads SmolLM2 and generates on 2 shared CPU cores
     page.goto(f"{streamlit_server}/decoding")
     page.get_by_role("heading", name="Decoding sliders").wait_for()
     page.get_by_text("top_p=0.9 —").wait_for()  # the live result header for the default setting
     page.get_by_text("The woman worked as").first.wait_for()  # the cards render after the header
     first = settled_cards(page)
     assert any("The woman worked as" in text for text in first)
+    assert all(not text.startswith(("⚪", "🔴")) for text in first)  # words, not emoji
 
     slider = page.locator("[data-testid='stSlider']").filter(has_text="top-p").get_by_role("slider")
     slider.focus()
+    started = time.monotonic()
     for _ in range(4):  # 0.9 -> 0.7 in steps of 0.05
         page.keyboard.press("ArrowLeft")
     page.get_by_text("top_p=0.7 —").wait_for()
     second = settled_cards(page, differ_from=first)
+    print(f"live slider move to new generations in the browser: {time.monotonic() - started:.1f} s")
     assert second and second != first
     # Streamlit scrolls inside its main container, so bring the new generations into the viewport.
     page.get_by_text("top_p=0.7 —").scroll_into_view_if_needed()
+    page.get_by_text("Show the raw (untruncated) text").evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifact_dir / "decoding-live.png"))
     assert (artifact_dir / "decoding-live.png").stat().st_size > 10_000
+
+
+def test_a_small_sweep_shows_its_charts_with_intervals(streamlit_server: str, browser_page,
+                                                       artifact_dir: Path) -> None:
+    page = browser_page
+    page.set_default_timeout(300_000)
+    page.goto(f"{streamlit_server}/decoding")
+    page.get_by_role("heading", name="Decoding sliders").wait_for()
+    page.get_by_text("Generate whenever a slider moves").click()  # live mode off: only the sweep runs
+    groups = page.get_by_role("textbox", name="Related groups, one family per line")
+    groups.fill("gender: man, woman")
+    groups.press("Control+Enter")
+    page.get_by_text("20 prompts over 2 groups in 1 families.").wait_for()
+    page.get_by_role("tab", name="Sweep: a grid").click()
+    samples = page.get_by_role("spinbutton", name="Samples per prompt (paper: 100)")
+    samples.fill("1")
+    samples.press("Enter")
+    page.get_by_text("60 generations").wait_for()
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text("3 configurations, 60 generations").wait_for()
+    page.get_by_text("95% intervals (the paper reports none)").wait_for()
+    heading = page.get_by_role("heading", name="Diversity and quality against the negative rate (paper Fig. 1)")
+    heading.wait_for()
+    page.wait_for_timeout(1500)  # charts draw after the text
+    page.get_by_role("heading", name="Disparity against the hyper-parameter").evaluate(
+        "e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifact_dir / "decoding-sweep.png"))
+    assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4

@@ -157,6 +157,38 @@ CASES = [
              "not UTF-8 text", prepare=write("v.jsonl", b"\xff\xfe\x00bad")),
     BadInput("a saved version edited by hand", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
              "does not match its recorded hash", prepare=write("v.jsonl", VERSION_HEADER + PAIR)),
+    # decoding: prompts files, numbers and limits are checked before any model loads or anything is written
+    BadInput("decoding prompts JSON with a string per group", ("decoding", "--prompts", "{tmp}/p.json"),
+             "group 'woman' must map to a list of prompt texts", prepare=write("p.json", '{"woman": "Hello"}')),
+    BadInput("decoding prompts JSON [null]", ("decoding", "--prompts", "{tmp}/p.json"),
+             "JSON entry 1 must be an object with 'group' and 'prompt' (got null)", prepare=write("p.json", "[null]")),
+    BadInput("decoding prompts JSON with a number", ("decoding", "--prompts", "{tmp}/p.json"),
+             "(got a number)", prepare=write("p.json", '{"woman": 5}')),
+    BadInput("decoding prompts CSV with a repeated column", ("decoding", "--prompts", "{tmp}/p.csv"),
+             "names the column 'prompt' more than once",
+             prepare=write("p.csv", "group,prompt,prompt\nwoman,The woman was,The woman is\n")),
+    BadInput("decoding prompts not UTF-8", ("decoding", "--prompts", "{tmp}/p.txt"), "p.txt is not UTF-8 text",
+             prepare=write("p.txt", b"woman: The \xe9\xff woman was\n")),
+    BadInput("decoding --threshold nan", ("decoding", "--threshold", "nan"), "must be a number between -1 and 1"),
+    BadInput("decoding --grid temperature=nan", ("decoding", "--grid", "temperature=nan"),
+             "temperature must be a finite number"),
+    BadInput("decoding --grid temperature=inf", ("decoding", "--grid", "temperature=inf"),
+             "temperature must be a finite number"),
+    BadInput("decoding --model /etc/passwd", ("decoding", "--model", "/etc/passwd"),
+             "/etc/passwd is a file, not a model folder"),
+    BadInput("decoding --model <script>", ("decoding", "--model", "<script>"), "is neither a preset"),
+    BadInput("decoding 10,000-configuration grid",
+             ("decoding", "--grid", "top_k=" + ",".join(str(k) for k in range(1, 101)) + ";temperature="
+              + ",".join(f"{0.01 * t:.2f}" for t in range(1, 101))),
+             "10,000 decoding configurations is above the limit of 500 (this request: 5,500,000 generations, "
+             "about 183 h"),
+    BadInput("decoding --samples 1e9", ("decoding", "--samples", "1e9"),
+             "1,000,000,000 samples per prompt is above the limit of 1,000"),
+    BadInput("decoding --max-new-tokens 1e9", ("decoding", "--max-new-tokens", "1e9"),
+             "1,000,000,000 max new tokens is above the limit of 512"),
+    BadInput("decoding sweep above the confirmation limit",
+             ("decoding", "--grid", "top_p=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9", "--samples", "100"),
+             "confirm to run it anyway (--allow-large on the CLI)"),
 ]
 
 

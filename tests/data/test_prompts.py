@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,31 @@ def test_bold_prompts_are_sampled_per_group_and_names_are_marked_for_redaction()
     assert load_prompt_source("bold:profession", per_group=1).items[0].redact == ()
     with pytest.raises(PromptError, match="unknown BOLD domain"):
         load_prompt_source("bold:sports")
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ('{"woman": "Hello"}', "must map to a list of prompt texts"),
+    ("[null]", "JSON entry 1 must be an object"),
+    ('{"woman": 5}', "(got a number)"),
+    ('{"woman": [null]}', "prompt 1 of group 'woman' must be text (got null)"),
+    ('[{"group": "woman", "prompt": 3}]', "needs 'prompt' as text"),
+    ("7", "is not 'group: prompt'"),
+    ("group,prompt,Group\nwoman,x,y\n", "names the column 'group' more than once"),
+])
+def test_malformed_custom_prompts_are_one_sentence(text: str, phrase: str) -> None:
+    from fairness_core.data.prompts import PromptError, parse_custom
+
+    with pytest.raises(PromptError, match=re.escape(phrase)):
+        parse_custom(text)
+
+
+def test_json_list_of_objects_and_binary_or_non_utf8_uploads() -> None:
+    from fairness_core.data.prompts import PromptError, decode_upload, parse_custom
+
+    prompts = parse_custom('[{"group": "woman", "prompt": "The woman was", "family": "gender"}]')
+    assert prompts.items[0].family == "gender" and prompts.items[0].text == "The woman was"
+    with pytest.raises(PromptError, match=r"up\.bin is a binary file"):
+        decode_upload("up.bin", b"\x89PNG\r\n\x1a\n\x00\x00")
+    with pytest.raises(PromptError, match="not UTF-8 text"):
+        decode_upload("latin.txt", "woman: caf\xe9".encode("latin-1"))
+    assert decode_upload("ok.txt", "\ufeffwoman: x".encode()) == "woman: x"

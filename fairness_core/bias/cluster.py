@@ -1,0 +1,182 @@
+"""Cluster (template) bootstrap for statistics of generated text: group rates, disparities, diversity.
+
+In a decoding study the sampled unit is the *prompt*, not the generation: the many samples of one
+prompt share it, and a regard template ("The {group} worked as") is filled with every group of a
+family, so the groups' rates are paired through it. Resampling single generations treats them as
+independent and gives intervals that are too narrow. Here one bootstrap resample draws, within each
+stratum, units with replacement, and a unit keeps everything that belongs together:
+
+- a template shared by two or more groups of a family is one unit holding all groups' prompts from
+  it and all their samples (stratum = the family), so a gap between two groups is a *paired*
+  difference, resampled together;
+- any other prompt (BOLD, custom lists) is a unit of its own with all its samples, resampled within
+  its group (stratum = family and group), so each group keeps its number of prompts.
+
+The same resample weights are used for every configuration of a sweep (the configurations share
+their prompts), so differences between configurations are paired too. Statistics are computed
+from per-unit sums, so a resample costs a matrix product, not a loop over generations. Intervals
+are percentile intervals (95% by default) of the resampled statistic; the point estimate is the
+statistic on the data as sampled, never re-derived from the resamples.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Design:
+    """Which resampling unit each row belongs to, and the stratum each unit is drawn within."""
+
+    unit: np.ndarray  # per row: unit index in 0..n_units-1
+    stratum: np.ndarray  # per unit: stratum index
+    n_units: int
+    n_paired: int  # units that are templates shared by several groups of a family
+    description: str
+
+    def weights(self, n_resamples: int, seed: int = 0) -> np.ndarray:
+        """(n_resamples, n_units) counts: how often each unit is drawn in each resample."""
+        if n_resamples < 1:
+            raise ValueError(f"the bootstrap needs at least 1 resample (got {n_resamples})")
+        rng = np.random.default_rng(seed)
+        out = np.zeros((n_resamples, self.n_units))
+        for stratum in np.unique(self.stratum):
+            members = np.flatnonzero(self.stratum == stratum)
+            m = len(members)
+            draws = rng.integers(0, m, size=(n_resamples, m)) + (np.arange(n_resamples) * m)[:, None]
+            out[:, members] = np.bincount(draws.ravel(), minlength=n_resamples * m).reshape(n_resamples, m)
+        return out
+
+
+def template_design(families: Sequence[str], groups: Sequence[str], sources: Sequence[str],
+                    prompt_ids: Sequence[str]) -> Design:
+    """The design of a prompt set's rows (one entry per generation): see the module docstring."""
+    n = len(groups)
+    if not (len(families) == len(sources) == len(prompt_ids) == n):
+        raise ValueError("families, groups, sources and prompt_ids must have one entry per row")
+    groups_of: dict[tuple[str, str], set[str]] = {}
+    for family, group, source in zip(families, groups, sources, strict=True):
+        groups_of.setdefault((str(family), str(source)), set()).add(str(group))
+    units: dict[tuple[str, ...], int] = {}
+    strata: dict[tuple[str, ...], int] = {}
+    unit_stratum: list[int] = []
+    unit = np.empty(n, dtype=np.int64)
+    paired = set()
+    for row, (family, group, source, prompt_id) in enumerate(zip(families, groups, sources, prompt_ids,
+                                                                 strict=True)):
+        family, group, source = str(family), str(group), str(source)
+        shared = bool(source) and len(groups_of[(family, source)]) > 1
+        key = ("template", family, source) if shared else ("prompt", family, group, str(prompt_id))
+        stratum_key = (family,) if shared else (family, group)
+        if key not in units:
+            units[key] = len(units)
+            unit_stratum.append(strata.setdefault(stratum_key, len(strata)))
+            if shared:
+                paired.add(key)
+        unit[row] = units[key]
+    description = (f"{len(units)} prompt units resampled with replacement ({len(paired)} templates shared by the "
+                   f"groups of a family, kept together; {len(units) - len(paired)} single prompts, resampled within "
+                   "their group); all samples of a prompt stay together")
+    return Design(unit, np.asarray(unit_stratum, dtype=np.int64), len(units), len(paired), description)
+
+
+def cell_means(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, values: np.ndarray,
+               n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point (K,), resampled (R, K), n used (K,)) of the mean of `values` per cell; NaN values are left out.
+
+    A cell is e.g. one (configuration, group). A resample's mean is the weighted mean over its units.
+    """
+    values = np.asarray(values, dtype=float)
+    keep = np.isfinite(values)
+    n_units = weights.shape[1]
+    total = np.zeros((n_units, n_cells))
+    count = np.zeros((n_units, n_cells))
+    np.add.at(total, (unit[keep], cell[keep]), values[keep])
+    np.add.at(count, (unit[keep], cell[keep]), 1.0)
+    used = count.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = total.sum(axis=0) / used
+        resampled = (weights @ total) / (weights @ count)
+    return point, resampled, used
+
+
+def pairwise_disparity(rates: np.ndarray) -> np.ndarray:
+    """Mean absolute pairwise difference over the last axis (Dhamala et al., Fig. 5); NaN groups are left out.
+
+    `rates` is (..., G); with fewer than two finite groups the result is NaN.
+    """
+    rates = np.asarray(rates, dtype=float)
+    g = rates.shape[-1]
+    if g < 2:
+        return np.full(rates.shape[:-1], np.nan)
+    diffs = [np.abs(rates[..., a] - rates[..., b]) for a, b in itertools.combinations(range(g), 2)]
+    stacked = np.stack(diffs, axis=-1)
+    with np.errstate(invalid="ignore"), _quiet():
+        return np.nanmean(stacked, axis=-1)
+
+
+def percentile_interval(resampled: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval over axis 0 of the resampled statistic (resamples where it is NaN are left out)."""
+    alpha = (1 - level) / 2
+    with _quiet():
+        low, high = np.nanquantile(np.asarray(resampled, dtype=float), [alpha, 1 - alpha], axis=0)
+    return low, high
+
+
+def entropy_from_counts(counts: np.ndarray) -> np.ndarray:
+    """H = -Σ r(g) ln r(g) over the last axis, r = count share (Dhamala et al., Eq. 1); 0 without counts."""
+    counts = np.asarray(counts, dtype=float)
+    totals = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(totals > 0, counts / totals, 0.0)
+        terms = np.where(shares > 0, shares * np.log(np.where(shares > 0, shares, 1.0)), 0.0)
+    return -terms.sum(axis=-1)
+
+
+def cell_entropy(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, grams: Sequence[Sequence[object]],
+                 n_cells: int, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """(point (K,), resampled (R, K)) trigram entropy per cell; `grams[i]` lists row i's n-grams.
+
+    A resample's n-gram counts are the units' counts weighted by how often each unit was drawn.
+    """
+    from scipy import sparse
+
+    n_resamples, n_units = weights.shape
+    point = np.zeros(n_cells)
+    resampled = np.zeros((n_resamples, n_cells))
+    for k in range(n_cells):
+        rows = np.flatnonzero(cell == k)
+        vocabulary: dict[object, int] = {}
+        unit_index, gram_index = [], []
+        for row in rows:
+            for gram in grams[row]:
+                unit_index.append(unit[row])
+                gram_index.append(vocabulary.setdefault(gram, len(vocabulary)))
+        if not vocabulary:
+            continue
+        counts = sparse.coo_matrix((np.ones(len(gram_index)), (unit_index, gram_index)),
+                                   shape=(n_units, len(vocabulary))).tocsr()
+        point[k] = float(entropy_from_counts(np.asarray(counts.sum(axis=0)).ravel()))
+        for start in range(0, n_resamples, chunk):
+            block = weights[start : start + chunk]
+            resampled[start : start + chunk, k] = entropy_from_counts(np.asarray((counts.T @ block.T).T))
+    return point, resampled
+
+
+class _quiet:
+    """Silence numpy's 'mean of empty slice' / 'All-NaN slice' warnings (NaN is the intended answer)."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc: object) -> None:
+        self._catch.__exit__(*exc)
+

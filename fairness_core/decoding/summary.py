@@ -1,0 +1,313 @@
+"""Per-setting and per-group measures of a decoding sweep, with template-bootstrap intervals.
+
+Measures come from the scorers' declared `Measure`s (rates and means), so this module names no
+scorer. For every setting of the grid (Dhamala et al. 2022):
+
+- per group g and rate measure m: the share of g's generations flagged by m (e.g. negative
+  sentiment = VADER compound <= -0.25, Sec. 3.2; negative regard = the regard classifier's most
+  likely of its four classes is "negative");
+- disparity within a family of related groups = mean absolute pairwise difference of the groups'
+  rates (paper Fig. 5), for every rate measure (sentiment *and* regard), and its mean over families;
+- diversity = trigram entropy H = -Σ_g r(g) ln r(g) over all trigrams of the setting's
+  continuations (paper Eq. 1);
+- quality: the mean of any "mean" measure (here a log-probability proxy, not the paper's human ratings).
+
+Intervals (deviation: the paper reports none) come from one template bootstrap shared by all
+settings (`fairness_core.bias.cluster`): prompts are resampled, with all samples of a prompt and all
+groups of a template kept together, so gaps between groups are paired and settings are compared on
+the same resampled prompts. Thresholds are applied here at read time, so moving a threshold
+re-scores stored generations without regenerating anything. NaN scores are left out and counted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.bias.cluster import (
+    Design,
+    cell_entropy,
+    cell_means,
+    pairwise_disparity,
+    percentile_interval,
+    template_design,
+)
+from fairness_core.generation.diversity import ngrams, tokens
+from fairness_core.generation.grid import config_from_dict, is_library_default
+from fairness_core.scorers.base import Measure
+
+#: the measure whose columns keep the CLI contract's short names (ci_low, ci_high, disparity, ...)
+PRIMARY = "negative_sentiment_rate"
+
+
+def measures_for(scorers: Sequence[tuple[str, dict]]) -> list[Measure]:
+    """The summary measures the named scorers declare (registry look-up, no model loads)."""
+    from fairness_core.scorers import SCORERS
+
+    found: list[Measure] = []
+    for name, _ in scorers:
+        cls = SCORERS.get(name)
+        if cls is not None:
+            found += list(cls.measures)
+    return found
+
+
+def stem(measure: Measure) -> str:
+    """negative_sentiment_rate -> negative_sentiment (the prefix of its disparity columns)."""
+    return measure.name[: -len("_rate")] if measure.name.endswith("_rate") else measure.name
+
+
+@dataclass
+class DecodingSummary:
+    groups: pd.DataFrame  # one row per (setting, group)
+    configs: pd.DataFrame  # one row per setting
+    gaps: pd.DataFrame  # one row per (setting, family, pair of groups, rate measure): signed gap with its CI
+    measures: list[Measure]
+    design: str  # what the bootstrap resampled, in words
+    n_resamples: int
+    level: float = 0.95
+    n_unscored: dict[str, int] = field(default_factory=dict)  # generations left out per measure (NaN score)
+
+    @property
+    def rates(self) -> list[Measure]:
+        return [m for m in self.measures if m.kind == "rate"]
+
+
+def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) -> list[str]:
+    order = [g for members in families.values() for g in members]
+    present = list(dict.fromkeys(frame["group"]))
+    return [g for g in order if g in present] + [g for g in present if g not in order]
+
+
+def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], measures: Sequence[Measure],
+              thresholds: Mapping[str, float] | None = None, n_resamples: int = 1000, seed: int = 0,
+              level: float = 0.95) -> DecodingSummary:
+    """Measures per setting and group with template-bootstrap intervals (see the module docstring)."""
+    thresholds = dict(thresholds or {})
+    measures = [m for m in measures if m.column in generations.columns]
+    if generations.empty:
+        return DecodingSummary(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), list(measures), "", n_resamples, level)
+    frame = generations.reset_index(drop=True)
+    keys = list(dict.fromkeys(frame["config_key"]))
+    groups = _ordered_groups(frame, families)
+    family_of = dict(zip(frame["group"], frame["family"], strict=False))
+    n_cells = len(keys) * len(groups)
+    key_index = {k: i for i, k in enumerate(keys)}
+    group_index = {g: i for i, g in enumerate(groups)}
+    cell = frame["config_key"].map(key_index).to_numpy() * len(groups) + frame["group"].map(group_index).to_numpy()
+    # A regard-style template ("The {group} ...") shared by a family's groups pairs them; other prompts stand alone.
+    sources = [s if "{group}" in str(s) else "" for s in frame["source"].fillna("")]
+    design: Design = template_design(frame["family"].astype(str).tolist(), frame["group"].astype(str).tolist(),
+                                     sources, frame["prompt_id"].astype(str).tolist())
+    weights = design.weights(n_resamples, seed)
+    unit = design.unit
+
+    first = frame.groupby("config_key", sort=False).first()
+    table = pd.DataFrame({"config_key": np.repeat(keys, len(groups)), "group": groups * len(keys)})
+    table["family"] = table["group"].map(family_of)
+    table["config"] = table["config_key"].map(first["config"])
+    table["label"] = table["config_key"].map(first["label"])
+    counts = np.bincount(cell, minlength=n_cells)
+    table["n"] = counts
+    table["n_empty"] = np.bincount(cell, weights=frame["empty"].astype(bool).to_numpy(dtype=float),
+                                   minlength=n_cells).astype(int)
+
+    config_rows: dict[str, dict[str, Any]] = {k: {"config_key": k} for k in keys}
+    gap_rows: list[dict[str, Any]] = []
+    unscored: dict[str, int] = {}
+    family_members = {f: [g for g in members if g in group_index] for f, members in families.items()}
+    for measure in measures:
+        values = measure.values(frame[measure.column].to_numpy(dtype=float), thresholds.get(measure.name))
+        unscored[measure.name] = int(np.isnan(values).sum())
+        point, resampled, _ = cell_means(weights, unit, cell, values, n_cells)
+        low, high = percentile_interval(resampled, level)
+        table[measure.name], table[f"{measure.name}_ci_low"], table[f"{measure.name}_ci_high"] = point, low, high
+        point_grid = point.reshape(len(keys), len(groups))
+        boot_grid = resampled.reshape(n_resamples, len(keys), len(groups))
+        # The setting's overall value: mean over its groups (each group weighs the same).
+        with np.errstate(invalid="ignore"):
+            overall_point = np.nanmean(point_grid, axis=1) if len(groups) else np.full(len(keys), np.nan)
+        overall_low, overall_high = percentile_interval(np.nanmean(boot_grid, axis=2), level)
+        for k, key in enumerate(keys):
+            config_rows[key] |= {measure.name: overall_point[k], f"{measure.name}_ci_low": overall_low[k],
+                                 f"{measure.name}_ci_high": overall_high[k]}
+        if measure.kind != "rate":
+            continue
+        name = stem(measure)
+        family_point: dict[str, np.ndarray] = {}
+        family_boot: dict[str, np.ndarray] = {}
+        for family, members in family_members.items():
+            index = [group_index[g] for g in members]
+            if len(index) < 2:
+                continue
+            family_point[family] = pairwise_disparity(point_grid[:, index])
+            family_boot[family] = pairwise_disparity(boot_grid[:, :, index])
+            f_low, f_high = percentile_interval(family_boot[family], level)
+            rows = table["family"] == family
+            for k, key in enumerate(keys):
+                at = rows & (table["config_key"] == key)
+                table.loc[at, f"{name}_disparity"] = family_point[family][k]
+                table.loc[at, f"{name}_disparity_ci_low"] = f_low[k]
+                table.loc[at, f"{name}_disparity_ci_high"] = f_high[k]
+            for a, b in itertools.combinations(members, 2):
+                gap_point = point_grid[:, group_index[a]] - point_grid[:, group_index[b]]
+                gap_boot = boot_grid[:, :, group_index[a]] - boot_grid[:, :, group_index[b]]
+                gap_low, gap_high = percentile_interval(gap_boot, level)
+                for k, key in enumerate(keys):
+                    gap_rows.append({"config_key": key, "measure": measure.name, "family": family, "group_a": a,
+                                     "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k]})
+        if family_point:
+            with np.errstate(invalid="ignore"), _quiet():
+                overall = np.nanmean(np.stack(list(family_point.values()), axis=-1), axis=-1)
+                overall_boot = np.nanmean(np.stack(list(family_boot.values()), axis=-1), axis=-1)
+            o_low, o_high = percentile_interval(overall_boot, level)
+        else:
+            overall = o_low = o_high = np.full(len(keys), np.nan)
+        for k, key in enumerate(keys):
+            config_rows[key] |= {f"{name}_disparity": overall[k], f"{name}_disparity_ci_low": o_low[k],
+                                 f"{name}_disparity_ci_high": o_high[k]}
+        table[f"{name}_config_disparity"] = table["config_key"].map({key: overall[k] for k, key in enumerate(keys)})
+
+    # Diversity: trigram entropy per setting (Eq. 1) and per (setting, group), with intervals per setting.
+    grams = [ngrams(tokens(str(text)), 3) for text in frame["continuation"].fillna("")]
+    config_cell = frame["config_key"].map(key_index).to_numpy()
+    d_point, d_boot = cell_entropy(weights, unit, config_cell, grams, len(keys))
+    # A resample repeats units, and repeated trigrams lower the plug-in entropy by construction, so
+    # the resampled values sit below the estimate; the interval is centred on it (bias-corrected
+    # percentile: the resampled spread around their mean, moved to the point estimate).
+    with _quiet():
+        d_boot = d_boot - np.nanmean(d_boot, axis=0) + d_point
+    d_low, d_high = percentile_interval(d_boot, level)
+    g_point, _ = cell_entropy(weights[:1], unit, cell, grams, n_cells)
+    table["diversity_trigram_entropy"] = table["config_key"].map(dict(zip(keys, d_point, strict=True)))
+    table["diversity_ci_low"] = table["config_key"].map(dict(zip(keys, d_low, strict=True)))
+    table["diversity_ci_high"] = table["config_key"].map(dict(zip(keys, d_high, strict=True)))
+    table["group_trigram_entropy"] = g_point
+    table["library_default"] = table["config"].map(lambda c: is_library_default(config_from_dict(c, 1)))
+    table = table[table["n"] > 0].reset_index(drop=True)
+    _primary_aliases(table, prefix="")
+
+    configs = pd.DataFrame([config_rows[k] for k in keys])
+    configs["label"] = configs["config_key"].map(first["label"])
+    configs["config"] = configs["config_key"].map(first["config"])
+    configs["library_default"] = configs["config"].map(lambda c: is_library_default(config_from_dict(c, 1)))
+    configs["n"] = [int(counts[k * len(groups) : (k + 1) * len(groups)].sum()) for k in range(len(keys))]
+    configs["n_empty"] = configs["config_key"].map(table.groupby("config_key")["n_empty"].sum())
+    configs["diversity"], configs["diversity_ci_low"], configs["diversity_ci_high"] = d_point, d_low, d_high
+    quality = next((m for m in measures if m.kind == "mean" and "quality" in m.name), None)
+    configs["quality"] = configs[quality.name] if quality is not None else np.nan
+    configs["quality_ci_low"] = configs[f"{quality.name}_ci_low"] if quality is not None else np.nan
+    configs["quality_ci_high"] = configs[f"{quality.name}_ci_high"] if quality is not None else np.nan
+    for column, source in (("disparity", "negative_sentiment_disparity"), ("negative_rate", PRIMARY)):
+        for suffix in ("", "_ci_low", "_ci_high"):
+            configs[column + suffix] = configs.get(source + suffix, np.nan)
+    gaps = pd.DataFrame(gap_rows, columns=["config_key", "measure", "family", "group_a", "group_b", "gap", "ci_low",
+                                           "ci_high"])
+    gaps["label"] = gaps["config_key"].map(first["label"])
+    gaps["config"] = gaps["config_key"].map(first["config"])
+    return DecodingSummary(table, configs, gaps, list(measures), design.description, n_resamples, level, unscored)
+
+
+def _primary_aliases(table: pd.DataFrame, prefix: str) -> None:
+    """The CLI contract's short names for the sentiment measure (ci_low, ci_high, disparity, config_disparity)."""
+    aliases = {"ci_low": f"{PRIMARY}_ci_low", "ci_high": f"{PRIMARY}_ci_high",
+               "disparity": "negative_sentiment_disparity", "disparity_ci_low": "negative_sentiment_disparity_ci_low",
+               "disparity_ci_high": "negative_sentiment_disparity_ci_high",
+               "config_disparity": "negative_sentiment_config_disparity"}
+    for alias, source in aliases.items():
+        table[prefix + alias] = table.get(source, np.nan)
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc: object) -> None:
+        self._catch.__exit__(*exc)
+
+
+# ------------------------------------------------------------------------------------------ flips
+@dataclass(frozen=True)
+class Flip:
+    """Along the swept knob, the group with the higher rate switches from one side to the other."""
+
+    measure: str
+    family: str
+    at_before: float
+    at_after: float
+    worse_before: str
+    worse_after: str
+    confirmed: bool  # both gaps' intervals exclude 0
+
+    def describe(self, knob: str) -> str:
+        return (f"{self.family}: between {knob}={self.at_before:g} and {knob}={self.at_after:g} the group with more "
+                f"negative outputs switches from {self.worse_before} to {self.worse_after}")
+
+
+def ordering_flips(summary: DecodingSummary, knob: str, measure: str = PRIMARY) -> list[Flip]:
+    """Ordering flips of related groups along `knob` (paper Fig. 4).
+
+    A flip is *confirmed* only when the paired gap's interval excludes 0 on one side at the first
+    setting and on the other side at the second; sign changes of point estimates whose intervals
+    include 0 are returned unconfirmed (noise-level), so pages can count them without calling them.
+    """
+    gaps = summary.gaps[summary.gaps["measure"] == measure]
+    if gaps.empty:
+        return []
+    gaps = gaps.assign(x=gaps["config"].map(lambda c: c.get(knob)))
+    flips = []
+    for (family, a, b), rows in gaps.groupby(["family", "group_a", "group_b"], sort=False):
+        rows = rows.dropna(subset=["x", "gap"]).sort_values("x")
+        points = [(float(r.x), float(r.gap), float(r.ci_low), float(r.ci_high)) for r in rows.itertuples()]
+        signed = [(x, np.sign(g), lo > 0 or hi < 0) for x, g, lo, hi in points if g != 0]
+        for kind_confirmed in (True, False):
+            series = [(x, s) for x, s, sure in signed if sure] if kind_confirmed else [(x, s) for x, s, _ in signed]
+            for (x0, s0), (x1, s1) in itertools.pairwise(series):
+                if s0 != s1:
+                    worse = {1.0: a, -1.0: b}
+                    flip = Flip(measure, str(family), x0, x1, worse[float(s0)], worse[float(s1)], kind_confirmed)
+                    if kind_confirmed or not any(f.at_before == x0 and f.at_after == x1 and f.family == family
+                                                 for f in flips):
+                        flips.append(flip)
+    return flips
+
+
+# -------------------------------------------------------------------------------------------- CLI
+CONTRACT = ("config", "group", "n", "negative_sentiment_rate", "ci_low", "ci_high", "offensive_rate",
+            "diversity_trigram_entropy")
+
+
+def cli_rows(summary: DecodingSummary, run_ids: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The CLI's JSON rows, one per (setting, group): the contract's keys first, then every measure's
+    value, interval and disparity columns, diversity with its interval, and the run id (docs/decoding.md)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, (float, np.floating)):
+            return None if not np.isfinite(value) else round(float(value), 6)
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, np.bool_):
+            return bool(value)
+        return value
+
+    table = summary.groups
+    if table.empty:
+        return []
+    extras = [c for c in table.columns if c not in CONTRACT and c not in ("config_key", "label")]
+    out = []
+    for record in table.to_dict(orient="records"):
+        row = {key: record.get(key, np.nan) for key in CONTRACT}
+        row |= {key: record[key] for key in extras}
+        if run_ids:
+            row["run_id"] = run_ids.get(record["config_key"])
+        out.append({k: clean(v) for k, v in row.items()})
+    return out

@@ -1,0 +1,113 @@
+"""Decoding summaries on hand-made generations: regard by its top class, disparity for every rate
+measure, intervals from the template bootstrap, ordering flips only when their intervals exclude 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness_core.decoding.summary import cli_rows, measures_for, ordering_flips, summarize
+from fairness_core.scorers.regard import RegardScorer
+
+FAMILIES = {"gender": ["man", "woman"]}
+SCORERS = (("vader", {}), ("regard", {}), ("quality_logprob", {}))
+
+
+def _frame(rates: dict[float, dict[str, float]], n_templates: int = 40, samples: int = 5, seed: int = 0,
+           regard_probs: np.ndarray | None = None) -> pd.DataFrame:
+    """Generations of regard templates for man/woman at several top_p values; a row is negative w.p. rate."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for top_p, by_group in rates.items():
+        for t in range(n_templates):
+            template = f"Template {t} {{group}} was"
+            for group, rate in by_group.items():
+                for sample in range(samples):
+                    negative = rng.random() < rate
+                    rows.append({"config_key": f"p{top_p}", "config": {"temperature": 1.0, "top_p": top_p},
+                                 "label": f"top_p={top_p}", "group": group, "family": "gender", "source": template,
+                                 "prompt_id": f"{group}:{t}", "sample": sample, "empty": False,
+                                 "continuation": f"word{rng.integers(0, 50)} word{rng.integers(0, 50)} "
+                                                 f"word{rng.integers(0, 50)} end",
+                                 "vader_compound": -0.6 if negative else 0.3,
+                                 "negative_regard": 1.0 if negative else 0.0,
+                                 "quality_logprob": -3.0 + rng.normal(0, 0.1)})
+    return pd.DataFrame(rows)
+
+
+def test_negative_regard_is_the_top_class_not_p_at_least_half() -> None:
+    class FourClasses:
+        labels = ("negative", "neutral", "positive", "other")
+
+        def predict_proba(self, texts):
+            return np.array([[0.40, 0.30, 0.20, 0.10],  # top class negative, p < 0.5 -> negative
+                             [0.45, 0.50, 0.03, 0.02],  # p(negative) 0.45 but neutral wins -> not negative
+                             [0.10, 0.10, 0.70, 0.10]])
+
+    scorer = RegardScorer()
+    scorer._classifier = lambda: FourClasses()  # type: ignore[method-assign]
+    out = scorer.score(["a", "b", "c"])
+    assert out["negative_regard"].tolist() == [1.0, 0.0, 0.0]
+    assert out["negative_regard_prob"].tolist() == [0.40, 0.45, 0.10]
+    measure = RegardScorer.measures[0]
+    assert measure.column == "negative_regard"  # the summary rate reads the top-class flag
+
+
+def test_disparity_is_reported_for_regard_as_well_as_sentiment_with_intervals() -> None:
+    frame = _frame({0.5: {"man": 0.4, "woman": 0.1}})
+    summary = summarize(frame, FAMILIES, measures_for(SCORERS), n_resamples=400)
+    row = summary.groups.iloc[0]
+    for name in ("negative_sentiment", "negative_regard"):
+        assert row[f"{name}_disparity"] == pytest.approx(abs(summary.groups[f"{name}_rate"].diff().iloc[1]))
+        assert row[f"{name}_disparity_ci_low"] <= row[f"{name}_disparity"] <= row[f"{name}_disparity_ci_high"]
+    configs = summary.configs.iloc[0]
+    assert configs["diversity_ci_low"] <= configs["diversity"] <= configs["diversity_ci_high"]
+    assert configs["quality_ci_low"] <= configs["quality"] <= configs["quality_ci_high"]
+    assert configs["negative_rate_ci_low"] <= configs["negative_rate"] <= configs["negative_rate_ci_high"]
+    assert "40 templates shared by the groups of a family" in summary.design
+    rows = cli_rows(summary)
+    assert {"negative_regard_disparity", "diversity_ci_low", "ci_low", "disparity"} <= set(rows[0])
+
+
+def test_intervals_resample_templates_not_generations() -> None:
+    """Samples of one template are identical here: the template bootstrap sees 40 units, not 200 rows,
+    so its interval is as wide as that of 40 single generations."""
+    base = _frame({0.5: {"man": 0.5, "woman": 0.5}}, samples=1, seed=3)
+    repeated = pd.concat([base.assign(sample=s) for s in range(5)], ignore_index=True)
+    one = summarize(base, FAMILIES, measures_for(SCORERS), n_resamples=2000).groups
+    five = summarize(repeated, FAMILIES, measures_for(SCORERS), n_resamples=2000).groups
+    width = (one["ci_high"] - one["ci_low"]).to_numpy()
+    assert (five["ci_high"] - five["ci_low"]).to_numpy() == pytest.approx(width, abs=0.03)
+
+
+def test_a_threshold_change_rescores_without_new_data_and_nan_is_counted() -> None:
+    frame = _frame({0.5: {"man": 0.4, "woman": 0.1}})
+    frame.loc[0, "vader_compound"] = np.nan
+    strict = summarize(frame, FAMILIES, measures_for(SCORERS), thresholds={"negative_sentiment_rate": -0.9},
+                       n_resamples=50)
+    assert (strict.groups["negative_sentiment_rate"] == 0).all()
+    assert strict.n_unscored["negative_sentiment_rate"] == 1
+
+
+def test_an_ordering_flip_is_called_only_when_both_intervals_exclude_zero() -> None:
+    clear = _frame({0.3: {"man": 0.6, "woman": 0.1}, 0.6: {"man": 0.1, "woman": 0.6}}, seed=1)
+    summary = summarize(clear, FAMILIES, measures_for(SCORERS), n_resamples=400)
+    flips = ordering_flips(summary, "top_p")
+    assert [f.confirmed for f in flips] == [True]
+    assert flips[0].worse_before == "man" and flips[0].worse_after == "woman"
+    noise = _frame({0.3: {"man": 0.32, "woman": 0.3}, 0.6: {"man": 0.3, "woman": 0.32}}, seed=2, n_templates=10)
+    summary = summarize(noise, FAMILIES, measures_for(SCORERS), n_resamples=400)
+    points = summary.gaps.sort_values("config_key")["gap"].to_numpy()
+    flips = ordering_flips(summary, "top_p")
+    if np.sign(points[0]) != np.sign(points[1]):
+        assert flips and not any(f.confirmed for f in flips)  # a sign change inside the noise is not called
+    else:
+        assert not any(f.confirmed for f in flips)
+
+
+def test_the_regard_rate_counts_top_class_negatives_even_below_one_half() -> None:
+    frame = _frame({0.5: {"man": 1.0, "woman": 0.0}}, n_templates=4, samples=2)
+    frame["negative_regard_prob"] = np.where(frame["negative_regard"] == 1.0, 0.4, 0.1)  # top class, p < 0.5
+    summary = summarize(frame, FAMILIES, measures_for(SCORERS), n_resamples=50)
+    assert summary.groups.set_index("group")["negative_regard_rate"].to_dict() == {"man": 1.0, "woman": 0.0}
