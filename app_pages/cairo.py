@@ -207,9 +207,14 @@ pair_names = [f"{p['metric_a']} vs {p['metric_b']}" for p in result["pairs"]]
 pair = result["pairs"][pair_names.index(st.selectbox("Metric pair", pair_names, key="cairo_pair"))]
 n_systems = pair["n_systems"]
 sizes = size_frame(pair)
-best = sizes.iloc[-1]
-st.metric(f"Pearson r across n = {n_systems} systems, original prompts → CAIRO (largest size)",
-          f"{pair['original_r']:.2f} → {best['CAIRO (best pair)']:.2f}")
+searched = sizes[sizes["size"] > 1].dropna(subset=["CAIRO (best pair)"])
+best = searched.loc[searched["CAIRO (best pair)"].idxmax()] if not searched.empty else sizes.iloc[0]
+m1, m2 = st.columns(2)
+m1.metric(f"Pearson r across n = {n_systems} systems: original prompts → best CAIRO combination "
+          f"(size {int(best['size'])})", f"{pair['original_r']:.2f} → {best['CAIRO (best pair)']:.2f}")
+heldout_best = best.get("held-out r (LOSO)")
+m2.metric(f"Held-out r at that size (leave-one-system-out, n = {n_systems})",
+          "—" if heldout_best is None or pd.isna(heldout_best) else f"{heldout_best:.2f}")
 if n_systems < 10:
     st.warning(f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
                "systems are similar (here decoding settings of one model can be). The best of many combinations "
@@ -238,7 +243,7 @@ if not contrib.empty:
     st.altair_chart(cairo_charts.contributions_chart(contrib), width="stretch")
 
 st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
-size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(sizes["size"].max()),
+size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(best["size"]),
                         key="cairo_size")
 values = system_values(table, pair, size)
 row = next(r for r in pair["by_size"] if r["size"] == size)
