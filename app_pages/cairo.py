@@ -206,10 +206,20 @@ result = cached_search(csv_text, int(permutations), heldout)
 pair_names = [f"{p['metric_a']} vs {p['metric_b']}" for p in result["pairs"]]
 pair = result["pairs"][pair_names.index(st.selectbox("Metric pair", pair_names, key="cairo_pair"))]
 n_systems = pair["n_systems"]
+def r_text(value: float | None) -> str:
+    """An r for display: undefined when a metric's bias did not vary across systems."""
+    return "undefined" if value is None or pd.isna(value) else f"{value:.2f}"
+
+
 sizes = size_frame(pair)
-best = sizes.iloc[-1]
-st.metric(f"Pearson r across n = {n_systems} systems, original prompts → CAIRO (largest size)",
-          f"{pair['original_r']:.2f} → {best['CAIRO (best pair)']:.2f}")
+searched = sizes[sizes["size"] > 1].dropna(subset=["CAIRO (best pair)"])
+best = searched.loc[searched["CAIRO (best pair)"].idxmax()] if not searched.empty else sizes.iloc[0]
+m1, m2 = st.columns(2)
+m1.metric(f"Pearson r across n = {n_systems} systems: original prompts → best CAIRO combination "
+          f"(size {int(best['size'])})", f"{r_text(pair['original_r'])} → {r_text(best['CAIRO (best pair)'])}")
+heldout_best = best.get("held-out r (LOSO)")
+m2.metric(f"Held-out r at that size (leave-one-system-out, n = {n_systems})",
+          r_text(heldout_best))
 if n_systems < 10:
     st.warning(f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
                "systems are similar (here decoding settings of one model can be). The best of many combinations "
@@ -238,7 +248,7 @@ if not contrib.empty:
     st.altair_chart(cairo_charts.contributions_chart(contrib), width="stretch")
 
 st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
-size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(sizes["size"].max()),
+size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(best["size"]),
                         key="cairo_size")
 values = system_values(table, pair, size)
 row = next(r for r in pair["by_size"] if r["size"] == size)
@@ -248,9 +258,9 @@ right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems), w
 ranks, agreement = rankings(values)
 st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
 st.caption(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
-           f"{agreement['kendall_tau_original']:.2f} with the originals, {agreement['kendall_tau_CAIRO']:.2f} with "
-           f"CAIRO's size-{size} combinations; Spearman ρ {agreement['spearman_rho_original']:.2f} → "
-           f"{agreement['spearman_rho_CAIRO']:.2f}.")
+           f"{r_text(agreement['kendall_tau_original'])} with the originals, {r_text(agreement['kendall_tau_CAIRO'])} "
+           f"with CAIRO's size-{size} combinations; Spearman ρ {r_text(agreement['spearman_rho_original'])} → "
+           f"{r_text(agreement['spearman_rho_CAIRO'])}.")
 st.dataframe(ranks, hide_index=True, width="stretch")
 
 st.subheader("Prompts of the selected combinations")

@@ -14,9 +14,9 @@ def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metr
     long = sizes.melt(id_vars=["size", "p_value", "n_pairs", "combo_a", "combo_b"], value_vars=present,
                       var_name="series", value_name="r").dropna(subset=["r"])
     return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("size:O", title="combination size (sets incl. the original)"),
+        x=alt.X("size:O", title="combination size (sets incl. the original)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("r:Q", title=f"Pearson r across n = {n_systems} systems", scale=alt.Scale(domain=[-1, 1])),
-        color=alt.Color("series:N", sort=present, title=None),
+        color=alt.Color("series:N", sort=present, title=None, legend=alt.Legend(orient="bottom")),
         strokeDash=alt.StrokeDash("series:N", sort=present, legend=None),
         tooltip=["series", "size", alt.Tooltip("r:Q", format=".3f"), alt.Tooltip("p_value:Q", format=".4f"),
                  "n_pairs", "combo_a", "combo_b"],
@@ -26,7 +26,8 @@ def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metr
 def contributions_chart(frame: pd.DataFrame) -> alt.Chart:
     """Fig. 7: sets each paraphrasing model contributed to the best combinations, per size."""
     return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("size:O", title="combination size"), y=alt.Y("sets:Q", title="sets in the best pair (A + B)"),
+        x=alt.X("size:O", title="combination size", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("sets:Q", title="sets in the best pair (A + B)"),
         color=alt.Color("paraphrasing model:N"), tooltip=["size", "paraphrasing model", "sets"],
     ).properties(height=260)
 
@@ -35,19 +36,32 @@ def scatter(values: pd.DataFrame, which: str, r: float | None, n_systems: int) -
     """Figs. 10–11: per-system bias, metric A against metric B, with the originals or the CAIRO combinations."""
     r_text = "r undefined" if r is None else f"r = {r:.2f}"
     frame = values.rename(columns={f"A {which}": "A", f"B {which}": "B"})
+    frame["label"] = short_names(frame["system"])
     base = alt.Chart(frame).encode(x=alt.X("A:Q", title="metric A bias (Eq. 1)", scale=alt.Scale(zero=False)),
                                    y=alt.Y("B:Q", title="metric B bias (Eq. 1)", scale=alt.Scale(zero=False)))
     points = base.mark_circle(size=80).encode(tooltip=["system", alt.Tooltip("A:Q", format=".4f"),
                                                        alt.Tooltip("B:Q", format=".4f")])
-    labels = base.mark_text(align="left", dx=6, fontSize=9).encode(text="system")
+    labels = base.mark_text(align="left", dx=6, fontSize=10).encode(text="label")
     return (points + labels).properties(title=f"{which}: {r_text}, n = {n_systems} systems", height=300)
+
+
+def short_names(systems: pd.Series) -> list[str]:
+    """System names without the part every name shares (e.g. the model before " · "), for point labels."""
+    names = [str(s) for s in systems]
+    heads = {n.split(" · ")[0] for n in names}
+    if len(heads) == 1 and all(" · " in n for n in names):
+        return [n.split(" · ", 1)[1] for n in names]
+    return names
 
 
 def rank_chart(ranks: pd.DataFrame) -> alt.Chart:
     """Fig. 8: each system's rank (1 = most biased) under both metrics, before and after CAIRO."""
-    long = ranks.melt(id_vars=["system"], var_name="ranking", value_name="rank")
+    long = ranks.assign(system=short_names(ranks["system"])).melt(id_vars=["system"], var_name="ranking",
+                                                                  value_name="rank")
     return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("ranking:N", sort=["A original", "B original", "A CAIRO", "B CAIRO"], title=None),
+        x=alt.X("ranking:N", sort=["A original", "B original", "A CAIRO", "B CAIRO"], title=None,
+                axis=alt.Axis(labelAngle=0)),
         y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="rank (1 = most biased)"),
-        color=alt.Color("system:N"), tooltip=["system", "ranking", "rank"],
+        color=alt.Color("system:N", legend=alt.Legend(orient="bottom", columns=3)),
+        tooltip=["system", "ranking", "rank"],
     ).properties(height=300)

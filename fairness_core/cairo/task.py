@@ -84,7 +84,10 @@ def parse_systems(text: str) -> tuple[System, ...]:
 class RunRequest:
     systems: tuple[System, ...]
     metrics: tuple[str, ...] = ("BOLD gender", "HONEST gender (valid)")
-    n_sets: int | None = None  # the original plus the first N paraphrase sets (None: all)
+    n_sets: int | None = None  # the original plus N paraphrase sets (None: all)
+    #: which N: "round-robin" takes them in turn across paraphrasing models (every model contributes),
+    #: "file" in the released file's order
+    set_order: str = "round-robin"
     per_subgroup: int | None = 10  # original prompts per subgroup (None: all)
     scorer: tuple[str, dict] = ("offensive", {})
     seeds: tuple[int, ...] = (0,)
@@ -102,6 +105,8 @@ class RunRequest:
         unknown = [m for m in self.metrics if m not in METRICS]
         if unknown:
             found.append(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRICS)}")
+        if self.set_order not in ("round-robin", "file"):
+            found.append(f"set order must be round-robin or file (got {self.set_order!r})")
         if self.n_sets is not None and self.n_sets < 1:
             found.append(f"the number of paraphrase sets must be at least 1 (got {self.n_sets})")
         if self.per_subgroup is not None and self.per_subgroup < 2:
@@ -110,6 +115,23 @@ class RunRequest:
         if not self.seeds:
             found.append("give at least one seed")
         return found
+
+
+def order_sets(names: Sequence[str], order: str = "round-robin") -> list[str]:
+    """Paraphrase sets in file order, or in turn across their paraphrasing models (M1 #1, M2 #1, M1 #2, …)."""
+    if order == "file":
+        return list(names)
+    from fairness_core.cairo.data import paraphraser_of
+
+    queues: dict[str, list[str]] = {}
+    for name in names:
+        queues.setdefault(paraphraser_of(name), []).append(name)
+    ordered: list[str] = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
 
 
 @dataclass
@@ -137,7 +159,7 @@ def plan_sets(request: RunRequest) -> PlannedSets:
                 raise CairoInputError(f"set {set_label!r} of {name} has {len(texts)} prompts for {metric.n} originals")
         chosen = sample_indices(metric, request.per_subgroup, request.sample_seed)
         indices[name] = chosen
-        names = [ORIGINAL, *[n for n in metric.sets if n != ORIGINAL]]
+        names = [ORIGINAL, *order_sets([n for n in metric.sets if n != ORIGINAL], request.set_order)]
         if request.n_sets is not None:
             names = names[: 1 + request.n_sets]
         all_sets = {n: metric.sets[n] for n in names} | extra
@@ -267,6 +289,7 @@ def run_pipeline(request: RunRequest, store: Any, on_progress: Callable[[Any], N
 def pipeline_manifest(request: RunRequest) -> dict[str, Any]:
     """What determines a pipeline's bias table (for the page's job key and the shipped demo's provenance)."""
     return {"systems": [s.name for s in request.systems], "metrics": list(request.metrics), "n_sets": request.n_sets,
+            "set_order": request.set_order,
             "per_subgroup": request.per_subgroup, "scorer": [request.scorer[0], dict(request.scorer[1])],
             "seeds": list(request.seeds), "max_new_tokens": request.max_new_tokens,
             "sample_seed": request.sample_seed, "extra_sets": {m: sorted(v) for m, v in request.extra_sets.items()}}

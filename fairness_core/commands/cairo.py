@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help="comma-separated metrics (BOLD gender, BOLD religion, HONEST gender (valid), "
                                  "HONEST gender (test))")
     run_parser.add_argument("--sets", type=int, default=None,
-                            help="use the original plus the first N paraphrase sets of each metric (default: all)")
+                            help="use the original plus N paraphrase sets of each metric (default: all)")
+    run_parser.add_argument("--set-order", choices=("round-robin", "file"), default="round-robin",
+                            help="which N sets: in turn across paraphrasing models (default) or in file order")
     run_parser.add_argument("--per-subgroup", type=int, default=10,
                             help="original prompts drawn per subgroup (seeded; the same indices in every set)")
     run_parser.add_argument("--scorer", default="offensive", help="scorer of the registry (default: offensive)")
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         options = dict(_option(o) for o in args.scorer_option)
         request = RunRequest(
             systems=parse_systems(args.systems), metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()),
-            n_sets=args.sets, per_subgroup=args.per_subgroup, scorer=(args.scorer, options),
+            n_sets=args.sets, set_order=args.set_order, per_subgroup=args.per_subgroup, scorer=(args.scorer, options),
             seeds=tuple(int(s) for s in args.seeds.split(",") if s.strip()), max_new_tokens=args.max_new_tokens,
             sample_seed=args.sample_seed, batch_size=args.batch_size)
         store = open_store(args)

@@ -46,3 +46,11 @@ def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store)
     second = run_pipeline(request, store, n_boot=50)
     assert second.bias_table["bias"].tolist() == pytest.approx(table["bias"].tolist())
     assert store.query("SELECT count(DISTINCT run_id) AS n FROM runs")["n"][0] == 1  # nothing regenerated
+
+
+def test_round_robin_takes_sets_in_turn_across_paraphrasing_models() -> None:
+    from fairness_core.cairo.task import order_sets
+
+    names = ["Mixtral", "Mistral #1", "Mistral #2", "Llama #1", "Llama #2"]
+    assert order_sets(names) == ["Mixtral", "Mistral #1", "Llama #1", "Mistral #2", "Llama #2"]
+    assert order_sets(names, "file") == names
