@@ -139,7 +139,20 @@ def sidebar() -> None:
                 st.markdown(f"**{row['model']}** ({row['status']}) — {row['why']}")
 
 
+@st.cache_resource(show_spinner=False)
+def prewarm_default_generator() -> None:
+    """Start loading (first time: converting) the offline generator in a background thread at app start,
+    so the decoding page's first live move does not wait ~25 s for it. Off with FAIRNESS_LAB_PREWARM=0."""
+    import os
+
+    if os.environ.get("FAIRNESS_LAB_PREWARM", "1") != "0":
+        from fairness_core.decoding.task import prewarm
+
+        prewarm("smollm2-135m-instruct")
+
+
 st.set_page_config(page_title="NLG Fairness Lab", page_icon=":material/balance:", layout="wide")
+prewarm_default_generator()
 navigation = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]
     + [st.Page(script, title=title, icon=icon) for script, title, icon in existing_pages()]
