@@ -133,6 +133,9 @@ with st.expander("Model, prompts and measures", expanded=True):
         model = common.model_picker("causal-lm", "Generator (causal LM)", key="dec_model",
                                     default="smollm2-135m-instruct")
     quantization = quant_column.selectbox("Quantization (GPU)", ["none", "8bit", "4bit"], key="dec_quant")
+    if not model:  # the picker has said why a typed value is refused, or nothing is typed yet
+        st.info("Choose a generator, or type a Hugging Face id, a local model folder or a .gguf file.")
+        st.stop()
     try:
         model = check_model_source(model)
         prompts = build_prompts()

@@ -56,8 +56,8 @@ def test_bad_prompt_input_is_explained(page: AppTest) -> None:
     assert any("no {group} placeholder" in e.value for e in page.error)
 
 
-@pytest.mark.parametrize("typed, phrase", [("<script>", "neither a preset"),
-                                           ("/etc/passwd", "is a file, not a model folder"),
+@pytest.mark.parametrize("typed, phrase", [("<script>", "is not a Hugging Face model id"),
+                                           ("/etc/passwd", "is a file but not a model"),
                                            ("/no/such/folder", "does not exist")])
 def test_a_bad_model_id_is_one_error_in_place(page: AppTest, typed: str, phrase: str) -> None:
     page.session_state["dec_model_custom"] = typed
