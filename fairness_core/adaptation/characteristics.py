@@ -1,6 +1,7 @@
 """Template characteristics (Quiroga et al. 2025, App. A.9 Figs. 7–8, Table 3).
 
-Per set of sentences: words per sentence, spelling mistakes per sentence and per word, and the average
+Per set of sentences: words per sentence (whitespace tokens with a letter or digit), spelling mistakes
+per sentence and per word, and the average
 number per sentence of emojis, hashtags, user mentions and links (Table 3's columns).
 
 Spelling checker (the paper does not name one; stated here): a lower-case alphabetic word counts as
@@ -75,11 +76,17 @@ def misspelled(text: str) -> list[str]:
     return found
 
 
+def word_count(text: str) -> int:
+    """Whitespace-separated tokens with a letter or digit (a hashtag, mention or link is one word; an emoji
+    alone is not)."""
+    return sum(1 for token in text.split() if any(c.isalnum() for c in token))
+
+
 def characteristics(texts: Sequence[str]) -> dict[str, float]:
     """Means per sentence (Table 3 / Figs. 7–8) over `texts`."""
     if not texts:
         return {"n": 0}
-    words = np.array([len(WORD.findall(t)) for t in texts], dtype=float)
+    words = np.array([word_count(t) for t in texts], dtype=float)
     errors = np.array([len(misspelled(t)) for t in texts], dtype=float)
     return {
         "n": len(texts),

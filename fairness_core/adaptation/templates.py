@@ -20,6 +20,7 @@ naming the file and the column (``TemplateImportError``).
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -154,6 +155,7 @@ def perturb(template_set: TemplateSet, groups: dict[str, Sequence[str]], attribu
             for t in template_set.templates for group, terms in groups.items() for term in terms]
 
 
+@functools.lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str]:
     """Case-insensitive, whole-word match of a term (its inner spaces may be any whitespace)."""
     body = r"\s+".join(re.escape(part) for part in term.split())
@@ -288,7 +290,7 @@ def import_eec(path: str | Path) -> ImportedSet:
     perturbations, templates, notes = [], {}, []
     counts: dict[str, dict[str, int]] = {"gender": {}, "race": {}}
     not_slotted = 0
-    for _, row in frame.iterrows():
+    for row in frame.to_dict(orient="records"):
         sentence = " ".join(str(row["Sentence"]).split())
         person = " ".join(str(row["Person"]).split())
         word = str(row["Emotion word"]).strip()
@@ -333,7 +335,7 @@ def import_iptts(path: str | Path, terms: Sequence[str] | None = None) -> Import
     counts: dict[str, int] = {}
     labels: dict[str, int] = {}
     without = 0
-    for _, row in frame.iterrows():
+    for row in frame.to_dict(orient="records"):
         text = " ".join(str(row["Text"]).split())
         label = str(row["Label"]).strip()
         labels[label] = labels.get(label, 0) + 1
