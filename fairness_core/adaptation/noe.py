@@ -71,11 +71,12 @@ def bold_wikipedia(domains: Sequence[str] = ("gender", "race", "profession", "re
     return Corpus(f"BOLD Wikipedia ({', '.join(domains)})", tuple(texts), "CC BY-SA 4.0")
 
 
-def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text") -> Corpus:
-    """A user's domain corpus: one text per line, a CSV column or a JSONL field; blank texts skipped."""
+def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", data: bytes | None = None) -> Corpus:
+    """A user's domain corpus: one text per line, a CSV column or a JSONL field; blank texts skipped.
+    `data`: the bytes of an upload named `path`."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
     except OSError as error:
         raise TemplateImportError(f"{path} cannot be read ({error.strerror or type(error).__name__})") from None
     except UnicodeDecodeError:

@@ -228,3 +228,16 @@ def report_text(result: AdaptationResult) -> str:
         lines.append(f"{row['classifier']} / {row['attribute']} / {row['comparison']}: MAE {row['mae']:.4f} "
                      f"[{row['mae_ci_low']:.4f}, {row['mae_ci_high']:.4f}]{r}")
     return "\n".join(lines)
+
+
+def tables(result: AdaptationResult) -> dict[str, Any]:
+    """Everything the page shows, computed once (in the background job) from a complete result."""
+    if not result.complete:
+        return {"status": result.status, "stage": result.stage}
+    return {
+        "status": result.status, "rewrites": rewrites_frame(result), "rejections": rejection_summary(result),
+        "noes": noe_summary(result), "vbcm": vbcm_frame(vbcm_results(result)), "comparisons": comparisons(result),
+        "characteristics": characteristics_frame(result), "similarity": similarity_summary(result),
+        "deviations": deviations(result), "run_ids": result.run_ids, "from_cache": result.from_cache,
+        "mappings": {c.label: c.mapping for c in result.request.classifiers},
+    }

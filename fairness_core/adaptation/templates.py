@@ -98,12 +98,12 @@ class IdentityTerms:
         return {a: {g: list(t) for g, t in gs.items()} for a, gs in self.groups.items()}
 
 
-def load_identity_terms(path: str | Path | None = None) -> IdentityTerms:
+def load_identity_terms(path: str | Path | None = None, text: str | None = None) -> IdentityTerms:
     """The project's terms (``data/adaptation/identity_terms.json``) or a user's JSON of the same shape:
-    ``{"attributes": {attribute: {group: [term, ...]}}, "sources": {...}}``."""
+    ``{"attributes": {attribute: {group: [term, ...]}}, "sources": {...}}`` (`text`: the JSON itself)."""
     path = Path(path) if path else DATA_DIR / "identity_terms.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(text if text is not None else path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise TemplateImportError(f"{path} is not a readable JSON terms file ({type(error).__name__})") from None
     attributes = data.get("attributes") if isinstance(data, dict) else None
@@ -217,11 +217,13 @@ def parse_templates_text(text: str, name: str = "custom templates") -> TemplateS
 
 
 # ------------------------------------------------------------------------------- CSV reading
-def read_csv_table(path: str | Path) -> pd.DataFrame:
-    """A CSV as strings: UTF-8 with or without BOM, any line ends, quoted fields; errors name the file."""
+def read_csv_table(path: str | Path, data: bytes | None = None) -> pd.DataFrame:
+    """A CSV as strings: UTF-8 with or without BOM, any line ends, quoted fields; errors name the file.
+
+    `data`: the file's bytes when they do not come from disk (an upload named `path`)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if data is None else data
     except OSError as error:
         raise TemplateImportError(f"{path} cannot be read ({error.strerror or type(error).__name__})") from None
     try:
@@ -281,10 +283,10 @@ class ImportedSet:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def import_eec(path: str | Path) -> ImportedSet:
+def import_eec(path: str | Path, data: bytes | None = None) -> ImportedSet:
     """The Equity Evaluation Corpus CSV. Groups: attribute "gender" (Gender column) and "race" (Race column,
     rows without a race — the noun phrases — are not in it). Template unit: (Template, Emotion word)."""
-    frame = read_csv_table(path)
+    frame = read_csv_table(path, data)
     _require(frame, EEC_COLUMNS, path, "EEC")
     frame = _rename(frame, EEC_COLUMNS)
     perturbations, templates, notes = [], {}, []
@@ -322,11 +324,11 @@ def iptts_identity_terms() -> list[str]:
     return list(json.loads((DATA_DIR / "iptts_identity_terms.json").read_text(encoding="utf-8"))["terms"])
 
 
-def import_iptts(path: str | Path, terms: Sequence[str] | None = None) -> ImportedSet:
+def import_iptts(path: str | Path, terms: Sequence[str] | None = None, data: bytes | None = None) -> ImportedSet:
     """The IPTTS bias-madlibs CSV. Each row's identity term is the longest known term found in its text
     (whole words, case-insensitive); groups: attribute "identity" (one group per term). A row with no known
     term is kept out of the groups and counted in a note."""
-    frame = read_csv_table(path)
+    frame = read_csv_table(path, data)
     _require(frame, IPTTS_COLUMNS, path, "IPTTS (bias madlibs)")
     frame = _rename(frame, IPTTS_COLUMNS)
     known = sorted({" ".join(t.split()) for t in (terms or iptts_identity_terms())}, key=len, reverse=True)
@@ -364,7 +366,7 @@ def import_iptts(path: str | Path, terms: Sequence[str] | None = None) -> Import
 IMPORTERS = {"eec": import_eec, "iptts": import_iptts}
 
 
-def import_templates(fmt: str, path: str | Path) -> ImportedSet:
+def import_templates(fmt: str, path: str | Path, data: bytes | None = None) -> ImportedSet:
     if fmt not in IMPORTERS:
         raise TemplateImportError(f"unknown template format {fmt!r}; choose one of {', '.join(IMPORTERS)}")
-    return IMPORTERS[fmt](path)
+    return import_eec(path, data=data) if fmt == "eec" else import_iptts(path, data=data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from fairness_core.cli import (
     UserFacingError,
@@ -119,6 +120,21 @@ def run_templates_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stage_printer() -> Any:
+    """A progress bar per stage (NER, rewriting, scoring): a new bar whenever the job changes."""
+    state: dict[str, Any] = {}
+
+    def on_progress(progress: Any) -> None:
+        key = progress.total
+        if state.get("key") != key or progress.done < state.get("done", 0):
+            state["printer"] = progress_printer("adapt")
+            state["key"] = key
+        state["done"] = progress.done
+        state["printer"](progress)
+
+    return on_progress
+
+
 def run_adapt(args: argparse.Namespace) -> int:
     from fairness_core.adaptation.request import AdaptationInputError, build_request
     from fairness_core.adaptation.summary import report_json, report_text
@@ -134,7 +150,7 @@ def run_adapt(args: argparse.Namespace) -> int:
             temperature=args.temperature, max_new_tokens=args.max_new_tokens,
             classifiers=[c.strip() for c in args.classifiers.split(",") if c.strip()], seed=args.seed,
             resamples=args.resamples)
-        result = run_adaptation(request, open_store(args), on_progress=progress_printer("adapt"),
+        result = run_adaptation(request, open_store(args), on_progress=_stage_printer(),
                                 executor=executor_from(args), log=lambda m: print(m, file=sys.stderr))
     except AdaptationInputError as error:
         raise UserFacingError(str(error)) from None
