@@ -215,7 +215,7 @@ with adapt_tab:
         job_key = jobs.key_for("adaptation", {"request": request.record(), "store": str(store.path)})
         st.session_state[JOB_KEY] = job_key
 
-        def work(on_progress, cancel, request=request, store=store, executor=executor):  # noqa: ANN001, ANN202
+        def work(on_progress, cancel, request=request, store=store, executor=executor):
             result = task.run_adaptation(request, store, on_progress=on_progress, cancel=cancel, executor=executor)
             return summary.tables(result)
 

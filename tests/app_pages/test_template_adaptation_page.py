@@ -14,12 +14,12 @@ PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "template_adaptat
 OTHER = "(other Hugging Face id or local path)"
 
 
-def frame_with(app: AppTest, column: str):  # noqa: ANN201
+def frame_with(app: AppTest, column: str):
     """The first dataframe on the page that has `column`."""
     return next(d.value for d in app.dataframe if column in d.value.columns)
 
 
-def scripted(request, model, rows):  # noqa: ANN001, ANN201
+def scripted(request, model, rows):
     """Keep the anchor once for 'angry' templates, lose it otherwise."""
     replies = []
     for row in rows:
