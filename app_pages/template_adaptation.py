@@ -15,7 +15,7 @@ import streamlit as st
 
 from fairness_core.adaptation import request as adaptation_request
 from fairness_core.adaptation import summary, task
-from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT
+from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT, QUOTED
 from fairness_core.adaptation.templates import DATA_DIR, TemplateImportError, import_templates, load_identity_terms
 from fairness_core.adaptation.vbcm import VBCMInputError, check_scores, vbcm
 from ui import adaptation_charts as charts
@@ -235,11 +235,13 @@ with adapt_tab:
 
         st.subheader("Rewrites: original, adapted and rejected")
         rejections = report["rejections"]
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2, c3, c4, c5 = st.columns(5)
         c1.metric("Rewrites", rejections["n_rewrites"])
         c2.metric("Rejection rate", f"{rejections['rejection_rate']:.0%}")
         c3.metric("Lost the term", rejections["counts"]["lost the identity term"])
         c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
+        c5.metric("Quoted the original", rejections["counts"][QUOTED],
+                  help="Commentary about the sentence instead of a rewrite (see the docs); also rejected.")
         st.caption("Templates kept in the adapted set per attribute: " + ", ".join(
             f"{a} {n} of {rejections['n_templates']}" for a, n in rejections["adapted_templates_per_attribute"].items())
             + ". A template stays only when every kind of term it needs was accepted.")
@@ -254,7 +256,8 @@ with adapt_tab:
         common.how_to_read(
             "*original* is the template filled with the anchor term, *adapted* the model's reply after cleaning "
             "(first line, labels and quotes removed), *reply* the raw reply. A reply is accepted only if it "
-            "contains the anchor term exactly once; the slot is then put back where the term was.")
+            "contains the anchor term exactly once and does not quote the original sentence inside commentary; "
+            "the slot is then put back where the term was.")
 
         st.subheader("Naturally occurring examples (Table 2)")
         noes = report["noes"]

@@ -13,7 +13,11 @@ Stated choices (the paper leaves them open):
   per template with the seed; anchor for nouns: a noun of the attribute's noun groups, drawn the same way;
 - examples: n sentences drawn per template (seeded) from the domain sentences without a PERSON mention;
 - reply cleaning: the first non-empty line, surrounding quotes and a leading "Rewrite:"/"Here is..." label
-  removed. Nothing else is changed.
+  removed. Nothing else is changed;
+- one more rejection than the paper's: a reply that *quotes* the original sentence inside other words
+  ('The sentence "Kevin feels angry" is a domain-specific text ...') talks about the sentence instead of
+  rewriting it — small models do this often — and is rejected as "quoted the original". A reply that is
+  just the original sentence again is kept (an unadapted rewrite is still a rewrite).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ PAPER_PROMPT = (
 PLACEHOLDERS = ("{n}", "{examples}", "{sentence}", "{term}")
 
 LOST, REPEATED, EMPTY, ACCEPTED = "lost the identity term", "repeated the identity term", "empty reply", "accepted"
+QUOTED = "quoted the original (commentary, not a rewrite)"
+STATUSES = (ACCEPTED, LOST, REPEATED, QUOTED, EMPTY)
 _LABEL = re.compile(r"^\s*(?:rewrite(?:d)?(?: text)?|here(?:'s| is)[^:]*|domain-specific text|answer)\s*:\s*",
                     flags=re.IGNORECASE)
 _QUOTES = "\"'“”‘’`"
@@ -110,6 +116,9 @@ def judge(template_id: str, kind: str, anchor: str, template_text: str, reply: s
     original = fill(template_text, anchor)
     if not cleaned:
         return Rewrite(template_id, kind, anchor, original, reply, cleaned, EMPTY, None, 0)
+    if quotes_original(cleaned, original):
+        count = contains_term(cleaned, anchor)
+        return Rewrite(template_id, kind, anchor, original, reply, cleaned, QUOTED, None, count)
     slotted, count = slot_out(cleaned, anchor)
     if slotted is None:
         status = LOST if count == 0 else REPEATED
@@ -117,6 +126,19 @@ def judge(template_id: str, kind: str, anchor: str, template_text: str, reply: s
     if slotted.count(SLOT) != 1:  # the reply itself contained the literal slot text
         return Rewrite(template_id, kind, anchor, original, reply, cleaned, REPEATED, None, 2)
     return Rewrite(template_id, kind, anchor, original, reply, cleaned, ACCEPTED, slotted, 1)
+
+
+def _core(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def quotes_original(cleaned: str, original: str) -> bool:
+    """The reply holds the original sentence inside quotation marks and is more than that sentence."""
+    core = _core(original)
+    if not core or _core(cleaned) == core:
+        return False
+    quoted = re.findall(r"[\"“”«»]([^\"“”«»]+)[\"“”«»]", cleaned)
+    return any(_core(q) == core for q in quoted)
 
 
 def contains_term(text: str, term: str) -> int:

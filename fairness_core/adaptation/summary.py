@@ -11,7 +11,7 @@ import pandas as pd
 
 from fairness_core.adaptation.characteristics import CHECKER, characteristics
 from fairness_core.adaptation.compare import compare, improvement
-from fairness_core.adaptation.rewrite import ACCEPTED, EMPTY, LOST, REPEATED
+from fairness_core.adaptation.rewrite import ACCEPTED, STATUSES
 from fairness_core.adaptation.task import SETS, AdaptationResult
 from fairness_core.adaptation.vbcm import VBCMResult, vbcm
 from fairness_core.bias import bootstrap_mean
@@ -30,7 +30,7 @@ def rewrites_frame(result: AdaptationResult) -> pd.DataFrame:
 def rejection_summary(result: AdaptationResult) -> dict[str, Any]:
     frame = rewrites_frame(result)
     n = len(frame)
-    counts = {status: int((frame["status"] == status).sum()) for status in (ACCEPTED, LOST, REPEATED, EMPTY)}
+    counts = {status: int((frame["status"] == status).sum()) for status in STATUSES}
     per_kind = {kind: float((g["status"] != ACCEPTED).mean()) for kind, g in frame.groupby("kind", sort=False)}
     templates_kept = {a: len({p.template_id for p in result.perturbations.get(("adapted", a), [])})
                       for a in result.request.attributes}

@@ -12,6 +12,7 @@ from fairness_core.adaptation.rewrite import (
     EMPTY,
     LOST,
     PAPER_PROMPT,
+    QUOTED,
     REPEATED,
     build_prompt,
     clean_reply,
@@ -43,6 +44,9 @@ def test_cleaning_and_judging() -> None:
     assert judge("t", "names", "Kevin", template, "   ").status == EMPTY
     assert judge("t", "nouns", "my sister", template, "My sister wrote an essay.").adapted_template == \
         "{person} wrote an essay."
+    commentary = 'The sentence "Kevin feels sad" is a domain-specific text that uses the style of the domain.'
+    assert judge("t", "names", "Kevin", template, commentary).status == QUOTED
+    assert judge("t", "names", "Kevin", template, "Kevin feels sad.").status == ACCEPTED  # unadapted copy: kept
 
 
 def table(templates: list[str], phi: list[list[float]]) -> VBCMTable:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from fairness_core.adaptation.templates import (
     project_templates,
     slot_out,
 )
-from fairness_core.cli import main
 
 EEC_HEADER = ["ID", "Sentence", "Template", "Person", "Gender", "Race", "Emotion", "Emotion word"]
 EMOTIONS = {"anger": ["angry", "furious", "irritated", "enraged", "annoyed"],
@@ -152,25 +150,6 @@ def test_unreadable_and_ragged_files(tmp_path: Path) -> None:
         import_iptts(ragged)
     with pytest.raises(TemplateImportError, match="cannot be read"):
         import_eec(tmp_path / "missing.csv")
-
-
-def test_cli_templates_import_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_eec(tmp_path / "eec.csv")
-    assert main(["templates", "import", "--format", "eec", str(path), "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"n_rows", "n_templates", "groups"}
-    assert payload["n_rows"] == 8640 and payload["n_templates"] == 144
-    assert main(["templates", "import", "--format", "iptts", str(write_iptts(tmp_path / "m.csv")), "--json"]) == 0
-    captured = capsys.readouterr()
-    assert json.loads(captured.out)["groups"]["identity"]["lesbian"] == 2
-    assert "note:" in captured.err
-
-
-def test_cli_templates_import_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_iptts(tmp_path / "m.csv", header="Text,Label")
-    assert main(["templates", "import", "--format", "iptts", str(path), "--json"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.startswith("error: ") and captured.err.count("\n") == 1
 
 
 def test_project_templates_and_terms() -> None:

@@ -3,7 +3,6 @@ the bootstrap interval's coverage on synthetic data with a known truth."""
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pandas as pd
 import pytest
 
 from fairness_core.adaptation.vbcm import VBCMInputError, VBCMTable, vbcm, vbcm_bootstrap, vbcm_table
-from fairness_core.cli import main
 
 # App. A.2.2, Table 1: one template, three countries, three names each.
 TABLE_1 = {"Spain": {"María": "0.20", "José": "0.25", "Carmen": "0.17"},
@@ -88,37 +86,6 @@ def write_scores(path: Path, frame: pd.DataFrame, bom: bool = False, crlf: bool 
     text = frame.to_csv(index=False, lineterminator="\r\n" if crlf else "\n")
     path.write_bytes(("\ufeff" if bom else "").encode() + text.encode("utf-8"))
     return path
-
-
-def test_cli_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_scores(tmp_path / "scores.csv", table_1(), bom=True, crlf=True)
-    assert main(["vbcm", "--scores", str(path), "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"background", "vbcm", "n_templates"}
-    assert payload["n_templates"] == 1
-    assert payload["background"] == pytest.approx(179 / 900)
-    assert payload["vbcm"]["France"] == pytest.approx(449 / 450)
-    assert list(payload["vbcm"]) == ["Spain", "USA", "France"]
-
-
-def test_cli_background_is_the_mean_of_per_template_backgrounds(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    rows = [("A", "X", "a1", 0.2), ("A", "X", "a2", 0.4), ("A", "Y", "a3", 0.9),
-            ("B", "X", "b1", 0.5), ("B", "Y", "b2", 0.1), ("B", "Y", "b3", 0.1), ("B", "Y", "b4", 0.4)]
-    path = write_scores(tmp_path / "s.csv", pd.DataFrame(rows, columns=["template_id", "group", "term", "score"]))
-    assert main(["vbcm", "--scores", str(path), "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert payload["n_templates"] == 2
-    assert payload["background"] == pytest.approx(0.3875)
-    assert payload["vbcm"] == pytest.approx({"X": 0.7875, "Y": 0.7625})
-
-
-def test_cli_bad_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "s.csv"
-    path.write_text("template_id,group,term\nA,X,x\n")
-    assert main(["vbcm", "--scores", str(path), "--json"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and str(path) in err and "'score'" in err
 
 
 # ------------------------------------------------------------------------- bootstrap coverage
