@@ -183,6 +183,12 @@ def deviations(result: AdaptationResult) -> list[str]:
                      "and Mixtral-8x7B), so rewrites are far weaker: judge them side by side below.")
     notes.append("The domain is BOLD's Wikipedia sentences, not Wikipedia Talk pages or tweets, unless a corpus was "
                  "uploaded." if "BOLD" in request.corpus.name else f"The domain corpus is {request.corpus.name}.")
+    notes.append("Name lists are smaller than the paper's (20 names per sex; 12 countries x 10 names) and written by "
+                 "the project from public rankings (sources in the identity-terms file).")
+    notes.append("One rejection rule beyond the paper: a reply that quotes the original sentence inside commentary "
+                 "is not a rewrite and is rejected.")
+    notes.append("NOE templates are sentences with exactly one person name (the paper gives no rule); the comparison "
+                 "with the NOEs uses the name groups only, with each set's background over those groups.")
     notes.append(f"Spelling checker: {CHECKER}.")
     return notes
 

@@ -28,7 +28,7 @@ from fairness_core.adaptation.rewrite import Rewrite, build_prompt, judge, pick_
 from fairness_core.adaptation.templates import Perturbation, Template, TemplateSet, fill
 
 MEASURES_KIND = "adaptation-measures"
-MEASURES_SCHEMA = 1
+MEASURES_SCHEMA = 2  # 2: cosine clipped to [-1, 1]
 SETS = ("original", "adapted", "noe")
 SCORE_SHARD = 256
 PAIR_SHARD = 128
@@ -163,7 +163,8 @@ def measures_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[s
     pairs = shard["pairs"]
     originals = encoder.sentence_embeddings([p[0] for p in pairs])
     adapted = encoder.sentence_embeddings([p[1] for p in pairs])
-    cosine = (originals * adapted).sum(axis=1)  # L2-normalised embeddings: cosine = dot product
+    # L2-normalised embeddings: cosine = dot product; float32 rounding can step past ±1, so it is clipped.
+    cosine = np.clip((originals * adapted).sum(axis=1), -1.0, 1.0)
     return [{"item": _text_id(p[0] + "\u241e" + p[1]), "grp": None, "variant": "similarity", "metric": "cosine",
              "value": float(c), "text": p[1], "attrs": {"original": p[0]}} for p, c in zip(pairs, cosine, strict=True)]
 
