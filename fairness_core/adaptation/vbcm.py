@@ -149,7 +149,7 @@ def vbcm(scores: pd.DataFrame, groups: Sequence[str] | None = None, n_resamples:
         values[group] = float(column.mean()) if column.size else float("nan")
     result = VBCMResult(values, float(np.mean(table.background)), len(table.templates), per_group,
                         table.n_skipped_nan, table)
-    if n_resamples > 0:
+    if n_resamples > 0 and len(table.templates) >= 2:  # one template: nothing to resample, no interval
         draws = vbcm_bootstrap(table, n_resamples=n_resamples, seed=seed)
         result.ci = percentile_ci(draws, table.groups, level)
     return result
