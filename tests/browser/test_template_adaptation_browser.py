@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def set_number(page, label: str, value: str) -> None:
-    box = page.get_by_label(label)
+    box = page.get_by_label(label, exact=True)
     box.fill(value)
     box.press("Enter")
     page.wait_for_timeout(700)
@@ -57,7 +57,8 @@ def test_vbcm_calculator_and_an_adaptation_run(streamlit_server: str, browser_pa
     page.wait_for_timeout(1500)
     page.screenshot(path=str(artifact_dir / "template-adaptation-run.png"))
     page.get_by_text("VBCM per set, with 95% bootstrap intervals").scroll_into_view_if_needed()
-    page.wait_for_timeout(1500)
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.wait_for_timeout(2500)
     page.screenshot(path=str(artifact_dir / "template-adaptation-vbcm-bars.png"))
     assert page.get_by_text("Rejection rate").is_visible() or page.get_by_text("Rejection rate").count() > 0
     assert (artifact_dir / "template-adaptation-run.png").stat().st_size > 10_000
