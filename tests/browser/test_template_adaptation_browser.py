@@ -31,8 +31,11 @@ def test_vbcm_calculator_and_an_adaptation_run(streamlit_server: str, browser_pa
 
     page.get_by_role("tab", name="Adapt to a domain").click()
     page.get_by_text("Offline, the rewriting model is SmolLM2-135M-Instruct").wait_for()
-    page.locator("[data-testid='stSelectbox']").filter(has_text="Rewriting chat model").click()
-    page.get_by_role("option", name="(other Hugging Face id or local path)").click()
+    picker = page.locator("[data-testid='stSelectbox']").filter(has_text="Rewriting chat model")
+    picker.locator("input").click()
+    page.keyboard.type("other Hugging Face")  # the selectbox filters its options as one types
+    page.get_by_role("option", name="(other Hugging Face id or local path)").wait_for()
+    page.keyboard.press("Enter")
     model_box = page.get_by_label("Model id or path")
     model_box.fill(str(tiny_gpt2))
     model_box.press("Enter")
