@@ -121,6 +121,10 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
                                      n_resamples=request.resamples, seed=request.seed)
                 rows.append(_row(classifier.label, attribute, f"{name} vs NOEs", comparison.mae.as_dict(),
                                  comparison.r.as_dict() if comparison.r else None, len(groups)))
+            paired = compare(tables["original"], tables["adapted"], groups, paired=True,
+                             n_resamples=request.resamples, seed=request.seed)
+            rows.append(_row(classifier.label, attribute, "adapted vs original", paired.mae.as_dict(),
+                             paired.r.as_dict() if paired.r else None, len(groups)))
             gain = improvement(tables["original"], tables["adapted"], tables["noe"], groups,
                                n_resamples=request.resamples, seed=request.seed)
             rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),

@@ -136,7 +136,8 @@ def test_vbcm_and_comparisons_come_with_intervals(store, scripted) -> None:
         assert low <= noe.vbcm[group] + 1e-12 and noe.vbcm[group] <= high + 1e-12
     table = comparisons(result)
     nationality = table[(table["classifier"] == "test-vowel-share") & (table["attribute"] == "nationality")]
-    assert list(nationality["comparison"]) == ["original vs NOEs", "adapted vs NOEs", "adapted − original"]
+    assert list(nationality["comparison"]) == ["original vs NOEs", "adapted vs NOEs", "adapted vs original",
+                                               "adapted − original"]
     assert nationality["r"].notna().all()  # three groups: r is reported
     assert (nationality["mae_ci_low"] <= nationality["mae"] + 1e-12).all()
     # VADER gives names no score: every group equals its background, VBCM = 1, r undefined.
