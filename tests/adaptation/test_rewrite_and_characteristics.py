@@ -1,0 +1,85 @@
+"""The App. A.4 prompt, reply cleaning and judging, comparisons and template characteristics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairness_core.adaptation.characteristics import characteristics, misspelled
+from fairness_core.adaptation.compare import compare, improvement, mae, pearson
+from fairness_core.adaptation.rewrite import (
+    ACCEPTED,
+    EMPTY,
+    LOST,
+    PAPER_PROMPT,
+    QUOTED,
+    REPEATED,
+    build_prompt,
+    clean_reply,
+    judge,
+)
+from fairness_core.adaptation.vbcm import VBCMTable
+
+
+def test_prompt_is_the_papers_wording() -> None:
+    prompt = build_prompt("My sister feels sad.", "my sister", ["First example.", "Second example."])
+    assert prompt.startswith("I want you to rewrite a text in the style of a specific domain.\n\n"
+                             "The following 2 texts are examples of this specific domain:\n\n"
+                             "1. First example.\n2. Second example.\n\n")
+    assert 'Can you rewrite the following sentence "My sister feels sad." as domain-specific text?' in prompt
+    assert 'You should also include "my sister" explicitly only once in the new text.' in prompt
+    assert prompt.endswith("Output only the rewrite text, without any introduction or explanation.")
+    assert "{" not in prompt and PAPER_PROMPT.count("{term}") == 1
+
+
+def test_cleaning_and_judging() -> None:
+    assert clean_reply('Rewrite: "Kevin was, in 1990, upset."\nNote: kept.') == "Kevin was, in 1990, upset."
+    assert clean_reply("\n\n  “Kevin smiled.”  ") == "Kevin smiled."
+    template = "{person} feels sad."
+    assert judge("t", "names", "Kevin", template, "Kevin, a writer, felt sad.").status == ACCEPTED
+    assert judge("t", "names", "Kevin", template, "Kevin, a writer, felt sad.").adapted_template == \
+        "{person}, a writer, felt sad."
+    assert judge("t", "names", "Kevin", template, "A writer felt sad.").status == LOST
+    assert judge("t", "names", "Kevin", template, "Kevin told Kevin.").status == REPEATED
+    assert judge("t", "names", "Kevin", template, "   ").status == EMPTY
+    assert judge("t", "nouns", "my sister", template, "My sister wrote an essay.").adapted_template == \
+        "{person} wrote an essay."
+    commentary = 'The sentence "Kevin feels sad" is a domain-specific text that uses the style of the domain.'
+    assert judge("t", "names", "Kevin", template, commentary).status == QUOTED
+    assert judge("t", "names", "Kevin", template, "Kevin feels sad.").status == ACCEPTED  # unadapted copy: kept
+
+
+def table(templates: list[str], phi: list[list[float]]) -> VBCMTable:
+    values = np.array(phi, dtype=float)
+    return VBCMTable(templates, [f"g{k}" for k in range(values.shape[1])], values.mean(axis=1), values,
+                     np.ones_like(values, dtype=int))
+
+
+def test_mae_and_pearson() -> None:
+    assert mae(np.array([1.0, 0.5, 0.2]), np.array([0.0, 0.5, 0.4])) == pytest.approx(0.4)
+    from scipy.stats import pearsonr
+
+    expected = pearsonr([1.0, 2.0, 3.0], [2.0, 4.0, 6.5])[0]
+    assert pearson(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.5])) == pytest.approx(expected)
+    assert np.isnan(pearson(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))
+
+
+def test_identical_sets_compare_to_zero_and_paired_draws_align() -> None:
+    a = table(["t1", "t2", "t3", "t4"], [[0.1, 0.5, 0.9], [0.2, 0.4, 0.8], [0.3, 0.3, 0.7], [0.6, 0.2, 0.1]])
+    same = compare(a, a, a.groups, paired=True, n_resamples=200)
+    assert same.mae.value == 0 and same.mae.ci_low == 0 and same.mae.ci_high == 0
+    assert same.r is not None and same.r.value == pytest.approx(1.0)
+    independent = compare(a, a, a.groups, paired=False, n_resamples=200)
+    assert independent.mae.ci_high > 0  # independent draws of the same set differ
+    gain = improvement(a, a, a, a.groups, n_resamples=200)
+    assert gain.mae_difference.value == 0 and gain.mae_difference.ci_low == 0 == gain.mae_difference.ci_high
+
+
+def test_characteristics() -> None:
+    stats = characteristics(["I like Emma.", "omg Kevin is sooo happy 😀 #blessed @anna https://t.co/x"])
+    assert stats["words_per_sentence"] == pytest.approx((3 + 8) / 2)  # the emoji alone is not a word
+    assert stats["emoji_per_sentence"] == 0.5
+    assert stats["hashtags_per_sentence"] == 0.5 and stats["mentions_per_sentence"] == 0.5
+    assert stats["links_per_sentence"] == 0.5
+    assert misspelled("She feels angrry, Kevin said.") == ["angrry"]
+    assert misspelled("Grandmothers were running happily.") == []

@@ -1,0 +1,95 @@
+"""The Template adaptation page through AppTest: the VBCM calculator (A.2.2), input errors, and a full
+adaptation run in the background (replies scripted so the test knows which rewrites are accepted)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "template_adaptation.py")
+OTHER = "(other Hugging Face id or local path)"
+
+
+def frame_with(app: AppTest, column: str):
+    """The first dataframe on the page that has `column`."""
+    return next(d.value for d in app.dataframe if column in d.value.columns)
+
+
+def scripted(request, model, rows):
+    """Keep the anchor once for 'angry' templates, lose it otherwise."""
+    replies = []
+    for row in rows:
+        sentence, anchor = re.findall(r'"([^"]+)"', row["prompt"])[-2:]  # the filled template, then the term
+        replies.append(f"Critics said {anchor} was angry in 1990." if "angry" in sentence else "Nobody was there.")
+    return replies
+
+
+@pytest.fixture()
+def page(tiny_gpt2: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setattr("fairness_core.generation.task._generate", scripted)
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.session_state["ta_model"] = OTHER
+    app.session_state["ta_model_custom"] = str(tiny_gpt2)
+    app.session_state["ta_source"] = "Typed"
+    app.session_state["ta_typed"] = "{person} feels angry.\nI talked to {person} yesterday."
+    app.session_state["ta_corpus_size"] = 60
+    app.session_state["ta_max_noes"] = 12
+    app.session_state["ta_classifiers"] = ["vader", "offensive"]
+    app.session_state["ta_resamples"] = 200
+    app.session_state["ta_bold"] = ["gender", "profession"]
+    return app
+
+
+def test_calculator_shows_the_worked_example_exactly(page: AppTest) -> None:
+    page.run()
+    assert not page.exception, page.exception
+    table = frame_with(page, "VBCM")
+    values = dict(zip(table["group"], table["VBCM"], strict=True))
+    assert values["France"] == pytest.approx(449 / 450)
+    assert round(values["Spain"], 4) == 0.9922 and round(values["USA"], 4) == 0.9944
+    assert any("prints 0.997" in i.value for i in page.info)
+    assert any("SmolLM2-135M-Instruct" in w.value for w in page.warning)  # the small model stated plainly
+
+
+def test_bad_inputs_are_one_sentence_in_place(page: AppTest) -> None:
+    page.run()
+    page.text_area(key="ta_prompt").set_value("Rewrite {sentence}.").run()
+    assert any("must contain {n}" in e.value for e in page.error)
+    page.text_area(key="ta_prompt").set_value("{n}{examples}Rewrite {sentence} with {term}.").run()
+    page.text_area(key="ta_typed").set_value("no slot here").run()
+    assert any("must contain {person} exactly once" in e.value for e in page.error)
+
+
+def test_adaptation_runs_in_the_background_and_shows_every_view(page: AppTest) -> None:
+    page.run()
+    page.text_area(key="ta_prompt").set_value("{n}{examples}Rewrite {sentence} keeping {term}.").run()
+    page.number_input(key="ta_examples").set_value(2).run()
+    assert not page.exception, page.exception
+    page.button(key="ta_run").click().run()
+    assert not page.exception, page.exception
+    from ui import jobs
+
+    job = jobs.get(page.session_state["adaptation_job"])
+    deadline = time.monotonic() + 300
+    while job.running and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert job.error is None, job.error
+    page.run()
+    assert not page.exception, page.exception
+    headers = [h.value for h in page.subheader]
+    for expected in ("Rewrites: original, adapted and rejected", "Naturally occurring examples (Table 2)",
+                     "VBCM per set", "Do adapted templates agree better", "Template characteristics"):
+        assert any(h.startswith(expected) for h in headers), headers
+    rewrites = frame_with(page, "anchor")
+    assert len(rewrites) == 4  # 2 templates x (names, nouns)
+    assert set(rewrites.loc[rewrites["template_id"] == "custom:1", "status"]) == {"accepted"}
+    assert set(rewrites.loc[rewrites["template_id"] == "custom:2", "status"]) == {"lost the identity term"}
+    assert any(m.value == "50%" for m in page.metric)
+    comparisons = frame_with(page, "comparison")
+    assert {"original vs NOEs", "adapted vs NOEs", "adapted − original"} <= set(comparisons["comparison"])
+    page.radio(key="ta_show").set_value("rejected").run()
+    assert set(frame_with(page, "anchor")["status"]) == {"lost the identity term"}
