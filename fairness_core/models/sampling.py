@@ -146,6 +146,10 @@ class PerRowWarper:
         return warp_logits(scores.float(), self.settings)
 
 
+#: Rows a backend keeps in flight in `generate_rows` (the sweep's batch size): more rows than this in
+#: one call are refilled into the slots of finished rows instead of joining one oversized batch.
+ROWS_IN_FLIGHT = 96
+
 #: With continuous batching, waiting rows join once this share of the batch's slots is free: one
 #: prefill (and one key/value merge) for several rows rather than one per finished row.
 REFILL_SHARE = 1 / 8
