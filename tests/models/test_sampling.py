@@ -299,3 +299,18 @@ def test_smollm2_texts_do_not_depend_on_batch_size_or_refill() -> None:
                for batch_size, refill in ((1, False), (3, True), (8, True), (3, False))]
     assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
     assert sum(len(text.split()) for text in outputs[0]) > 10
+
+
+def test_generate_rows_keeps_at_most_rows_in_flight(lm, monkeypatch) -> None:
+    """A backend call with more rows than ROWS_IN_FLIGHT runs that many at once (the rest refill), same texts."""
+    import fairness_core.models.sampling as sampling
+
+    prompts, configs, seeds, _ = mixed_rows(12)
+    expected = lm.generate_rows(prompts, configs, seeds, max_new_tokens=6)  # 12 rows <= 96: one batch
+    calls: list[int | None] = []
+    real = sampling.sample_rows
+    monkeypatch.setattr(sampling, "sample_rows", lambda *a, **k: calls.append(k.get("batch_size")) or real(*a, **k))
+    monkeypatch.setattr(sampling, "ROWS_IN_FLIGHT", 4)
+    monkeypatch.setattr(lm, "batch_size", 2)
+    assert lm.generate_rows(prompts, configs, seeds, max_new_tokens=6) == expected
+    assert calls == [4]
