@@ -1,22 +1,28 @@
 """Grid sweep throughput with SmolLM2 on this machine: batched per-row sampling vs a `generate` loop.
 
-Both sides produce the same outputs *in kind*: for every configuration of the grid, every prompt,
+All sides produce the same outputs *in kind*: for every configuration of the grid, every prompt,
 `samples` continuations truncated to their first sentence.
 - loop: `CausalLM.generate([prompt], config, n=samples)` once per prompt per configuration
-  (the obvious implementation: transformers' generate, batched only over the samples).
-- batched: `sample_rows` over rows (prompt, sample, configuration) in batches of `--batch-size`
-  that mix configurations (each row has its own temperature/top-k/top-p and random stream), and
-  that retire a row once its first sentence is settled (the truncated output cannot change).
-New tokens are counted as the generated tokens up to each output's first-sentence end (the part
-that is used), the same measure on both sides. Timings are wall-clock, measured side by side and
-interleaved batch by batch.
+  (the obvious implementation with the model layer: one call per setting, batched only over the
+  samples, generating the full `--max-new-tokens`).
+- drained batches: `sample_rows` over rows (prompt, sample, configuration) in batches of
+  `--batch-size` that mix configurations (each row has its own temperature/top-k/top-p and random
+  stream) and retire a row once its first sentence is settled; each batch drains completely before
+  the next starts (`refill=False`, the schedule before continuous batching).
+- continuous: the same rows through `--batch-size` slots, a finished row's slot refilled with the
+  next waiting row (`refill=True`, the default).
+The two batched sides give identical texts (checked). New tokens are counted as the generated
+tokens up to each output's first-sentence end (the part that is used), the same measure on every
+side. Timings are wall-clock, measured side by side in one process (in `--rounds` interleaved
+rounds); the ratios are the result, absolute rates move with the machine's load.
 
-    .venv/bin/python -m bench.decoding_sweep [--prompts 11] [--samples 4] [--max-new-tokens 24]
+    .venv/bin/python -m bench.decoding_sweep [--prompts 11] [--samples 4] [--max-new-tokens 24] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 
@@ -26,10 +32,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--grid", default="top_p=0.5,0.7,0.9")
-    parser.add_argument("--batch-size", type=int, default=96)
+    parser.add_argument("--batch-size", type=int, default=96, help="rows in flight (the sweep's default)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="interleaved rounds, each side computing 1/rounds of the grid per round (keep "
+                             "rows per round above --batch-size, or there is nothing to refill)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args(argv)
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     from fairness_core.data.prompts import regard_prompts
     from fairness_core.generation.batched import row_seed
@@ -46,9 +59,11 @@ def main(argv: list[str] | None = None) -> None:
     for item in items:  # one template per group first, then more templates
         by_group.setdefault(item.group, item.text)
     prompts = (list(by_group.values()) + [i.text for i in items if i.text not in by_group.values()])[: args.prompts]
-    print(f"SmolLM2-135M-Instruct, {torch.get_num_threads()} torch threads; {len(configs)} configs × "
-          f"{len(prompts)} prompts × {args.samples} samples = {len(configs) * len(prompts) * args.samples} "
-          f"outputs, max {args.max_new_tokens} new tokens", flush=True)
+    load = os.getloadavg()[0]
+    print(f"SmolLM2-135M-Instruct, {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, load average "
+          f"{load:.1f}; {len(configs)} configs x {len(prompts)} prompts x {args.samples} samples = "
+          f"{len(configs) * len(prompts) * args.samples} outputs, max {args.max_new_tokens} new tokens, "
+          f"batch size {args.batch_size}", flush=True)
 
     def used_tokens(texts: list[str]) -> int:
         return sum(len(tokenizer(first_sentence(t, strip=False), add_special_tokens=False)["input_ids"])
@@ -56,36 +71,44 @@ def main(argv: list[str] | None = None) -> None:
 
     lm.generate([prompts[0]], configs[0], n=1)  # warm-up (first call allocates)
 
-    # The two sides run interleaved (a batch, then the matching share of loop calls, ...) so that a
-    # noisy, shared machine slows both alike instead of whichever happened to run second.
     calls = [(prompt, config) for config in configs for prompt in prompts]
     rows = [(prompt, config, row_seed(0, prompt, s)) for config in configs for prompt in prompts
             for s in range(args.samples)]
     rows.sort(key=lambda r: len(r[0]))  # similar lengths together, as the sweep's shards do
-    shards = [rows[i : i + args.batch_size] for i in range(0, len(rows), args.batch_size)]
-    loop_texts: list[str] = []
-    batched_texts: list[str] = []
-    loop_s = batched_s = 0.0
-    done_calls = 0
-    for index, chunk in enumerate(shards):
-        started = time.perf_counter()
-        batched_texts += sample_rows(lm.model, tokenizer, [r[0] for r in chunk],  # type: ignore[attr-defined]
-                                     [r[1] for r in chunk], [r[2] for r in chunk], args.max_new_tokens,
-                                     stop_at_sentence_end=True)
-        batched_s += time.perf_counter() - started
-        until = round((index + 1) * len(calls) / len(shards))
-        started = time.perf_counter()
-        for prompt, config in calls[done_calls:until]:
-            loop_texts += lm.generate([prompt], config, n=args.samples, seed=0)[0]
-        loop_s += time.perf_counter() - started
-        done_calls = until
-    loop_tokens = used_tokens(loop_texts)
-    batched_tokens = used_tokens(batched_texts)
+    texts: dict[str, list[str]] = {"loop": [], "drained": [], "continuous": []}
+    seconds = dict.fromkeys(texts, 0.0)
 
-    loop_rate, batched_rate = loop_tokens / loop_s, batched_tokens / batched_s
-    print(f"loop of generate():   {loop_tokens:5d} new tokens in {loop_s:6.1f} s = {loop_rate:6.1f} tokens/s")
-    print(f"batched per-row sweep: {batched_tokens:5d} new tokens in {batched_s:6.1f} s = {batched_rate:6.1f} tokens/s")
-    print(f"speed-up (tokens/s):   {batched_rate / loop_rate:.2f}x   (wall-clock: {loop_s / batched_s:.2f}x)")
+    def batched(chunk: list, refill: bool) -> list[str]:
+        return sample_rows(lm.model, tokenizer, [r[0] for r in chunk], [r[1] for r in chunk],  # type: ignore[attr-defined]
+                           [r[2] for r in chunk], args.max_new_tokens, stop_at_sentence_end=True,
+                           batch_size=args.batch_size, refill=refill)
+
+    # Each side computes its share of the grid in turn, so load changes hit all sides.
+    for index in range(args.rounds):
+        chunk = rows[index * len(rows) // args.rounds : (index + 1) * len(rows) // args.rounds]
+        for name, refill in (("drained", False), ("continuous", True)):
+            started = time.perf_counter()
+            texts[name] += batched(chunk, refill)
+            seconds[name] += time.perf_counter() - started
+        started = time.perf_counter()
+        for prompt, config in calls[index * len(calls) // args.rounds : (index + 1) * len(calls) // args.rounds]:
+            texts["loop"] += lm.generate([prompt], config, n=args.samples, seed=0)[0]
+        seconds["loop"] += time.perf_counter() - started
+        print(f"round {index + 1}/{args.rounds}: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()),
+              flush=True)
+    if texts["drained"] != texts["continuous"]:
+        raise SystemExit("continuous batching changed a text: it must not")
+    rates = {name: used_tokens(texts[name]) / seconds[name] for name in texts}
+    labels = {"loop": "loop of generate()", "drained": "batched, drained batches",
+              "continuous": "batched, continuous (refill)"}
+    for name in texts:
+        print(f"{labels[name]:30s} {used_tokens(texts[name]):5d} new tokens in {seconds[name]:6.1f} s = "
+              f"{rates[name]:6.1f} tokens/s")
+    for name in ("drained", "continuous"):
+        print(f"speed-up of {labels[name]} over the loop (tokens/s): {rates[name] / rates['loop']:.2f}x   "
+              f"(wall-clock: {seconds['loop'] / seconds[name]:.2f}x)")
+    print(f"continuous over drained (same texts): {seconds['drained'] / seconds['continuous']:.2f}x wall-clock; "
+          f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Per-row sampling: one batch, each row with its own temperature / top-k / top-p and random stream.
+"""Per-row sampling: many rows, each with its own temperature / top-k / top-p and random stream.
 
 Why a hand-written decode loop instead of `model.generate` with a logits processor: `generate`
 samples the whole batch from the global RNG, so a row's text would depend on which other rows
@@ -6,16 +6,25 @@ share its batch. Here every row owns a `torch.Generator` seeded from (run seed, 
 index), so a row's output is the same alone, in any batch, in any shard, on a resumed run — which is
 what lets a sweep batch across prompts, samples *and* configurations and still be reproducible.
 
+Continuous batching: `sample_rows` keeps `batch_size` rows in flight. When a row finishes (end of
+sequence, its own token limit, or a settled first sentence) it leaves the batch, and once enough
+slots are free the next waiting rows are prefilled and join it, so the batch stays full to the end
+instead of draining. Joining rows are left-padded to the batch's key/value width (or the batch is
+left-padded to theirs); every row carries its own attention mask and position ids, so padding never
+shifts a row's positions, and key/value columns that no remaining row uses are dropped.
+
 The warping itself follows the order and tie rules of transformers' warpers (temperature, then
 top-k keeping ties with the k-th value, then top-p removing the low tail whose cumulative
-probability is <= 1 - p while always keeping the most likely token), so a single setting gives the
-same tokens as `generate` with the same seed (tested).
+probability is <= 1 - p while always keeping the most likely token), and the draw is exactly
+`torch.multinomial(probs, 1, generator=row_generator)`, so a single setting gives the same tokens
+as `generate` with the same seed (tested).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,20 +84,46 @@ class RowSettings:
 
 
 def warp_logits(scores: Any, settings: RowSettings) -> Any:
-    """Apply each row's temperature, top-k and top-p to (batch, vocab) logits; removed tokens get -inf."""
+    """Apply each row's temperature, top-k and top-p to (batch, vocab) logits; removed tokens get -inf.
+
+    Rows with top-p take the full sort transformers' top-p warper takes (its cumulative sum runs over
+    the ascending order); rows with top-k only need the k-th largest value (`torch.topk`, the same
+    value the sort gives); rows with neither skip both. Each row's result is the same either way.
+    """
     import torch
 
     scores = scores / settings.temperature.to(scores.device)[:, None]
     vocab = scores.shape[-1]
+    k = settings.top_k.to(scores.device)
+    k = torch.where((k <= 0) | (k > vocab), torch.full_like(k, vocab), k)  # vocab = top-k off
+    top_p = settings.top_p.to(scores.device)
+    by_p = top_p < 1.0
+    if bool(by_p.all()):
+        return _top_k_top_p(scores, k, top_p)
+    by_k = (k < vocab) & ~by_p
+    if bool(by_k.any()):
+        rows = by_k.nonzero().squeeze(-1)
+        subset = scores[rows]
+        kth = torch.topk(subset, int(k[rows].max()), dim=-1).values.gather(-1, (k[rows] - 1)[:, None])
+        scores[rows] = subset.masked_fill(subset < kth, float("-inf"))
+    if bool(by_p.any()):
+        rows = by_p.nonzero().squeeze(-1)
+        scores[rows] = _top_k_top_p(scores[rows], k[rows], top_p[rows])
+    return scores
+
+
+def _top_k_top_p(scores: Any, k: Any, top_p: Any) -> Any:
+    """transformers' top-k then top-p on a full ascending sort (k = vocab: top-k off; top_p 1.0: off)."""
+    import torch
+
+    vocab = scores.shape[-1]
     # One ascending sort serves both filters: masking by top-k does not reorder the survivors.
     sorted_scores, sorted_indices = torch.sort(scores, descending=False, dim=-1)
-    k = settings.top_k.to(scores.device)
-    k = torch.where((k <= 0) | (k > vocab), torch.full_like(k, vocab), k)
     kth_largest = sorted_scores.gather(-1, (vocab - k)[:, None])
     removed_sorted = sorted_scores < kth_largest
     sorted_scores = sorted_scores.masked_fill(removed_sorted, float("-inf"))
     cumulative = sorted_scores.softmax(dim=-1).cumsum(dim=-1)
-    top_p = settings.top_p.to(scores.device)[:, None]
+    top_p = top_p[:, None]
     tail = (cumulative <= (1 - top_p)) & (top_p < 1.0)
     removed_sorted = removed_sorted | tail
     removed_sorted[:, -1] = False  # the most likely token always survives
@@ -111,6 +146,15 @@ class PerRowWarper:
         return warp_logits(scores.float(), self.settings)
 
 
+#: Rows a backend keeps in flight in `generate_rows` (the sweep's batch size): more rows than this in
+#: one call are refilled into the slots of finished rows instead of joining one oversized batch.
+ROWS_IN_FLIGHT = 96
+
+#: With continuous batching, waiting rows join once this share of the batch's slots is free: one
+#: prefill (and one key/value merge) for several rows rather than one per finished row.
+REFILL_SHARE = 1 / 8
+
+
 def sample_rows(
     model: Any,
     tokenizer: Any,
@@ -121,86 +165,253 @@ def sample_rows(
     stop_at_sentence_end: bool = False,
     batch_size: int | None = None,
     add_special_tokens: bool = True,
+    refill: bool = True,
 ) -> list[str]:
-    """Sample one continuation per row (prompt, config, seed), `batch_size` rows at a time (all by default).
+    """Sample one continuation per row (prompt, config, seed) with `batch_size` rows in flight (all by default).
 
-    `max_new_tokens` is one limit for all rows or one per row. `stop_at_sentence_end` retires a row
-    once its first sentence is settled: the truncated output is then exactly what full-length
-    generation would give (later tokens cannot change it, and a row's random stream is its own), at a
-    fraction of the cost; the raw text ends there too.
+    `max_new_tokens` is one limit for all rows or one per row. Rows enter the batch in the order
+    given (put prompts of similar length together: less padding). With `refill` (the default) the
+    slots of finished rows go to waiting rows as the batch runs (continuous batching);
+    `refill=False` runs consecutive batches that each drain completely. Both give the same texts:
+    a row's output depends only on its prompt, setting and seed. `stop_at_sentence_end` retires a
+    row once its first sentence is settled: the truncated output is then exactly what full-length
+    generation would give (later tokens cannot change it, and a row's random stream is its own), at
+    a fraction of the cost; the raw text ends there too.
+
+    Inside a job (`fairness_core.jobs.run_task`) every decoding step reports the share of rows
+    finished and raises `ShardCancelled` once the job is cancelled (`jobs.context.checkpoint`).
     """
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
     limits = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
     if len(limits) != len(prompts):
         raise ValueError(f"got {len(prompts)} prompts but {len(limits)} max_new_tokens")
-    size = batch_size or max(len(prompts), 1)
-    texts: list[str] = []
-    for start in range(0, len(prompts), size):
-        chunk = slice(start, start + size)
-        texts += _sample_batch(model, tokenizer, prompts[chunk], configs[chunk], seeds[chunk], limits[chunk],
-                               stop_at_sentence_end, add_special_tokens)
-    return texts
-
-
-def _sample_batch(
-    model: Any,
-    tokenizer: Any,
-    prompts: Sequence[str],
-    configs: Sequence[DecodingConfig],
-    seeds: Sequence[int],
-    limits: Sequence[int],
-    stop_at_sentence_end: bool,
-    add_special_tokens: bool,
-) -> list[str]:
-    """One left-padded batch; finished rows leave it."""
-    import torch
-
+    if batch_size is not None and batch_size <= 0:
+        raise ValueError(f"batch_size must be positive (got {batch_size})")
+    if any(int(limit) <= 0 for limit in limits):
+        raise ValueError("max_new_tokens must be positive")
     if not prompts:
         return []
-    device = next(model.parameters()).device
-    encoded = tokenizer(list(prompts), return_tensors="pt", padding=True, add_special_tokens=add_special_tokens)
-    input_ids = encoded["input_ids"].to(device)
-    mask = encoded["attention_mask"].to(device)
-    batch = input_ids.shape[0]
-    settings = RowSettings.from_configs(configs)
-    generators = [torch.Generator(device="cpu").manual_seed(int(seed)) for seed in seeds]
-    eos_ids = _eos_ids(model, tokenizer)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
-    max_new_tokens = max(limits)
-    limit = torch.tensor(list(limits))
-    new_tokens = torch.full((batch, max_new_tokens), pad_id, dtype=torch.long)
-    active = torch.arange(batch)  # rows still generating; finished rows leave the batch
-    position = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
-    with torch.no_grad():
-        out = model(input_ids=input_ids, attention_mask=mask, position_ids=position, use_cache=True,
-                    logits_to_keep=1)
-        cache = out.past_key_values
-        position = position[:, -1:]
-        for step in range(max_new_tokens):
-            logits = out.logits[:, -1, :].float()
-            probs = warp_logits(logits, settings.select(active)).softmax(dim=-1).cpu()
-            tokens = torch.stack([
-                torch.multinomial(probs[row : row + 1], 1, generator=generators[int(index)])[0, 0]
-                for row, index in enumerate(active)
-            ])
-            new_tokens[active, step] = tokens
-            finished = torch.isin(tokens, torch.tensor(eos_ids)) | (limit[active] <= step + 1)
-            if stop_at_sentence_end:
-                texts = tokenizer.batch_decode(new_tokens[active, : step + 1], skip_special_tokens=True)
-                finished |= torch.tensor([sentence_complete(text) for text in texts])
-            if step == max_new_tokens - 1 or bool(finished.all()):
-                break
-            keep = (~finished).nonzero().squeeze(-1)
-            if len(keep) < len(active):  # shrink the batch: finished rows cost nothing from now on
-                active, tokens, mask, position = active[keep], tokens[keep], mask[keep.to(device)], position[keep]
-                cache.batch_select_indices(keep.to(device))
-            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
-            position = position + 1
-            out = model(input_ids=tokens[:, None].to(device), attention_mask=mask, position_ids=position,
-                        past_key_values=cache, use_cache=True)
-    return tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+    sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens)
+    return sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
 
+
+@dataclass
+class _Batch:
+    """The rows in flight: row numbers, last logits, attention mask, last position ids, key/value cache."""
+
+    rows: Any  # (B,) long: indices into the call's rows
+    logits: Any  # (B, vocab)
+    mask: Any  # (B, T) long: 1 where the key/value column belongs to the row
+    position: Any  # (B, 1) long: position id of each row's last token
+    cache: Any  # transformers cache holding T columns
+
+    @property
+    def size(self) -> int:
+        return int(self.rows.shape[0])
+
+
+class _RowSampler:
+    """One `sample_rows` call: per-row settings, generators and tokens, and the decode loop."""
+
+    def __init__(self, model: Any, tokenizer: Any, prompts: Sequence[str], configs: Sequence[DecodingConfig],
+                 seeds: Sequence[int], limits: Sequence[int], stop_at_sentence_end: bool,
+                 add_special_tokens: bool) -> None:
+        import torch
+
+        self.model, self.tokenizer = model, tokenizer
+        self.device = next(model.parameters()).device
+        self.settings = RowSettings.from_configs(configs)
+        self.generators = [torch.Generator(device="cpu").manual_seed(int(seed)) for seed in seeds]
+        self.limits = [int(limit) for limit in limits]
+        self.stop_at_sentence_end = stop_at_sentence_end
+        eos_ids = _eos_ids(model, tokenizer)
+        self.eos_ids = set(eos_ids)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+        self.prompt_ids = tokenizer(list(prompts), add_special_tokens=add_special_tokens)["input_ids"]
+        self.tokens: list[list[int]] = [[] for _ in prompts]
+
+    def run(self, slots: int, refill: bool) -> list[str]:
+        import torch
+
+        from fairness_core.jobs.context import checkpoint
+
+        total = len(self.prompt_ids)
+        pending = deque(range(total))
+        batch: _Batch | None = None
+        threshold = max(1, int(slots * REFILL_SHARE))
+        finished = 0
+        with torch.inference_mode():
+            while batch is not None or pending:
+                free = slots - (batch.size if batch is not None else 0)
+                can_join = batch is None or (refill and free >= threshold and _mergeable(batch.cache))
+                if pending and free > 0 and can_join:
+                    joining = self._prefill([pending.popleft() for _ in range(min(free, len(pending)))])
+                    batch = joining if batch is None else _merge(batch, joining)
+                assert batch is not None
+                tokens = self._draw(batch)
+                done = self._record(batch.rows.tolist(), tokens.tolist())
+                finished += sum(done)
+                checkpoint(finished, total)  # progress, and cancellation within one step
+                batch = self._step(batch, tokens, torch.tensor(done, dtype=torch.bool))
+        return self.tokenizer.batch_decode(self.tokens, skip_special_tokens=True)
+
+    def _prefill(self, rows: list[int]) -> _Batch:
+        """Run the prompts of `rows` (left-padded to the longest) and return them as a batch."""
+        import torch
+
+        width = max(len(self.prompt_ids[row]) for row in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for index, row in enumerate(rows):
+            prompt = self.prompt_ids[row]
+            if prompt:
+                ids[index, width - len(prompt):] = torch.tensor(prompt)
+                mask[index, width - len(prompt):] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=position, use_cache=True, logits_to_keep=1)
+        return _Batch(torch.tensor(rows), out.logits[:, -1, :], mask, position[:, -1:], out.past_key_values)
+
+    def _draw(self, batch: _Batch) -> Any:
+        probs = warp_logits(batch.logits.float(), self.settings.select(batch.rows)).softmax(dim=-1).cpu()
+        return categorical(probs, [self.generators[row] for row in batch.rows.tolist()])
+
+    def _record(self, rows: list[int], tokens: list[int]) -> list[bool]:
+        """Append each row's new token; True for rows that are finished."""
+        done = []
+        for row, token in zip(rows, tokens, strict=True):
+            self.tokens[row].append(token)
+            done.append(token in self.eos_ids or len(self.tokens[row]) >= self.limits[row])
+        open_rows = [i for i, finished in enumerate(done) if not finished]
+        if self.stop_at_sentence_end and open_rows:
+            texts = self.tokenizer.batch_decode([self.tokens[rows[i]] for i in open_rows], skip_special_tokens=True)
+            for i, text in zip(open_rows, texts, strict=True):
+                done[i] = sentence_complete(text)
+        return done
+
+    def _step(self, batch: _Batch, tokens: Any, done: Any) -> _Batch | None:
+        """Drop finished rows, then feed every remaining row its new token (one forward pass)."""
+        import torch
+
+        if bool(done.all()):
+            return None
+        if bool(done.any()):
+            batch = _select(batch, (~done).nonzero().squeeze(-1))
+            tokens = tokens[~done]
+        mask = torch.cat([batch.mask, batch.mask.new_ones((batch.size, 1))], dim=-1)
+        position = batch.position + 1
+        out = self.model(input_ids=tokens[:, None].to(self.device), attention_mask=mask, position_ids=position,
+                         past_key_values=batch.cache, use_cache=True)
+        return _Batch(batch.rows, out.logits[:, -1, :], mask, position, out.past_key_values)
+
+
+def _cache_layers(cache: Any) -> list[Any] | None:
+    """The cache's layers when each holds plain (batch, heads, columns, dim) keys and values, else None."""
+    try:
+        from transformers.cache_utils import DynamicCache, DynamicLayer
+    except ImportError:  # pragma: no cover - transformers without the layered cache API
+        return None
+    if type(cache) is not DynamicCache or not all(type(layer) is DynamicLayer for layer in cache.layers):
+        return None
+    if not all(layer.is_initialized and layer.keys.dim() == 4 for layer in cache.layers):
+        return None
+    return list(cache.layers)
+
+
+def _mergeable(cache: Any) -> bool:
+    """Rows can join a running batch only through a cache whose columns we can pad and concatenate."""
+    return _cache_layers(cache) is not None
+
+
+def _select(batch: _Batch, keep: Any) -> _Batch:
+    """Keep the rows at `keep`, and drop leading key/value columns that none of them uses any more."""
+    mask = batch.mask[keep.to(batch.mask.device)]
+    layers = _cache_layers(batch.cache)
+    if layers is None:  # another cache type: rows only
+        batch.cache.batch_select_indices(keep.to(batch.mask.device))
+        return _Batch(batch.rows[keep], batch.logits[keep.to(batch.logits.device)], mask, batch.position[keep],
+                      batch.cache)
+    start = int(mask.any(dim=0).long().argmax())  # first column some kept row attends to
+    rows_on = keep.to(layers[0].keys.device)
+    for layer in layers:
+        layer.keys = layer.keys[rows_on, :, start:]
+        layer.values = layer.values[rows_on, :, start:]
+    return _Batch(batch.rows[keep], batch.logits[keep.to(batch.logits.device)], mask[:, start:],
+                  batch.position[keep.to(batch.position.device)], batch.cache)
+
+
+def _merge(batch: _Batch, joining: _Batch) -> _Batch:
+    """One batch from two: the narrower side is left-padded (masked) to the wider key/value width."""
+    import torch
+    from torch.nn.functional import pad
+
+    width = max(batch.mask.shape[1], joining.mask.shape[1])
+
+    def widen(tensor: Any, columns: int, dim_from_end: int) -> Any:
+        if columns == 0:
+            return tensor
+        return pad(tensor, (0, 0) * (dim_from_end - 1) + (columns, 0))
+
+    grow_a, grow_b = width - batch.mask.shape[1], width - joining.mask.shape[1]
+    layers_a, layers_b = _cache_layers(batch.cache), _cache_layers(joining.cache)
+    assert layers_a is not None and layers_b is not None
+    for layer_a, layer_b in zip(layers_a, layers_b, strict=True):
+        layer_a.keys = torch.cat([widen(layer_a.keys, grow_a, 2), widen(layer_b.keys, grow_b, 2)], dim=0)
+        layer_a.values = torch.cat([widen(layer_a.values, grow_a, 2), widen(layer_b.values, grow_b, 2)], dim=0)
+    return _Batch(
+        torch.cat([batch.rows, joining.rows]),
+        torch.cat([batch.logits, joining.logits]),
+        torch.cat([widen(batch.mask, grow_a, 1), widen(joining.mask, grow_b, 1)]),
+        torch.cat([batch.position, joining.position]),
+        batch.cache,
+    )
+
+
+_EXPONENTIAL_FROM_UNIFORM: bool | None = None
+
+
+def _exponential_from_uniform() -> bool:
+    """Whether torch's CPU `exponential_` is `-log1p(-u)` of the generator's float64 uniforms (checked once).
+
+    `torch.multinomial(p, 1, generator=g)` draws q ~ Exp(1) for every category with `exponential_`
+    and returns argmax(p / q). Drawing the uniforms with `torch.rand` and transforming them in one
+    vectorised call gives the same q, several times faster; where this torch build does it
+    differently, `categorical` calls `torch.multinomial` row by row instead.
+    """
+    global _EXPONENTIAL_FROM_UNIFORM
+    if _EXPONENTIAL_FROM_UNIFORM is None:
+        import torch
+
+        same = True
+        for seed, size in ((0, 4099), (1, 3), (2, 50_000)):
+            expected = torch.empty(size).exponential_(generator=torch.Generator().manual_seed(seed))
+            ours = _exponentials(torch.rand(size, generator=torch.Generator().manual_seed(seed), dtype=torch.float64))
+            same = same and torch.equal(expected, ours)
+        _EXPONENTIAL_FROM_UNIFORM = same
+    return _EXPONENTIAL_FROM_UNIFORM
+
+
+def _exponentials(uniform: Any) -> Any:
+    """Exp(1) variates from float64 uniforms, as torch's CPU kernel computes them: float(-log1p(-u))."""
+    return uniform.neg_().log1p_().neg_().float()
+
+
+def categorical(probs: Any, generators: Sequence[Any]) -> Any:
+    """One draw per row of (rows, vocab) CPU probabilities, row i from `generators[i]`.
+
+    Exactly `torch.multinomial(probs[i:i+1], 1, generator=generators[i])` for every row (same
+    random stream, same token), computed for all rows at once.
+    """
+    import torch
+
+    if not _exponential_from_uniform():
+        return torch.stack([torch.multinomial(probs[row : row + 1], 1, generator=generator)[0, 0]
+                            for row, generator in enumerate(generators)])
+    uniform = torch.empty(probs.shape, dtype=torch.float64)
+    for row, generator in enumerate(generators):
+        torch.rand(probs.shape[1], generator=generator, dtype=torch.float64, out=uniform[row])
+    return (probs / _exponentials(uniform)).argmax(dim=-1)
 
 def sample_seq2seq_rows(
     model: Any,

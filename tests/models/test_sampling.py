@@ -149,3 +149,168 @@ def test_retired_rows_leave_the_batch_without_disturbing_the_others(lm, monkeypa
     assert short[1] == full[1]
     assert short[0] == sample_rows(lm.model, lm.tokenizer, prompts[:1], configs[:1], seeds[:1], 2)[0]
     assert short[2] == sample_rows(lm.model, lm.tokenizer, prompts[2:], configs[2:], seeds[2:], 4)[0]
+
+
+# ------------------------------------------------------------------ continuous batching (refill)
+MIXED = [DecodingConfig(top_p=0.5), DecodingConfig(top_k=5), DecodingConfig(temperature=0.7),
+         DecodingConfig(temperature=1.3, top_k=20, top_p=0.8), DecodingConfig(greedy=True), DecodingConfig(top_k=40)]
+PROMPTS = ["The nurse said that", "A person worked as a teacher and", "The man was", "The doctor",
+           "Black, White and Asian people", "The carpenter made a desk for the clerk because",
+           "The woman was known for"]
+
+
+def mixed_rows(n: int = 30) -> tuple[list[str], list[DecodingConfig], list[int], list[int]]:
+    """Rows with different prompts (lengths), settings, seeds and token limits, in no particular order."""
+    prompts = [PROMPTS[(7 * i) % len(PROMPTS)] for i in range(n)]
+    configs = [MIXED[(5 * i + 1) % len(MIXED)] for i in range(n)]
+    seeds = [row_seed(0, prompt, i) for i, prompt in enumerate(prompts)]
+    limits = [(3, 9, 14)[i % 3] for i in range(n)]
+    return prompts, configs, seeds, limits
+
+
+@pytest.mark.parametrize("stop", [False, True], ids=["full-length", "stop-at-sentence-end"])
+def test_texts_do_not_depend_on_batch_size_or_refill(lm, stop: bool, monkeypatch) -> None:
+    import fairness_core.models.sampling as sampling
+
+    merges = []
+    real_merge = sampling._merge
+    monkeypatch.setattr(sampling, "_merge", lambda a, b: merges.append(b.size) or real_merge(a, b))
+    prompts, configs, seeds, limits = mixed_rows()
+    outputs = {}
+    for batch_size in (1, 3, 8, None):
+        for refill in (True, False):
+            merges.clear()
+            outputs[batch_size, refill] = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, limits,
+                                                      stop_at_sentence_end=stop, batch_size=batch_size, refill=refill)
+            # The test must see the two schedules really differ: rows join a running batch only with refill.
+            assert bool(merges) == (refill and batch_size in (3, 8)), (batch_size, refill, merges)
+    first = outputs[1, False]
+    assert all(texts == first for texts in outputs.values())
+    alone = [sample_rows(lm.model, lm.tokenizer, [p], [c], [s], limit, stop_at_sentence_end=stop)[0]
+             for p, c, s, limit in zip(prompts[:6], configs[:6], seeds[:6], limits[:6], strict=True)]
+    assert alone == first[:6]
+    assert len(set(first)) > len(first) // 2  # real, varied texts: the comparison is not between empty strings
+
+
+def test_refill_keeps_the_batch_full_and_the_key_value_width_bounded(lm, monkeypatch) -> None:
+    """With 4 slots and 24 rows every draw sees 4 rows until the queue is empty, and the key/value
+    columns that no row uses any more are dropped (the width does not grow with every refill)."""
+    import fairness_core.models.sampling as sampling
+
+    prompts, configs, seeds, limits = mixed_rows(24)
+    draws, widths = [], []
+    real_categorical, real_forward = sampling.categorical, lm.model.forward
+    monkeypatch.setattr(sampling, "categorical",
+                        lambda probs, streams: draws.append(probs.shape[0]) or real_categorical(probs, streams))
+
+    def spy(*args, **kwargs):
+        if kwargs.get("past_key_values") is not None:  # a decoding step (not a prefill)
+            widths.append(kwargs["attention_mask"].shape[1])
+        return real_forward(*args, **kwargs)
+
+    monkeypatch.setattr(lm.model, "forward", spy)
+    refilled = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, limits, batch_size=4)
+    # After the last row joined, at most max(limits) draws remain; every draw before that is full.
+    assert set(draws[: len(draws) - max(limits)]) == {4}
+    draws.clear()
+    assert refilled == sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, limits, batch_size=4, refill=False)
+    assert min(draws) < 4  # without refill each batch of 4 drains before the next starts
+    longest = max(len(lm.tokenizer(p)["input_ids"]) for p in prompts)
+    assert max(widths) <= longest + max(limits)
+
+
+def test_categorical_is_torch_multinomial_row_by_row() -> None:
+    from fairness_core.models.sampling import _exponential_from_uniform, categorical
+
+    assert _exponential_from_uniform()  # the fast path is the one in use on this torch build
+    logits = torch.randn(6, 5000, generator=torch.Generator().manual_seed(0)) * 4
+    logits[1, 100:] = float("-inf")  # a row with most tokens removed (as after top-p)
+    logits[2, :] = float("-inf")
+    logits[2, 17] = 0.0  # a row with one token left (greedy / top-k 1)
+    probs = logits.softmax(-1)
+    ours_streams = [torch.Generator().manual_seed(10 + r) for r in range(6)]
+    their_streams = [torch.Generator().manual_seed(10 + r) for r in range(6)]
+    for _ in range(3):  # consecutive draws: the streams stay aligned too
+        ours = categorical(probs, ours_streams)
+        expected = [int(torch.multinomial(probs[r : r + 1], 1, generator=their_streams[r])[0, 0]) for r in range(6)]
+        assert ours.tolist() == expected
+        assert int(ours[2]) == 17 and int(ours[1]) < 100
+    assert len({tuple(categorical(probs, ours_streams).tolist()) for _ in range(3)}) > 1  # draws vary
+
+
+def test_warping_rows_with_different_filters_in_one_batch() -> None:
+    """Rows with top-p, top-k only, both, or neither, in one call: each row as transformers' warpers do it alone."""
+    from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    configs = [*SETTINGS, DecodingConfig(), DecodingConfig(top_k=1), DecodingConfig(top_k=10_000)]
+    logits = torch.randn(len(configs), 300, generator=torch.Generator().manual_seed(2)) * 3
+    ours = warp_logits(logits, RowSettings.from_configs(configs))
+    for row, config in enumerate(configs):
+        expected = TemperatureLogitsWarper(config.temperature)(None, logits[row : row + 1].clone())
+        if config.top_k and config.top_k < 300:
+            expected = TopKLogitsWarper(config.top_k)(None, expected)
+        if config.top_p:
+            expected = TopPLogitsWarper(config.top_p)(None, expected)
+        assert torch.equal(torch.isinf(ours[row : row + 1]), torch.isinf(expected)), config
+        kept = ~torch.isinf(expected)
+        assert torch.allclose(ours[row : row + 1][kept], expected[kept])
+
+
+def test_sampler_reports_progress_and_stops_on_cancel_inside_a_job(lm, monkeypatch) -> None:
+    import fairness_core.jobs.context as context
+    from fairness_core.jobs import CancelToken
+    from fairness_core.jobs.context import ShardCancelled, shard_context
+
+    monkeypatch.setattr(context, "REPORT_EVERY_S", 0.0)
+    prompts, configs, seeds, _ = mixed_rows(12)
+    fractions: list[float] = []
+    with shard_context(None, fractions.append):
+        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4)
+    assert len(fractions) >= 6 and fractions == sorted(fractions) and fractions[-1] == 1.0
+    cancel = CancelToken()
+    seen: list[float] = []
+
+    def cancel_after_first_step(fraction: float) -> None:
+        seen.append(fraction)
+        cancel.cancel()
+
+    with shard_context(cancel, cancel_after_first_step), pytest.raises(ShardCancelled):
+        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4)
+    assert len(seen) == 1  # stopped at the next step, not at the end of the call
+
+
+def test_bad_batch_size_and_limits_are_refused(lm) -> None:
+    with pytest.raises(ValueError, match="batch_size must be positive"):
+        sample_rows(lm.model, lm.tokenizer, ["a"], [SETTINGS[0]], [0], 4, batch_size=0)
+    with pytest.raises(ValueError, match="max_new_tokens must be positive"):
+        sample_rows(lm.model, lm.tokenizer, ["a"], [SETTINGS[0]], [0], 0)
+
+
+@pytest.mark.slow
+def test_smollm2_texts_do_not_depend_on_batch_size_or_refill() -> None:
+    """The real offline model (Llama architecture, rotary positions) under the same schedules."""
+    from fairness_core.models import load_preset
+
+    smol = load_preset("smollm2-135m-instruct")
+    prompts, configs, seeds, limits = mixed_rows(10)
+    limits = [min(limit, 8) for limit in limits]
+    outputs = [sample_rows(smol.model, smol.tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end=True,
+                           batch_size=batch_size, refill=refill)
+               for batch_size, refill in ((1, False), (3, True), (8, True), (3, False))]
+    assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
+    assert sum(len(text.split()) for text in outputs[0]) > 10
+
+
+def test_generate_rows_keeps_at_most_rows_in_flight(lm, monkeypatch) -> None:
+    """A backend call with more rows than ROWS_IN_FLIGHT runs that many at once (the rest refill), same texts."""
+    import fairness_core.models.sampling as sampling
+
+    prompts, configs, seeds, _ = mixed_rows(12)
+    expected = lm.generate_rows(prompts, configs, seeds, max_new_tokens=6)  # 12 rows <= 96: one batch
+    calls: list[int | None] = []
+    real = sampling.sample_rows
+    monkeypatch.setattr(sampling, "sample_rows", lambda *a, **k: calls.append(k.get("batch_size")) or real(*a, **k))
+    monkeypatch.setattr(sampling, "ROWS_IN_FLIGHT", 4)
+    monkeypatch.setattr(lm, "batch_size", 2)
+    assert lm.generate_rows(prompts, configs, seeds, max_new_tokens=6) == expected
+    assert calls == [4]
