@@ -40,6 +40,8 @@ DEVIATIONS = [
     "additions: the paper selects and reports in-sample.",
     "The project ships BOLD gender and religion and HONEST valid/test of the released prompts; HolisticBias has "
     "no released paraphrases, so its sets come from the paraphrasing job here.",
+    "Paraphrases made here are cleaned (first line, numbering and quotes removed) and dropped when they lose the "
+    "subgroup term, copy the original or are empty (counted); the paper describes no filter.",
 ]
 
 st.title("CAIRO explorer")
@@ -191,6 +193,9 @@ if {"ci_low", "ci_high"} <= set(raw.columns):
                         on=["system", "metric", "prompt_set"], how="left")
 with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metrics)} metrics, {len(shown)} rows"):
     st.dataframe(shown, hide_index=True, width="stretch")
+    st.caption("bias = Eq. 1 per system × metric × prompt set; ci_low/ci_high = 95% percentile interval of 1,000 "
+               "bootstrap resamples of prompts within subgroups. Eq. 1 sums absolute gaps, so a near-zero bias can "
+               "have an interval just above it: read that as no detectable bias.")
     st.download_button("Download the bias table (CSV)", csv_text, file_name="cairo_bias_table.csv",
                        key="cairo_download")
 for note in table.notes:

@@ -103,3 +103,21 @@ def test_holisticbias_metric_has_only_its_generated_originals() -> None:
     assert list(metric.sets) == [ORIGINAL]
     assert all(any(t in text.lower() for t in terms) for text, terms in zip(metric.sets[ORIGINAL], metric.terms,
                                                                           strict=True))
+
+
+def test_shipped_demo_run_is_a_valid_bias_table_with_its_provenance() -> None:
+    from fairness_core.cairo.request import read_bias_table
+    from fairness_core.cairo.summary import load_demo
+
+    demo = load_demo()
+    assert demo is not None
+    csv_text, meta = demo
+    table = read_bias_table(csv_text)
+    assert len(table.systems) >= 8 and set(table.metrics) == {"BOLD gender", "HONEST gender (valid)"}
+    frame = __import__("pandas").read_csv(DATA_DIR / "demo_bias_table.csv")
+    # percentile intervals of a sum of absolute gaps can sit just above a near-zero estimate (docs/cairo.md)
+    assert (frame["ci_low"] <= frame["ci_high"]).all() and (frame["bias"] <= frame["ci_high"]).all()
+    assert meta["command"].startswith("python -m fairness_core cairo run") and meta["run_ids"]
+    for metric, indices in meta["indices"].items():
+        assert indices == sample_indices(load_metric(metric), meta["manifest"]["per_subgroup"],
+                                         meta["manifest"]["sample_seed"])

@@ -41,7 +41,7 @@ def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store)
     table = first.bias_table
     assert len(table) == 3 * 2 * 2  # systems x metrics x sets
     assert (table["n_prompts"] == 4).all() and (table["n_generations"] == 8).all()
-    assert (table["ci_low"] <= table["bias"] + 1e-12).all() and (table["bias"] <= table["ci_high"] + 1e-12).all()
+    assert (table["ci_low"] <= table["ci_high"]).all() and table["ci_low"].notna().all()
     assert first.split_rows and "r_heldout_half" in first.split_rows[0]
     second = run_pipeline(request, store, n_boot=50)
     assert second.bias_table["bias"].tolist() == pytest.approx(table["bias"].tolist())
