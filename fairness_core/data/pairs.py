@@ -18,6 +18,14 @@ from pathlib import Path
 
 from fairness_core import config
 
+#: The one rule every importer follows for problems with single rows (files, WinoBias, CrowS-Pairs):
+#: each kept or skipped row is counted in a note on the dataset; only a file that cannot be read at
+#: all (or has no usable row) is an error.
+ROW_RULES = ("a pair whose two candidates are identical is kept (its gap is 0, as in the paper's race.tsv); "
+             "a row with an empty candidate or reference, a row that cannot be parsed, or a row without its "
+             "partner is skipped; a repeated pair id is refused with its line numbers (ids are the unit every "
+             "aggregate counts)")
+
 #: Uploads larger than this are refused before parsing (the paper's largest file is ~60 kB).
 MAX_FILE_BYTES = 10 * 1024 * 1024
 FORMATS = ("metric-fairness", "pairs", "winobias", "crows-pairs", "demo")
