@@ -158,9 +158,10 @@ def run_metrics(
     for column in stored:
         jobs.append((stored_metric_name(column), f"{column} (stored)",
                      functools.partial(build_stored_task, dataset, column), None))
-    for name, label, make, metric in jobs:
-        if metric is not None:
-            metric.check_available()  # prepare() may need the model's tokenizer
+    for metric in metrics:  # every metric checked before any run record exists (nothing partial)
+        metric.check_available()  # prepare() may need the model's tokenizer
+        metric.validate()
+    for name, label, make, _metric in jobs:
         task = make()
         callback = None if on_progress is None else functools.partial(on_progress, name)
         outcome = run_task(task, store, on_progress=callback, cancel=cancel, executor=executor)

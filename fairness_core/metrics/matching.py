@@ -173,6 +173,30 @@ class EncoderMetric(ModelMetric):
         chosen = getattr(self.options, "layer", None)
         return int(self.encoder.num_layers) if chosen is None else chosen
 
+    def layer_count(self) -> int:
+        """Hidden layers of the encoder, from its config when it is not loaded yet (no weights read)."""
+        if self._model is None:
+            try:
+                from transformers import AutoConfig
+
+                spec = self.model_spec().resolved()
+                count = getattr(AutoConfig.from_pretrained(spec.source), "num_hidden_layers", None)
+                if isinstance(count, int) and count > 0:
+                    return count
+            except Exception:  # no readable config: load the model and ask it
+                pass
+        return int(self.encoder.num_layers)
+
+    def validate(self) -> None:
+        from fairness_core.metrics.base import MetricOptionError
+
+        chosen = getattr(self.options, "layer", None)
+        if chosen is not None:
+            count = self.layer_count()
+            if chosen > count:
+                raise MetricOptionError(f"{self.name}: the encoder {self.model_id} has layers 0..{count} "
+                                        f"(0 = embeddings), so layer {chosen} does not exist")
+
 
 # -- BERTScore ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -214,6 +238,18 @@ class BERTScore(EncoderMetric):
             return self.options.layer
         tuned = default_layer(self.model_id, self._hub_id())
         return int(self.encoder.num_layers) if tuned is None else tuned
+
+    def validate(self) -> None:
+        super().validate()
+        if self.options.baseline:
+            from fairness_core.metrics.base import MetricOptionError
+
+            layer = self.layer if self.options.layer is None else self.options.layer
+            try:
+                _load_baseline(self.options.baseline, layer, self.options.idf)
+            except ValueError as error:
+                raise MetricOptionError(f"bertscore: {error}; choose a --layer the baseline has or another "
+                                        "baseline") from error
 
     def signature(self) -> dict[str, Any]:
         signature = super().signature()
@@ -294,7 +330,10 @@ def _load_baseline(name: str, layer: int, idf: bool) -> tuple[float, float, floa
     import pandas as pd
 
     table = pd.read_csv(_baseline_path(name))
-    row = table[table["LAYER"] == layer] if "LAYER" in table.columns else table.iloc[[layer]]
+    if "LAYER" in table.columns:
+        row = table[table["LAYER"] == layer]
+    else:
+        row = table.iloc[[layer]] if 0 <= layer < len(table) else table.iloc[[]]
     if row.empty:
         raise ValueError(f"the {name} baseline has no layer {layer}")
     values = row.iloc[0]
