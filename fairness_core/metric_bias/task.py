@@ -36,6 +36,14 @@ class MetricRun:
     run_id: str
     from_cache: bool
     manifest: dict[str, Any]
+    #: "complete", or "cancelled" when the user stopped it (then only `shards_done` of `n_shards` are stored)
+    status: str = "complete"
+    shards_done: int = 0
+    n_shards: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return self.status != "complete"
 
 
 def stored_metric_name(column: str) -> str:
@@ -165,7 +173,8 @@ def run_metrics(
         task = make()
         callback = None if on_progress is None else functools.partial(on_progress, name)
         outcome = run_task(task, store, on_progress=callback, cancel=cancel, executor=executor)
-        runs.append(MetricRun(name, label, outcome.run_id, outcome.from_cache, task.manifest))
+        runs.append(MetricRun(name, label, outcome.run_id, outcome.from_cache, task.manifest, outcome.status,
+                              outcome.run.shards_done, outcome.run.n_shards))
         if cancel is not None and cancel.cancelled:
             break
     return runs

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairness_core.jobs.context import checkpoint
 from fairness_core.metrics.base import MetricOptions, check_parallel
 from fairness_core.metrics.model_based import ModelMetric
 from fairness_core.metrics.registry import register_metric
@@ -91,6 +92,7 @@ def _encode_hf(encoder: Encoder, texts: list[str], layer: int, batch_size: int) 
     out: list[Encoded | None] = [None] * len(texts)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
+            checkpoint(start, 2 * len(order))  # encoding is the first half of a shard's work; stops on Cancel
             batch = order[start : start + batch_size]
             width = max(len(ids[i]) for i in batch)
             input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
@@ -275,6 +277,8 @@ class BERTScore(EncoderMetric):
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
         p, r, f = (np.zeros(len(candidates)) for _ in range(3))
         for i, (cand, ref) in enumerate(zip(candidates, references, strict=True)):
+            if i % 64 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
             p[i], r[i], f[i] = greedy_match(encoded[cand.strip()], encoded[ref.strip()], weights)
         if self.options.baseline:
             bp, br, bf = _load_baseline(self.options.baseline, self.layer, self.options.idf)
@@ -397,8 +401,11 @@ class MoverScoreBigram(EncoderMetric):
         check_parallel(candidates, references)
         state = state or self.prepare(candidates, references)
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
-                  for c, r in zip(candidates, references, strict=True)]
+        values = []
+        for i, (c, r) in enumerate(zip(candidates, references, strict=True)):
+            if i % 16 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
+            values.append(self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0])
         return {"score": np.asarray(values, dtype=float)}
 
     def _ngrams(self, doc: Encoded, idf: dict[str, float], n: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -501,8 +508,11 @@ class MoverScore(EncoderMetric):
         check_parallel(candidates, references)
         state = state or self.prepare(candidates, references)
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
-                  for c, r in zip(candidates, references, strict=True)]
+        values = []
+        for i, (c, r) in enumerate(zip(candidates, references, strict=True)):
+            if i % 16 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
+            values.append(self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0])
         return {"score": np.asarray(values, dtype=float)}
 
     def alignment(self, candidate: str, reference: str) -> list[dict[str, Any]]:
