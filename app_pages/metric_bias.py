@@ -306,14 +306,15 @@ estimate_col.caption(f"Estimated time: {work_estimate.describe()}; runs already 
                      "seconds instead." + (" Above the page's limit of 4 h: tick “run anyway” to start it."
                                            if too_long else ""))
 confirmed = estimate_col.checkbox("Run anyway", key="mb_confirm_long") if too_long else True
+if job is None and is_default:  # the default view computes itself on the first visit
+    job = jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
 running = job is not None and job.running
 clicked = run_col.button("Run", type="primary", key="mb_run_button", disabled=running or not confirmed,
                          help="Already running: watch its progress or cancel it below." if running
                          else "Score the chosen metrics on this data (stored runs are read back).")
-if (clicked or (job is None and is_default)) and not running:
-    job = jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
-    if clicked:
-        st.rerun()  # draw the Run button disabled while this request runs
+if clicked and not running:
+    jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
+    st.rerun()  # draw the Run button disabled while this request runs
 job = jobs.show(key, label="Metric bias")
 if job is None:
     st.info("The request changed: press **Run** to compute it (estimate above).")

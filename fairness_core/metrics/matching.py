@@ -13,6 +13,7 @@ length and run under `torch.inference_mode`; any other `Encoder` goes through `t
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections import Counter
@@ -141,15 +142,37 @@ def idf_weights(documents: Sequence[Sequence[str]]) -> dict[str, float]:
     return {token: math.log((m + 1) / (count + 1)) for token, count in counts.items()} | {"": math.log(m + 1)}
 
 
-def default_layer(model_id: str, hub_id: str | None = None) -> int | None:
-    """bert_score's tuned layer for a model it knows (its `model2layers` table, read at run time)."""
+@functools.lru_cache(maxsize=1)
+def _bert_score_layers() -> dict[str, int]:
+    """bert_score's `model2layers` table, read from its source without importing it (the import pulls in
+    pandas, matplotlib and transformers: ~9 s cold); {} without bert_score installed."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("bert_score")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    source = Path(next(iter(spec.submodule_search_locations))) / "utils.py"
     try:
-        from bert_score.utils import model2layers
-    except ImportError:  # without bert_score every model is "unknown": last layer
-        return None
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "model2layers" for t in node.targets):
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            return {str(k): int(v) for k, v in table.items()}
+    return {}
+
+
+def default_layer(model_id: str, hub_id: str | None = None) -> int | None:
+    """bert_score's tuned layer for a model it knows (its `model2layers` table); None = unknown (last layer)."""
+    table = _bert_score_layers()
     for name in (hub_id, model_id, Path(model_id).name):
-        if name and name in model2layers:
-            return int(model2layers[name])
+        if name and name in table:
+            return table[name]
     return None
 
 
