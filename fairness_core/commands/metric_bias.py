@@ -58,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         choices=("metric-fairness", "pairs", "winobias", "crows-pairs", "demo"))
     listed = "; ".join(f"{n} ({METRICS[n].label})" for n in metric_names())
     parser.add_argument("--metrics", default="bleu,rouge1,meteor,nist,chrf",
-                        help=f"comma-separated, from: {listed} (default: the five n-gram metrics)")
+                        help=f"comma-separated, from: {listed}; or metric-fairness-2022 for the metrics of the "
+                             "paper's released code that run here (MoverScore = the released v2) "
+                             "(default: the five n-gram metrics)")
     parser.add_argument("--stored-scores", nargs="*", default=None, metavar="COLUMN",
                         help="also use the scores stored in the data as metrics (all numeric columns, or these)")
     parser.add_argument("--config", default="default", choices=("default", "metric-fairness-2022"),
@@ -92,7 +94,7 @@ def build(args: argparse.Namespace):  # -> MetricBiasRequest
     try:
         mb.parse_resamples(args.resamples)  # before reading any file
         dataset = mb.load_dataset(args.format, args.data)
-        names = [n.strip().lower() for n in args.metrics.split(",") if n.strip()]
+        names = mb.expand_presets([n.strip().lower() for n in args.metrics.split(",") if n.strip()])
         stored = [] if args.stored_scores is None else mb.choose_stored(dataset, args.stored_scores or True)
         if not names and stored:
             metrics = []

@@ -93,6 +93,14 @@ def load_dataset(fmt: str, data: Sequence[str] = (), uploads: Sequence[tuple[str
         raise RequestError(str(error)) from error
 
 
+def expand_presets(names: Sequence[str]) -> list[str]:
+    """Metric names with any preset name (e.g. metric-fairness-2022) replaced by its metrics, in order."""
+    out: list[str] = []
+    for name in names:
+        out += list(PRESETS.get(name, (name,)))
+    return list(dict.fromkeys(out))
+
+
 def parse_model_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]:
     """`--model ID` (every model-based metric) and `--model metric=ID` (one) as (general, targeted)."""
     general, targeted = None, {}

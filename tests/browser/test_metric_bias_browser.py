@@ -29,6 +29,10 @@ def test_normalisation_in_the_url_survives_a_reload_and_the_gap_table_filters(
     page.get_by_role("tab", name="Bias table").wait_for()
     page.get_by_text(re.compile(r"Bias \[95% bootstrap interval\], z-score")).wait_for()
     assert "norm=zscore" in page.url
+    panel = page.get_by_role("tabpanel", name="Bias table")
+    panel.locator("[data-testid='stPlotlyChart']").first.wait_for()
+    panel.locator("[data-testid='stDataFrame']").first.wait_for()
+    page.wait_for_timeout(2000)  # let Plotly finish drawing before the screenshot
     page.screenshot(path=str(artifact_dir / "metric_bias_zscore.png"), full_page=True)
     assert (artifact_dir / "metric_bias_zscore.png").stat().st_size > 10_000
 

@@ -35,3 +35,21 @@ def test_the_estimate_grows_with_pairs_and_metrics_and_bounds_bootstrap_memory()
     with pytest.raises(mb.RequestError, match=r"this request would take about .* \(300,000 pairs, 1,200,000 candidate "
                                               r"scorings .*above the limit of 4 h 00 min"):
         mb.check_limits(b)
+
+
+def test_the_paper_preset_holds_the_released_moverscore_and_expands_in_the_cli() -> None:
+    import argparse
+
+    from fairness_core.commands import metric_bias as command
+
+    assert mb.expand_presets(["bleu", "metric-fairness-2022"]) == list(mb.PRESETS["metric-fairness-2022"])
+    assert "moverscore" in mb.PRESETS["metric-fairness-2022"]  # the released v2, not moverscore-bigram
+    assert "moverscore-bigram" not in mb.PRESETS["metric-fairness-2022"]
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(["metric-bias", "--format", "demo", "--metrics", "metric-fairness-2022",
+                              "--config", "metric-fairness-2022"])
+    request = command.build(args)
+    assert [m.name for m in request.metrics] == list(mb.PRESETS["metric-fairness-2022"])
+    mover = next(m for m in request.metrics if m.name == "moverscore")
+    assert mover.label == "MoverScore (released v2)"
