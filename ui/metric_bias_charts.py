@@ -41,7 +41,9 @@ def bias_bars(table: pd.DataFrame, normalisation: str = "minmax") -> go.Figure:
     figure = px.bar(frame, x="attribute", y="bias", color="metric", barmode="group", facet_col="paradigm",
                     error_y="err_plus", error_y_minus="err_minus", color_discrete_sequence=PALETTE,
                     labels={"bias": UNITS.get(normalisation, "bias"), "attribute": "sensitive attribute"},
-                    category_orders={"paradigm": ["n-gram-based", "PLM-based", "stored scores"]})
+                    category_orders={"paradigm": [p for p in ("n-gram-based", "PLM-based", "stored scores")
+                                                  if p in set(frame["paradigm"])]})
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))  # "PLM-based", not "paradigm=…"
     figure.update_yaxes(matches=None, showticklabels=True)  # the paper also uses separate y ranges
     figure.update_layout(height=400, margin={"t": 40, "b": 10},
                          legend={"orientation": "h", "yanchor": "top", "y": -0.2, "title": None})
