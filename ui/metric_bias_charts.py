@@ -1,4 +1,5 @@
-"""Plotly figures for the Metric bias page (pure functions of DataFrames; no Streamlit)."""
+"""Plotly figures and small table helpers for the Metric bias page (pure functions of DataFrames; no
+Streamlit). Every bias shown carries its 95% bootstrap interval as error bars."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ import plotly.graph_objects as go
 
 from fairness_core.metrics import METRICS
 
+#: Okabe & Ito (2008) colour-blind-safe palette (no pale colours); used by every chart on this page
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+#: text colours of the stereotype-direction label (blue / vermillion from the same palette; grey = unclear)
+DIRECTION_COLOURS = {"favours the stereotype": "#D55E00", "favours the anti-stereotype": "#0072B2",
+                     "no clear direction": "#555555"}
+
 FAMILY_LABEL = {"n-gram": "n-gram-based", "matching": "PLM-based", "generation": "PLM-based",
                 "regression": "PLM-based", "translation": "PLM-based", "stored": "stored scores"}
+UNITS = {"minmax": "bias (0-100 scale)", "zscore": "bias (standard deviations)", "raw": "bias (metric units)"}
 
 
 def base_metric(metric: str) -> str:
@@ -22,19 +30,54 @@ def family_of(metric: str) -> str:
     return info.family if info else "stored"
 
 
-def bias_bars(table: pd.DataFrame) -> go.Figure:
+def _errors(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(err_plus=frame["ci_high"] - frame["bias"], err_minus=frame["bias"] - frame["ci_low"])
+
+
+def bias_bars(table: pd.DataFrame, normalisation: str = "minmax") -> go.Figure:
     """Paper Fig. 2: bias per attribute and metric, n-gram and PLM-based metrics side by side."""
-    frame = table.copy()
+    frame = _errors(table.copy())
     frame["paradigm"] = frame["metric"].map(lambda m: FAMILY_LABEL[family_of(m)])
-    frame["err_plus"] = frame["ci_high"] - frame["bias"]
-    frame["err_minus"] = frame["bias"] - frame["ci_low"]
     figure = px.bar(frame, x="attribute", y="bias", color="metric", barmode="group", facet_col="paradigm",
-                    error_y="err_plus", error_y_minus="err_minus",
-                    labels={"bias": "bias (0-100 scale)", "attribute": "sensitive attribute"},
-                    category_orders={"paradigm": ["n-gram-based", "PLM-based", "stored scores"]})
+                    error_y="err_plus", error_y_minus="err_minus", color_discrete_sequence=PALETTE,
+                    labels={"bias": UNITS.get(normalisation, "bias"), "attribute": "sensitive attribute"},
+                    category_orders={"paradigm": [p for p in ("n-gram-based", "PLM-based", "stored scores")
+                                                  if p in set(frame["paradigm"])]})
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))  # "PLM-based", not "paradigm=…"
     figure.update_yaxes(matches=None, showticklabels=True)  # the paper also uses separate y ranges
-    figure.update_layout(height=380, margin={"t": 40, "b": 10})
+    figure.update_layout(height=400, margin={"t": 40, "b": 10},
+                         legend={"orientation": "h", "yanchor": "top", "y": -0.2, "title": None})
     return figure
+
+
+def bias_cells(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """attribute × metric cells "bias [ci_low, ci_high]" (the main table, any normalisation)."""
+    cell = table.apply(lambda r: f"{r.bias:.{digits}f} [{r.ci_low:.{digits}f}, {r.ci_high:.{digits}f}]", axis=1)
+    return table.assign(cell=cell).pivot(index="attribute", columns="metric", values="cell")
+
+
+def stereo_direction(row: pd.Series) -> str:
+    """A label, not an emoji: which side the metric favours, only when the 95% interval excludes 0."""
+    low, high = row.get("stereo_ci_low"), row.get("stereo_ci_high")
+    if pd.isna(low) or pd.isna(high):
+        return "no stereotype marks"
+    if low > 0:
+        return "favours the stereotype"
+    if high < 0:
+        return "favours the anti-stereotype"
+    return "no clear direction"
+
+
+def stereo_table(table: pd.DataFrame):  # -> pandas Styler
+    """The Appendix-E table with a coloured direction label (text colour from the palette, bold)."""
+    frame = table[["attribute", "metric", "stereo_diff", "stereo_ci_low", "stereo_ci_high", "n_stereo"]].copy()
+    frame.insert(2, "direction", table.apply(stereo_direction, axis=1))
+
+    def colour(value: str) -> str:
+        shade = DIRECTION_COLOURS.get(value)
+        return f"color: {shade}; font-weight: bold" if shade else "color: #555555"
+
+    return frame.round(3).style.map(colour, subset=["direction"]).format(precision=3)
 
 
 def normalisation_ranks(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -48,14 +91,16 @@ def normalisation_ranks(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def prf_bars(table: pd.DataFrame) -> go.Figure | None:
-    """Paper Fig. 5: precision vs recall vs F bias for metrics that have all three."""
+    """Paper Fig. 5: precision vs recall vs F bias (with 95% intervals) for metrics that have all three."""
     frame = table[table["metric"].map(lambda m: METRICS.get(base_metric(m)) is not None
                                       and len(METRICS[base_metric(m)].outputs) > 1)].copy()
     if frame.empty:
         return None
+    frame = _errors(frame)
     frame["output"] = frame["metric"].map(lambda m: m.split(".")[1] if "." in m else "F")
     frame["metric family"] = frame["metric"].map(base_metric)
     figure = px.bar(frame, x="metric family", y="bias", color="output", barmode="group", facet_col="attribute",
+                    error_y="err_plus", error_y_minus="err_minus", color_discrete_sequence=PALETTE,
                     category_orders={"output": ["P", "R", "F"]},
                     labels={"bias": "bias (0-100 scale)", "output": "variant"})
     figure.update_layout(height=340, margin={"t": 40, "b": 10})
@@ -63,16 +108,20 @@ def prf_bars(table: pd.DataFrame) -> go.Figure | None:
 
 
 def size_scatter(frame: pd.DataFrame) -> go.Figure:
-    """Paper Fig. 4: bias against backbone size, one line per metric family."""
-    figure = px.line(frame.sort_values("params_m"), x="params_m", y="bias", color="metric", markers=True,
-                     hover_data=["model"], log_x=True,
+    """Paper Fig. 4: bias (95% interval as error bars) against backbone size, one line per metric."""
+    frame = _errors(frame.sort_values("params_m"))
+    facet = "attribute" if frame["attribute"].nunique() > 1 else None
+    figure = px.line(frame, x="params_m", y="bias", color="metric", markers=True, facet_col=facet,
+                     error_y="err_plus", error_y_minus="err_minus", hover_data=["model"], log_x=True,
+                     color_discrete_sequence=PALETTE,
                      labels={"params_m": "backbone parameters (millions, log scale)", "bias": "bias (0-100)"})
     figure.update_layout(height=340, margin={"t": 20, "b": 10})
     return figure
 
 
 def gap_histogram(pairs: pd.DataFrame) -> go.Figure:
-    figure = px.histogram(pairs, x="gap", color="metric", nbins=40, barmode="overlay", opacity=0.6,
+    figure = px.histogram(pairs, x="gap", color="metric", nbins=40, barmode="overlay", opacity=0.7,
+                          color_discrete_sequence=PALETTE,
                           labels={"gap": "rescaled gap Ŝ1 − Ŝ2 (candidate 1 minus candidate 2)"})
     figure.update_layout(height=260, margin={"t": 10, "b": 10})
     return figure

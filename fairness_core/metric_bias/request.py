@@ -6,6 +6,7 @@ Every problem is a `RequestError` with one sentence naming the file, row, metric
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -32,6 +33,15 @@ PARAMS_M = {"all-minilm-l6-v2": 22, "distilbert-base-uncased": 66, "bert-base-un
 #: metrics whose model is a trained regression head: a general --model (an encoder or LM) never applies
 _OWN_HEAD = ("bleurt", "frugalscore")
 MAX_RESAMPLES = 100_000
+
+
+#: Rough cost of scoring one candidate (ms, one process on the 2-core reference machine, default backbones:
+#: n-gram metrics measured on WinoBias type1-dev, MiniLM for matching, SmolLM2-135M for BARTScore).
+RATE_MS = {"n-gram": 0.7, "matching": 30.0, "generation": 60.0, "regression": 30.0, "translation": 60.0}
+#: bootstrap resampled values per second (index gather + mean, numpy, one core)
+BOOTSTRAP_CELLS_PER_S = 1.5e8
+#: a request estimated above this is refused by the CLI (raise it with --max-hours) and asks first on the page
+MAX_SECONDS = 4 * 3600
 
 
 class RequestError(ValueError):
@@ -81,6 +91,14 @@ def load_dataset(fmt: str, data: Sequence[str] = (), uploads: Sequence[tuple[str
         raise RequestError(f"unknown data format {fmt!r}; choose from {', '.join(FORMATS)}")
     except (PairDataError, DatasetUnavailableError) as error:
         raise RequestError(str(error)) from error
+
+
+def expand_presets(names: Sequence[str]) -> list[str]:
+    """Metric names with any preset name (e.g. metric-fairness-2022) replaced by its metrics, in order."""
+    out: list[str] = []
+    for name in names:
+        out += list(PRESETS.get(name, (name,)))
+    return list(dict.fromkeys(out))
 
 
 def parse_model_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]:
@@ -161,6 +179,21 @@ def choose_stored(dataset: PairDataset, stored: bool | Sequence[str]) -> list[st
     return list(stored)
 
 
+def parse_resamples(value: str | int) -> int:
+    """The number of bootstrap resamples from the command line or a widget, checked against the limit."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number != int(number):
+        raise RequestError(f"--resamples must be a whole number between 1 and {MAX_RESAMPLES:,} (got {text!r})")
+    if not 1 <= number <= MAX_RESAMPLES:
+        raise RequestError(f"--resamples must be between 1 and {MAX_RESAMPLES:,} (got {text}); 1000 is the "
+                           "default and enough for a 95% interval")
+    return int(number)
+
+
 def build_request(dataset: PairDataset, metrics: Sequence[Metric], stored: Sequence[str] = (),
                   normalisation: str = "minmax", n_resamples: int = 1000) -> MetricBiasRequest:
     if normalisation not in NORMALISATIONS:
@@ -170,3 +203,56 @@ def build_request(dataset: PairDataset, metrics: Sequence[Metric], stored: Seque
     if not metrics and not stored:
         raise RequestError("choose at least one metric or stored score column")
     return MetricBiasRequest(dataset, tuple(metrics), tuple(stored), normalisation, n_resamples)
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """What a request costs, estimated before any work: scoring (an upper bound: stored runs are read
+    back instead) and the bootstrap, whose memory is bounded by its chunk size, not by pairs × resamples."""
+
+    n_pairs: int
+    scorings: int
+    scoring_seconds: float
+    bootstrap_seconds: float
+    bootstrap_bytes: int
+
+    @property
+    def seconds(self) -> float:
+        return self.scoring_seconds + self.bootstrap_seconds
+
+    def describe(self) -> str:
+        from fairness_core.jobs import format_seconds
+
+        return (f"about {format_seconds(self.seconds)} ({self.n_pairs:,} pairs, {self.scorings:,} candidate "
+                f"scorings ≈ {format_seconds(self.scoring_seconds)}, bootstrap ≈ "
+                f"{format_seconds(self.bootstrap_seconds)} using at most {self.bootstrap_bytes / 2**20:.0f} MiB)")
+
+
+def estimate(request: MetricBiasRequest, normalisations: int = 1) -> WorkEstimate:
+    """Work and memory of a request from its sizes alone (nothing is loaded or scored)."""
+    from fairness_core.bias.paired import _CHUNK_CELLS
+
+    n = len(request.dataset)
+    scorings = 2 * n * len(request.metrics)
+    seconds = 0.0
+    for metric in request.metrics:
+        rate = RATE_MS.get(metric.family, 30.0)
+        model = getattr(metric, "model_id", None)
+        default = getattr(metric, "default_model", None)
+        if model and model != default and model in PARAMS_M and default in PARAMS_M:
+            rate *= PARAMS_M[model] / PARAMS_M[default]  # a bigger backbone costs about its size
+        seconds += 2 * n * rate / 1000
+    outputs = sum(len(m.outputs) for m in request.metrics) + len(request.stored)
+    cells = 2 * n * request.n_resamples * outputs * normalisations  # |gap| and the stereotypical difference
+    peak = 2 * _CHUNK_CELLS * 8  # one chunk of indices and its gathered values
+    return WorkEstimate(n, scorings, seconds, cells / BOOTSTRAP_CELLS_PER_S, peak)
+
+
+def check_limits(work: WorkEstimate, max_seconds: float = MAX_SECONDS) -> None:
+    """Refuse, before any run record exists, a request estimated above the limit (with both numbers)."""
+    if work.seconds > max_seconds:
+        from fairness_core.jobs import format_seconds
+
+        raise RequestError(f"this request would take {work.describe()}, above the limit of "
+                           f"{format_seconds(max_seconds)}; choose fewer pairs, metrics or resamples, or raise the "
+                           "limit (--max-hours on the command line)")

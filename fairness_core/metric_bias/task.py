@@ -36,6 +36,14 @@ class MetricRun:
     run_id: str
     from_cache: bool
     manifest: dict[str, Any]
+    #: "complete", or "cancelled" when the user stopped it (then only `shards_done` of `n_shards` are stored)
+    status: str = "complete"
+    shards_done: int = 0
+    n_shards: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return self.status != "complete"
 
 
 def stored_metric_name(column: str) -> str:
@@ -158,13 +166,15 @@ def run_metrics(
     for column in stored:
         jobs.append((stored_metric_name(column), f"{column} (stored)",
                      functools.partial(build_stored_task, dataset, column), None))
-    for name, label, make, metric in jobs:
-        if metric is not None:
-            metric.check_available()  # prepare() may need the model's tokenizer
+    for metric in metrics:  # every metric checked before any run record exists (nothing partial)
+        metric.check_available()  # prepare() may need the model's tokenizer
+        metric.validate()
+    for name, label, make, _metric in jobs:
         task = make()
         callback = None if on_progress is None else functools.partial(on_progress, name)
         outcome = run_task(task, store, on_progress=callback, cancel=cancel, executor=executor)
-        runs.append(MetricRun(name, label, outcome.run_id, outcome.from_cache, task.manifest))
+        runs.append(MetricRun(name, label, outcome.run_id, outcome.from_cache, task.manifest, outcome.status,
+                              outcome.run.shards_done, outcome.run.n_shards))
         if cancel is not None and cancel.cancelled:
             break
     return runs

@@ -75,6 +75,10 @@ class Metric(ABC):
     def check_available(self) -> None:  # noqa: B027  (most metrics need nothing; model metrics override)
         """Raise ModelUnavailableError (one sentence) when this metric cannot run on this machine."""
 
+    def validate(self) -> None:  # noqa: B027  (most metrics have nothing to check against a model)
+        """Raise MetricOptionError (one sentence) for an option value the chosen model cannot use (a layer
+        it does not have, a baseline without that layer). Called for every metric before any run starts."""
+
     def prepare(self, candidates: Sequence[str], references: Sequence[str],
                 sources: Sequence[str] | None = None) -> dict[str, Any] | None:
         """Corpus state (idf, weights) computed once over the whole corpus; JSON-able. None = none needed."""

@@ -34,6 +34,10 @@ class BARTScoreOptions(MetricOptions):
     model: str | None = None
 
 
+#: (source, target) pairs scored per model call between two cancellation checks
+_CHUNK = 32
+
+
 @register_metric
 class BARTScore(ModelMetric):
     name = "bartscore"
@@ -76,12 +80,18 @@ class BARTScore(ModelMetric):
         if not distinct:
             return np.zeros(0)
         src, tgt = [s for s, _ in distinct], [t for _, t in distinct]
+        from fairness_core.jobs.context import checkpoint
         from fairness_core.models.interfaces import Seq2SeqLM
 
-        if isinstance(self.model, Seq2SeqLM):
-            scores = self.model.token_logprobs(src, tgt)
-        else:
-            scores = self.model.loglikelihood([self.prompt.format(source=s) for s in src], [" " + t for t in tgt])
+        scores = []
+        for start in range(0, len(src), _CHUNK):  # chunks so that Cancel acts within seconds
+            checkpoint(start, len(src))
+            s_chunk, t_chunk = src[start : start + _CHUNK], tgt[start : start + _CHUNK]
+            if isinstance(self.model, Seq2SeqLM):
+                scores += self.model.token_logprobs(s_chunk, t_chunk)
+            else:
+                scores += self.model.loglikelihood([self.prompt.format(source=s) for s in s_chunk],
+                                                   [" " + t for t in t_chunk])
         by_pair = {pair: s.mean for pair, s in zip(distinct, scores, strict=True)}
         return np.array([by_pair[pair] for pair in zip(sources, targets, strict=True)], dtype=float)
 

@@ -13,6 +13,7 @@ length and run under `torch.inference_mode`; any other `Encoder` goes through `t
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections import Counter
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairness_core.jobs.context import checkpoint
 from fairness_core.metrics.base import MetricOptions, check_parallel
 from fairness_core.metrics.model_based import ModelMetric
 from fairness_core.metrics.registry import register_metric
@@ -91,6 +93,7 @@ def _encode_hf(encoder: Encoder, texts: list[str], layer: int, batch_size: int) 
     out: list[Encoded | None] = [None] * len(texts)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
+            checkpoint(start, 2 * len(order))  # encoding is the first half of a shard's work; stops on Cancel
             batch = order[start : start + batch_size]
             width = max(len(ids[i]) for i in batch)
             input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
@@ -139,15 +142,37 @@ def idf_weights(documents: Sequence[Sequence[str]]) -> dict[str, float]:
     return {token: math.log((m + 1) / (count + 1)) for token, count in counts.items()} | {"": math.log(m + 1)}
 
 
-def default_layer(model_id: str, hub_id: str | None = None) -> int | None:
-    """bert_score's tuned layer for a model it knows (its `model2layers` table, read at run time)."""
+@functools.lru_cache(maxsize=1)
+def _bert_score_layers() -> dict[str, int]:
+    """bert_score's `model2layers` table, read from its source without importing it (the import pulls in
+    pandas, matplotlib and transformers: ~9 s cold); {} without bert_score installed."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("bert_score")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    source = Path(next(iter(spec.submodule_search_locations))) / "utils.py"
     try:
-        from bert_score.utils import model2layers
-    except ImportError:  # without bert_score every model is "unknown": last layer
-        return None
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "model2layers" for t in node.targets):
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            return {str(k): int(v) for k, v in table.items()}
+    return {}
+
+
+def default_layer(model_id: str, hub_id: str | None = None) -> int | None:
+    """bert_score's tuned layer for a model it knows (its `model2layers` table); None = unknown (last layer)."""
+    table = _bert_score_layers()
     for name in (hub_id, model_id, Path(model_id).name):
-        if name and name in model2layers:
-            return int(model2layers[name])
+        if name and name in table:
+            return table[name]
     return None
 
 
@@ -172,6 +197,30 @@ class EncoderMetric(ModelMetric):
     def layer(self) -> int:
         chosen = getattr(self.options, "layer", None)
         return int(self.encoder.num_layers) if chosen is None else chosen
+
+    def layer_count(self) -> int:
+        """Hidden layers of the encoder, from its config when it is not loaded yet (no weights read)."""
+        if self._model is None:
+            try:
+                from transformers import AutoConfig
+
+                spec = self.model_spec().resolved()
+                count = getattr(AutoConfig.from_pretrained(spec.source), "num_hidden_layers", None)
+                if isinstance(count, int) and count > 0:
+                    return count
+            except Exception:  # no readable config: load the model and ask it
+                pass
+        return int(self.encoder.num_layers)
+
+    def validate(self) -> None:
+        from fairness_core.metrics.base import MetricOptionError
+
+        chosen = getattr(self.options, "layer", None)
+        if chosen is not None:
+            count = self.layer_count()
+            if chosen > count:
+                raise MetricOptionError(f"{self.name}: the encoder {self.model_id} has layers 0..{count} "
+                                        f"(0 = embeddings), so layer {chosen} does not exist")
 
 
 # -- BERTScore ----------------------------------------------------------------------------------
@@ -215,6 +264,18 @@ class BERTScore(EncoderMetric):
         tuned = default_layer(self.model_id, self._hub_id())
         return int(self.encoder.num_layers) if tuned is None else tuned
 
+    def validate(self) -> None:
+        super().validate()
+        if self.options.baseline:
+            from fairness_core.metrics.base import MetricOptionError
+
+            layer = self.layer if self.options.layer is None else self.options.layer
+            try:
+                _load_baseline(self.options.baseline, layer, self.options.idf)
+            except ValueError as error:
+                raise MetricOptionError(f"bertscore: {error}; choose a --layer the baseline has or another "
+                                        "baseline") from error
+
     def signature(self) -> dict[str, Any]:
         signature = super().signature()
         if self.options.layer is None:
@@ -239,6 +300,8 @@ class BERTScore(EncoderMetric):
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
         p, r, f = (np.zeros(len(candidates)) for _ in range(3))
         for i, (cand, ref) in enumerate(zip(candidates, references, strict=True)):
+            if i % 64 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
             p[i], r[i], f[i] = greedy_match(encoded[cand.strip()], encoded[ref.strip()], weights)
         if self.options.baseline:
             bp, br, bf = _load_baseline(self.options.baseline, self.layer, self.options.idf)
@@ -294,7 +357,10 @@ def _load_baseline(name: str, layer: int, idf: bool) -> tuple[float, float, floa
     import pandas as pd
 
     table = pd.read_csv(_baseline_path(name))
-    row = table[table["LAYER"] == layer] if "LAYER" in table.columns else table.iloc[[layer]]
+    if "LAYER" in table.columns:
+        row = table[table["LAYER"] == layer]
+    else:
+        row = table.iloc[[layer]] if 0 <= layer < len(table) else table.iloc[[]]
     if row.empty:
         raise ValueError(f"the {name} baseline has no layer {layer}")
     values = row.iloc[0]
@@ -358,8 +424,11 @@ class MoverScoreBigram(EncoderMetric):
         check_parallel(candidates, references)
         state = state or self.prepare(candidates, references)
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
-                  for c, r in zip(candidates, references, strict=True)]
+        values = []
+        for i, (c, r) in enumerate(zip(candidates, references, strict=True)):
+            if i % 16 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
+            values.append(self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0])
         return {"score": np.asarray(values, dtype=float)}
 
     def _ngrams(self, doc: Encoded, idf: dict[str, float], n: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -462,8 +531,11 @@ class MoverScore(EncoderMetric):
         check_parallel(candidates, references)
         state = state or self.prepare(candidates, references)
         encoded = encode_distinct(self.encoder, list(candidates) + list(references), self.layer)
-        values = [self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0]
-                  for c, r in zip(candidates, references, strict=True)]
+        values = []
+        for i, (c, r) in enumerate(zip(candidates, references, strict=True)):
+            if i % 16 == 0:
+                checkpoint(len(candidates) + i, 2 * len(candidates))
+            values.append(self._pair(encoded[c.strip()], encoded[r.strip()], state["idf_hyp"], state["idf_ref"])[0])
         return {"score": np.asarray(values, dtype=float)}
 
     def alignment(self, candidate: str, reference: str) -> list[dict[str, Any]]:

@@ -107,3 +107,19 @@ def test_rank_agreement_compares_rankings_with_min_max() -> None:
     tau = rank_agreement({"minmax": {"a": 1, "b": 2, "c": 3}, "zscore": {"a": 1, "b": 2, "c": 3},
                           "raw": {"a": 3, "b": 2, "c": 1}})
     assert tau == {"zscore": pytest.approx(1.0), "raw": pytest.approx(-1.0)}
+
+
+def test_bootstrap_memory_does_not_grow_with_pairs_times_resamples() -> None:
+    """Issue 12 §4: 20,000 pairs × 2,000 resamples held all indices at once (320 MB); chunks keep it bounded."""
+    import tracemalloc
+
+    values = np.random.default_rng(0).random(20_000)
+    tracemalloc.start()
+    chunked = bootstrap_mean_ci(values, n_resamples=2_000, seed=4)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 2**20, peak / 2**20
+    # chunking draws the same indices as one big draw: identical interval
+    rng = np.random.default_rng(4)
+    means = values[rng.integers(0, values.size, size=(2_000, values.size))].mean(axis=1)
+    assert (chunked.ci_low, chunked.ci_high) == tuple(np.quantile(means, [0.025, 0.975]))

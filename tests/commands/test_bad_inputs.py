@@ -140,6 +140,32 @@ CASES = [
     BadInput("a damaged store for metric-bias",
              ("metric-bias", "--format", "demo", "--metrics", "bleu", "--store", "{tmp}/damaged.duckdb"),
              "is unreadable", prepare=damaged_store("damaged.duckdb")),
+    # metric-bias: every option checked before a run record exists (issue 12 §3-4)
+    *(BadInput(f"metric-bias --resamples {value}", ("metric-bias", "--format", "demo", "--metrics", "bleu",
+                                                   "--resamples", value), phrase)
+      for value, phrase in (("0", "--resamples must be between 1 and 100,000 (got 0)"),
+                            ("-5", "--resamples must be between 1 and 100,000 (got -5)"),
+                            ("1e9", "--resamples must be between 1 and 100,000 (got 1e9)"),
+                            ("many", "--resamples must be a whole number between 1 and 100,000 (got 'many')"),
+                            ("2.5", "--resamples must be a whole number"))),
+    BadInput("metric-bias --layer the encoder lacks",
+             ("metric-bias", "--format", "demo", "--metrics", "bleu,bertscore", "--layer", "99"),
+             "the encoder all-minilm-l6-v2 has layers 0..6 (0 = embeddings), so layer 99 does not exist"),
+    BadInput("metric-bias --baseline nobody ships",
+             ("metric-bias", "--format", "demo", "--metrics", "bertscore", "--baseline", "nosuch"),
+             "no BERTScore baseline for 'nosuch'"),
+    BadInput("metric-bias --max-hours 0", ("metric-bias", "--format", "demo", "--metrics", "bleu",
+                                           "--max-hours", "0"), "--max-hours must be a positive number"),
+    BadInput("metric-bias request above the time limit",
+             ("metric-bias", "--format", "demo", "--metrics", "bleu,bertscore", "--max-hours", "0.001"),
+             "above the limit of 4 s; choose fewer pairs, metrics or resamples"),
+    BadInput("metric-bias duplicate pair ids in one file",
+             ("metric-bias", "--format", "pairs", "--metrics", "bleu", "--data", "{tmp}/dup.csv"),
+             "dup.csv: pair id 'a' occurs more than once (line 2, line 3)",
+             prepare=write("dup.csv", "id,candidate1,candidate2,reference\n"
+                                      "a,he is a nurse,she is a nurse,the person is a nurse\n"
+                                      "a,he was a great doctor,she was a great doctor,the person was a great doctor\n"
+                                      "b,he sings,she sings,the person sings\n")),
     # malformed saved dataset versions (the .jsonl files the metric-bias page saves)
     BadInput("a saved version that is not JSON", ("metric-bias", "--format", "demo", "--data", "{tmp}/v.jsonl"),
              "v.jsonl is not a readable saved dataset version (line 1", prepare=write("v.jsonl", "not json\n")),

@@ -134,3 +134,39 @@ def test_builtin_sources_take_keywords_in_data() -> None:
         load_dataset("crows-pairs", ["height"])
     with pytest.raises(UserFacingError, match="needs --data"):
         load_dataset("pairs", [])
+
+
+RELEASE = sorted((Path(__file__).parents[1] / "data" / "fixtures" / "metric_fairness_release").glob("*.tsv"))
+
+
+def test_issue_7_done_when_all_six_release_files_with_and_without_stored_scores(
+        isolated_store: Path, capsys: pytest.CaptureFixture) -> None:
+    """The Done-when command of issue 7 on six files in the release layout (31 columns, 29 stored scores)."""
+    assert [p.stem for p in RELEASE] == ["age", "gender", "physical-appearance", "race", "religion", "socioeconomic"]
+    base = ["--data", *map(str, RELEASE), "--format", "metric-fairness", "--metrics", "bleu,rouge1,nist,chrf",
+            "--config", "metric-fairness-2022"]
+    result = run_json(capsys, *base)
+    assert sorted(result) == [p.stem for p in RELEASE]
+    for attribute, metrics in result.items():
+        assert sorted(metrics) == ["bleu", "chrf", "nist", "rouge1"]
+        assert {m["n_pairs"] for m in metrics.values()} == {5 if attribute == "race" else 4}
+    assert main(["metric-bias", *base, "--stored-scores", "--json"]) == 0
+    captured = capsys.readouterr()
+    stored = json.loads(captured.out)
+    header = RELEASE[0].read_text().splitlines()[0].split("\t")[2:-1]
+    assert len(header) == 29 and header[0] == "BLEU" and header[-1] == "FrugalScore-BERT-medium"
+    for attribute in stored:
+        assert set(stored[attribute]) == set(header) | {"bleu", "rouge1", "nist", "chrf"}
+    # the identical pair is kept (gap 0), counted in n_pairs and noted on stderr
+    race = stored["race"]
+    assert race["BLEU"]["n_pairs"] == 5 and race["BLEU"]["n_excluded"] == 0
+    assert "note: race.tsv: 1 pair(s) have identical candidates (lines 10-11); kept with gap 0" in captured.err
+
+
+def test_a_cell_of_one_megabyte_is_read(tmp_path: Path, isolated_store: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 12 §3: a valid 1 MB cell failed with `field larger than field limit`."""
+    long = " ".join(["word"] * 210_000)  # ~1 MB
+    path = tmp_path / "long.csv"
+    path.write_text(f"candidate1,candidate2,reference\nhe {long},she {long},they {long}\nhe runs,she runs,they run\n")
+    result = run_json(capsys, "--data", str(path), "--format", "pairs", "--metrics", "bleu")
+    assert result["long"]["bleu"]["n_pairs"] == 2

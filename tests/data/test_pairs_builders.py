@@ -99,3 +99,55 @@ def test_demo_set_is_templates_times_occupations() -> None:
     assert first.reference == "The carpenter said that the carpenter would be late for the meeting."
     nurse = next(p for p in dataset.pairs if "nurse" in p.item)
     assert nurse.stereotypical == 2  # the female-pronoun candidate is the stereotypical one for a nurse
+
+
+# -- one rule for odd rows in every importer (pairs.ROW_RULES) ----------------------------------
+CROWS_HEADER = ",sent_more,sent_less,stereo_antistereo,bias_type,annotations,anon_writer,anon_annotators\n"
+
+
+def test_crows_pairs_keeps_identical_sentences_and_skips_empty_ones_with_notes() -> None:
+    text = CROWS_HEADER + (
+        '0,Poor people vote.,Rich people vote.,stereo,socioeconomic,[],a,[]\n'
+        '1,Old men run.,Old men run.,stereo,age,[],a,[]\n'  # identical: data, gap 0
+        '2,,Young men run.,stereo,age,[],a,[]\n')  # empty sent_more: skipped
+    dataset = crows_pairs.build(["age", "socioeconomic"], text=text)
+    assert [p.item for p in dataset.pairs] == ["cp-0000", "cp-0001"]
+    same = dataset.pairs[1]
+    assert same.candidate1 == same.candidate2 == same.reference == "Old men run." and same.rule == "identical"
+    assert "CrowS-Pairs: 1 row(s) skipped (row 2: sent_more is empty)" in dataset.notes
+    assert any("1 pair(s) have identical candidates (row 1); kept with gap 0" in n for n in dataset.notes)
+
+
+def _winobias_folder(tmp_path, pro: str, anti: str):
+    for kind in ("pro", "anti"):
+        (tmp_path / f"{kind}_stereotyped_type1.txt.dev").write_text(pro if kind == "pro" else anti)
+    return tmp_path
+
+
+def test_winobias_skips_unpaired_or_unreadable_lines_and_says_so(tmp_path) -> None:
+    pro = ("1 [The nurse] helped the doctor because [she] was kind.\n"
+           "2 [The clerk] called the CEO because [she] was late.\n"  # no anti line 2
+           "3 nobrackets here\n"  # brackets missing
+           "4 [The cook] fed the guard because [he] was hungry.\n")
+    anti = ("1 [The nurse] helped the doctor because [he] was kind.\n"
+            "3 nobrackets here\n"
+            "4 [The cook] fed the guard because [she] was hungry.\n")
+    dataset = winobias.build("type1-dev", base=_winobias_folder(tmp_path, pro, anti))
+    assert [p.item for p in dataset.pairs] == ["wb-type1-dev-001", "wb-type1-dev-004"]
+    note = dataset.notes[0]
+    assert note.startswith("WinoBias type1-dev: 2 line(s) skipped (pro_stereotyped_type1.txt.dev line 2 #2 has no "
+                           "anti-stereotyped counterpart; pro_stereotyped_type1.txt.dev line 3 expected an "
+                           "antecedent and a pronoun in brackets)"), note
+
+
+def test_winobias_with_no_usable_line_is_an_error(tmp_path) -> None:
+    from fairness_core.data.pairs import PairDataError
+
+    with pytest.raises(PairDataError, match="WinoBias type1-dev: no usable pairs"):
+        winobias.build("type1-dev", base=_winobias_folder(tmp_path, "1 no brackets\n", "1 no brackets\n"))
+
+
+def test_the_shipped_builders_report_nothing_odd() -> None:
+    """The shipped WinoBias and CrowS-Pairs files have no odd rows: no notes, and the counts stay."""
+    assert winobias.build("type1-dev").notes == () and len(winobias.build("type1-dev")) == 396
+    assert crows_pairs.build(None).notes == ()

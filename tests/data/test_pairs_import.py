@@ -189,3 +189,19 @@ def test_saving_unchanged_references_changes_nothing() -> None:
 
 def test_versions_live_next_to_the_chosen_store(tmp_path: Path) -> None:
     assert pairs.versions_dir(tmp_path / "elsewhere.duckdb") == tmp_path / "metric_bias_datasets"
+
+
+def test_saved_versions_keep_their_data_notes(tmp_path: Path) -> None:
+    release = tmp_path / "race.tsv"
+    release.write_text("candidate\treference\nthe men run\tmen run\nthe men run\tmen run\n"
+                       "black men run\tmen run\nwhite men run\tmen run\n")
+    dataset = pairs.read_metric_fairness(release)
+    loaded = pairs.load_version(pairs.save_version(dataset, tmp_path / "v"))
+    assert loaded.notes == dataset.notes and any("identical candidates" in n for n in loaded.notes)
+    path = next((tmp_path / "v").glob("*.jsonl"))
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["dataset"]["notes"] = "not a list"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with pytest.raises(PairDataError, match="notes must be a list of text"):
+        pairs.load_version(path)
