@@ -42,6 +42,18 @@ def language_name(code: str) -> str:
     return LANGUAGE_NAMES.get(code.lower(), code)
 
 
+def clean_reply(reply: str, tgt_lang: str) -> str:
+    """The translation in an LM's reply: its first non-empty line, minus a leading "Spanish:"-style label (the
+    prompt ends with "French: <text>", so small models often answer "English: <translation>")."""
+    lines = [line.strip() for line in reply.splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    for label in (language_name(tgt_lang), tgt_lang, "Translation"):
+        if text.lower().startswith(label.lower() + ":"):
+            text = text[len(label) + 1 :].strip()
+            break
+    return text.strip('"').strip()
+
+
 @dataclass(frozen=True)
 class ScoreRequest:
     """Score the tokens of `target` (in `tgt_lang`) given `source` (in `src_lang`): one direction, one segment."""
@@ -122,16 +134,12 @@ class CausalLMBackbone:
         return self.model.format_chat(self.messages(text, src_lang, tgt_lang))
 
     def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int) -> list[str]:
-        """Greedy chat reply; the translation is its first non-empty line."""
+        """Greedy chat reply; the translation is its first non-empty line, without a "<Language>:" label."""
         if not texts:
             return []
         replies = self.model.chat([self.messages(t, src_lang, tgt_lang) for t in texts],
                                   DecodingConfig(greedy=True, max_new_tokens=max_new_tokens))
-        out = []
-        for reply in replies:
-            lines = [line.strip() for line in reply[0].splitlines() if line.strip()]
-            out.append(lines[0] if lines else "")
-        return out
+        return [clean_reply(reply[0], tgt_lang) for reply in replies]
 
     def _templated(self) -> bool:
         return bool(getattr(self.model, "has_chat_template", False))

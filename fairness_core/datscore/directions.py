@@ -11,9 +11,10 @@ BARTScore's facets are three of them (Section 3): precision P = Ref→Hypo, reca
 F = (P + R) / 2, faithfulness = Src→Hypo.
 
 Languages of the augmented translations (Section 4.1): to-English (target en) Trans1 = en, Trans2 = es;
-from-English (source en) Trans1 = es, Trans2 = en. The paper only covers pairs with English on one side;
-for a pair without English this module uses the to-English choice (Trans1 = en, Trans2 = es) — a stated
-deviation (docs/datscore.md).
+from-English (source en) Trans1 = es, Trans2 = en. Both are "English, unless the text already is English,
+then Spanish" (Trans1 = es if the source is English else en; Trans2 = es if the target is English else en);
+for a pair without English (not in the paper) that rule gives Trans1 = Trans2 = en — a stated extension
+(docs/datscore.md).
 
 Without a source (Section 5, other NLG tasks; and the Metric bias page, whose pairs have none) DATScore keeps
 the 4 directions Hypo↔Ref and Hypo↔Trans2.
@@ -68,16 +69,13 @@ def direction_from_label(label: str) -> Direction:
 def augmentation_languages(src_lang: str, tgt_lang: str) -> tuple[str, str]:
     """(Trans1 language, Trans2 language) for a pair (Section 4.1).
 
-    to-English: (en, es); from-English: (es, en); neither side English: (en, es) (stated deviation).
+    to-English: (en, es); from-English: (es, en); neither side English: (en, en) (stated extension: each
+    augmented text goes into English unless it already is English, then into Spanish).
     """
     src, tgt = src_lang.strip().lower(), tgt_lang.strip().lower()
     if src == tgt:
         raise ValueError(f"source and target language are both {src!r}; DATScore evaluates translations")
-    if tgt == "en":
-        return "en", "es"
-    if src == "en":
-        return "es", "en"
-    return "en", "es"
+    return ("es" if src == "en" else "en"), ("es" if tgt == "en" else "en")
 
 
 def entity_languages(src_lang: str, tgt_lang: str) -> dict[str, str]:

@@ -90,3 +90,11 @@ def test_lm_variant_scores_the_target_after_the_translation_prompt(gpt2) -> None
         np.testing.assert_allclose(result.logprobs, picked, atol=1e-4)
         np.testing.assert_allclose(result.entropies, entropy, atol=1e-4)
         assert result.tokens[-1] == tok.eos_token
+
+
+def test_lm_reply_cleaning() -> None:
+    from fairness_core.datscore.backbones import clean_reply
+
+    assert clean_reply("English: The museum is shut.\nMore text", "en") == "The museum is shut."
+    assert clean_reply("\n  \"El museo está cerrado.\"", "es") == "El museo está cerrado."
+    assert clean_reply("", "es") == ""

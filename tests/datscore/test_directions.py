@@ -22,7 +22,7 @@ def test_eight_directions_centred_on_the_hypothesis() -> None:
 def test_augmentation_languages_follow_section_4_1() -> None:
     assert D.augmentation_languages("fr", "en") == ("en", "es")  # to-English
     assert D.augmentation_languages("en", "de") == ("es", "en")  # from-English
-    assert D.augmentation_languages("fr", "de") == ("en", "es")  # stated deviation
+    assert D.augmentation_languages("fr", "de") == ("en", "en")  # stated extension (no English side)
     assert D.entity_languages("en", "de") == {"Src": "en", "Ref": "de", "Hypo": "de", "Trans1": "es", "Trans2": "en"}
     with pytest.raises(ValueError, match="both 'en'"):
         D.augmentation_languages("en", "en")
