@@ -224,3 +224,25 @@ def run_pipeline(request: ScoreRequest, store: RunStore, on_progress: Callable[[
                            done_first.from_cache and done_second.from_cache,
                            {TRANSLATIONS: first.manifest, DIRECTION_SCORES: second.manifest}, translations,
                            load_direction_scores(store, done_second.run_id))
+
+
+def find_stored(request: ScoreRequest, store: RunStore) -> PipelineOutcome | None:
+    """The complete stored result of this request, or None — no model is loaded (the page's instant path)."""
+    from fairness_core.store.manifest import manifest_hash
+
+    backbone = backbone_manifest(request.model)
+    first = translation_task(request, backbone)
+    found = store.find_complete(first.manifest)
+    if found is None:
+        return None
+    translations = load_translations(store, found.run_id)
+    try:
+        second = direction_task(request, backbone, translations, manifest_hash(first.manifest))
+    except KeyError:
+        return None
+    done = store.find_complete(second.manifest)
+    if done is None:
+        return None
+    return PipelineOutcome(request, backbone, found.run_id, done.run_id, True,
+                           {TRANSLATIONS: first.manifest, DIRECTION_SCORES: second.manifest}, translations,
+                           load_direction_scores(store, done.run_id))
