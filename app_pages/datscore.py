@@ -138,7 +138,8 @@ with st.expander("Segments, languages and backbone", expanded=True):
         st.stop()
     trans1, trans2 = D.augmentation_languages(request.src_lang, request.tgt_lang)
     st.caption(f"{len(segments.segments)} segments; Trans1 = Src → {trans1}, Trans2 = Ref → {trans2} "
-               f"(Section 4.1). Rough CPU cost: {2 * len(segments.segments) * 8} scored directions.")
+               f"(Section 4.1). Work: {len(segments.segments) * 8} scored directions and "
+               f"{len({s.src for s in segments.segments}) + len({s.ref for s in segments.segments})} translations.")
 
 store, executor = common.get_store(), common.get_executor()
 
