@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1500)]  # model load on 2 shared cores
 
 
 def test_scoring_shows_the_segment_and_corpus_views(streamlit_server: str, browser_page, artifact_dir: Path,

@@ -105,3 +105,40 @@ def test_missing_scores_follow_the_stated_rule(tmp_path: Path, capsys: pytest.Ca
     payload = json.loads(captured.out)
     assert payload["scores"]["s5"] is None and payload["weights"] == pytest.approx({"A": -0.2, "B": 0.0, "C": -1.8})
     assert "1 segment(s) lack a score" in captured.err
+
+
+SEGMENTS = """segment_id,src,ref,hypo,score
+a,Le médecin a dit.,The doctor said.,The doctor said.,90
+b,Le médecin a dit.,The doctor said.,The nurse said.,40
+c,L'infirmière a dit.,The nurse said.,The nurse told.,70
+"""
+
+
+def test_score_mode_runs_the_stored_pipeline_and_resumes_from_the_store(tmp_path: Path, tiny_m2m100: Path,
+                                                                        isolated_store: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    data = write(tmp_path, "segments.csv", SEGMENTS)
+    rr = write(tmp_path, "rr.csv", "better_id,worse_id\na,b\nc,b\n")
+    args = ["datscore", "score", "--data", data, "--src-lang", "fr", "--tgt-lang", "en", "--model", str(tiny_m2m100),
+            "--max-new-tokens", "4", "--human-rr", rr, "--resamples", "50", "--json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["metric"] == "DATScore" and first["n_segments"] == 3 and not first["from_cache"]
+    assert set(first["weights"]["entropy"]) == {"Src→Hypo", "Hypo→Src", "Ref→Hypo", "Hypo→Ref", "Trans1→Hypo",
+                                                "Hypo→Trans1", "Trans2→Hypo", "Hypo→Trans2"}
+    assert {row["statistic"] for row in first["meta_evaluation"]} == {"kendall_tau_like"}
+    assert main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["from_cache"] and second["scores"] == first["scores"] and second["runs"] == first["runs"]
+
+
+def test_score_mode_bad_segments_file_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = write(tmp_path, "segments.csv", "src,ref\nLe chat.,The cat.\n")
+    assert main(["datscore", "score", "--data", data, "--src-lang", "fr", "--tgt-lang", "en", "--model", "x"]) == 2
+    assert "segments.csv: missing column hypo" in capsys.readouterr().err
+    one = write(tmp_path, "one.csv", "src,ref,hypo\nLe chat.,The cat.,The cat.\n")
+    assert main(["datscore", "score", "--data", one, "--src-lang", "fr", "--tgt-lang", "en", "--model", "x"]) == 2
+    assert "one.csv: has only one segment" in capsys.readouterr().err
+    assert main(["datscore", "score", "--data", "synthetic", "--src-lang", "en", "--tgt-lang", "en",
+                 "--model", "x"]) == 2
+    assert "both 'en'" in capsys.readouterr().err
