@@ -1,0 +1,259 @@
+"""DATScore demo: score translations with augmented translations, per direction, and meta-evaluate.
+
+Thin page: widgets -> fairness_core.datscore (request, task, summary, metaeval) -> ui/datscore_charts.
+Scoring runs as a background job through the run store; weights and ablations are recomputed from the
+stored direction scores on every click (no model call).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core.datscore import directions as D
+from fairness_core.datscore import synthetic
+from fairness_core.datscore import weights as W
+from fairness_core.datscore.backbones import metric_label_for
+from fairness_core.datscore.metaeval import Variant, meta_table, variants
+from fairness_core.datscore.request import (
+    RequestError,
+    ScoreRequest,
+    read_direct_assessment,
+    read_direction_scores,
+    read_relative_ranking,
+    read_segments,
+)
+from fairness_core.datscore.summary import corpus_scores, segment_view, weights_table
+from fairness_core.datscore.task import find_stored, run_pipeline, score_matrix
+from fairness_core.models.interfaces import ModelUnavailableError
+from ui import common, jobs
+from ui import datscore_charts as charts
+
+BACKBONES = {
+    "smollm2-135m-instruct": "SmolLM2-135M-Instruct — offline; the LM variant (DATScore-LM)",
+    "m2m100-418m": "facebook/m2m100_418M — the paper's backbone (hub; DATScore)",
+    "other": "another hub id or local directory (multilingual seq2seq = DATScore, causal LM = DATScore-LM)",
+}
+JOB_KEY = "datscore_job"
+DEVIATIONS = (
+    "Uniform term weights are BARTScore's mean over tokens (the paper writes w_t = 1; BARTScore's code averages).",
+    "Entropy-weighted scores follow Eq. 1 literally (Σ_t w_t log p, not normalised by Σ w_t), so longer texts "
+    "score lower.",
+    "Eq. 3 uses only segments with every direction scored; a constant direction contributes correlation 0.",
+    "For a language pair without English (not in the paper) both augmented translations go into English.",
+    "Bootstrap CIs resample source segments with the Eq. 3 weights held fixed (computed once on the corpus).",
+    "Offline there is no translation model: the LM variant (DATScore-LM) lets a causal LM translate with a chat "
+    "prompt and score log P(Y | translation prompt with X). It is not the paper's M2M-100 DATScore.",
+)
+
+st.title("DATScore demo")
+st.caption("*DATScore: Evaluating Translation with Data Augmented Translations* — builds on BARTScore (Yuan et "
+           "al., 2021). Scores Hypo against Src, Ref and two augmented translations (Trans1 = Src translated, "
+           "Trans2 = Ref translated) in 8 directions (Eq. 1), weighted one-vs-rest (Eq. 3) into DATScore (Eq. 2).")
+with st.expander("Deviations from the paper (also in docs/datscore.md)"):
+    for line in DEVIATIONS:
+        st.markdown(f"- {line}")
+
+source = st.radio("Data", ["Synthetic demo set (fr→en)", "Upload segments (src, ref, hypo)",
+                           "Upload direction scores (no model)"], horizontal=True, key="ds_source")
+
+
+# ------------------------------------------------------------------ direction scores uploaded: instant
+def direction_upload_view() -> None:
+    upload = st.file_uploader("Direction scores CSV: segment_id,direction,score", type=["csv"], key="ds_dir_file")
+    left, right = st.columns(2)
+    rr_file = left.file_uploader("Optional relative ranking CSV: better_id,worse_id[,group]", type=["csv"],
+                                 key="ds_dir_rr")
+    da_file = right.file_uploader("Optional direct assessment CSV: segment_id,score", type=["csv"], key="ds_dir_da")
+    if upload is None:
+        st.info("Upload a CSV of direction scores (direction labels are free text) to get Eq. 3 weights and Eq. 2 "
+                "scores; add human judgements for Kendall τ-like (Eq. 5) or Pearson |r|.")
+        return
+    try:
+        scores = read_direction_scores(upload.name, upload.getvalue())
+        rr = read_relative_ranking(rr_file.name, scores.segments, rr_file.getvalue(), source=upload.name) \
+            if rr_file else None
+        da = read_direct_assessment(da_file.name, scores.segments, da_file.getvalue(), source=upload.name) \
+            if da_file else None
+    except RequestError as error:
+        st.error(str(error))
+        return
+    for note in scores.notes:
+        st.caption(note)
+    result = corpus_scores(scores.segments, scores.directions, scores.matrix)
+    st.subheader("Direction weights (Eq. 3)")
+    st.dataframe(weights_table(result), hide_index=True, width="stretch")
+    st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
+    st.subheader("DATScore per segment (Eq. 2)")
+    st.dataframe(pd.DataFrame({"segment_id": result.segments, "DATScore": result.scores}), hide_index=True,
+                 width="stretch")
+    if rr or da:
+        variant_list = [Variant("Eq. 2, one-vs-rest", "combined", "given", W.ONE_VS_REST, result.scores_dict())]
+        variant_list += [Variant(f"only {d}", "single", "given", None,
+                                 dict(zip(scores.segments, map(float, scores.matrix[:, j]), strict=True)))
+                         for j, d in enumerate(scores.directions)]
+        st.dataframe(pd.DataFrame(meta_table(variant_list, rr, da)), hide_index=True, width="stretch")
+
+
+if source.startswith("Upload direction"):
+    direction_upload_view()
+    st.stop()
+
+# ------------------------------------------------------------------ segments: request
+with st.expander("Segments, languages and backbone", expanded=True):
+    ranking: tuple = ()
+    try:
+        if source.startswith("Synthetic"):
+            full = synthetic.load()
+            n_sources = st.slider("Sources to score (each has 6 degraded hypotheses)", 2, 30, 3, key="ds_n_sources",
+                                  help="A subsample keeps the CPU run short; the choice is stated with the results.")
+            segments = full.subset(int(n_sources)) if n_sources < 30 else full
+            src_lang, tgt_lang = synthetic.SRC_LANG, synthetic.TGT_LANG
+            ranking = segments.ranking
+            st.caption("**Synthetic**: project-written references; hypotheses degraded by word drop, swap, entity "
+                       "change, negation and an untranslated span, applied cumulatively — the known quality order "
+                       "replaces human judgements.")
+        else:
+            upload = st.file_uploader("Segments CSV: src, ref, hypo (+ segment_id, score, group)", type=["csv"],
+                                      key="ds_seg_file")
+            rr_upload = st.file_uploader("Optional relative ranking CSV: better_id,worse_id[,group]", type=["csv"],
+                                         key="ds_seg_rr")
+            c1, c2 = st.columns(2)
+            src_lang = c1.text_input("Source language (ISO 639-1)", "fr", key="ds_src_lang")
+            tgt_lang = c2.text_input("Target language (ISO 639-1)", "en", key="ds_tgt_lang")
+            if upload is None:
+                st.info("Upload segments to score.")
+                st.stop()
+            segments = read_segments(upload.name, upload.getvalue())
+            if rr_upload is not None:
+                ranking = tuple(read_relative_ranking(rr_upload.name, [s.segment_id for s in segments.segments],
+                                                      rr_upload.getvalue(), source=upload.name))
+        b1, b2 = st.columns([3, 1])
+        choice = b1.selectbox("Backbone", list(BACKBONES), format_func=BACKBONES.get, key="ds_backbone")
+        model = b1.text_input("Model id or path", key="ds_model_custom").strip() if choice == "other" else choice
+        max_new = int(b2.number_input("Max tokens per augmented translation", 8, 128, 32, key="ds_max_new"))
+        request = ScoreRequest(segments, src_lang, tgt_lang, model or " ", max_new)
+    except RequestError as error:
+        st.error(str(error))
+        st.stop()
+    trans1, trans2 = D.augmentation_languages(request.src_lang, request.tgt_lang)
+    st.caption(f"{len(segments.segments)} segments; Trans1 = Src → {trans1}, Trans2 = Ref → {trans2} "
+               f"(Section 4.1). Work: {len(segments.segments) * 8} scored directions and "
+               f"{len({s.src for s in segments.segments}) + len({s.ref for s in segments.segments})} translations.")
+
+store, executor = common.get_store(), common.get_executor()
+
+
+try:
+    outcome = find_stored(request, store)
+except ModelUnavailableError as error:
+    st.error(str(error))
+    st.stop()
+
+job_request = {"data": segments.content_hash(), "src": request.src_lang, "tgt": request.tgt_lang, "model": model,
+               "max_new": max_new, "store": str(store.path)}
+job_key = jobs.key_for("datscore", job_request)
+st.session_state[JOB_KEY] = job_key
+if outcome is None:
+    job = jobs.get(job_key)
+    unavailable = None
+    from fairness_core.models.presets import _BY_KEY, availability
+
+    if model in _BY_KEY and not availability(_BY_KEY[model]).usable:
+        unavailable = f"{_BY_KEY[model].label} is unavailable here: {availability(_BY_KEY[model]).reason}."
+        st.warning(unavailable)
+    if st.button("Score", type="primary", key="ds_run",
+                 disabled=unavailable is not None or (job is not None and job.running)):
+        jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
+                                                                     executor=executor), label="DATScore")
+    job = jobs.show(job_key, label="DATScore")
+    if job is not None and job.done and job.error is None and job.result is not None:
+        outcome = job.result
+    if outcome is None:
+        st.stop()
+
+# ------------------------------------------------------------------ results
+
+label = metric_label_for(outcome.backbone["kind"])
+if outcome.backbone["kind"] != "seq2seq":
+    st.warning(f"**{label}** — LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt "
+               "and scores log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore.")
+if segments.synthetic:
+    st.info(f"Synthetic data: {segments.name}. τ below is measured against the known degradation order, not human "
+            "judgements.")
+
+w1, w2 = st.columns(2)
+term_weighting = w1.radio("Term weights (Eq. 1)", [W.ENTROPY, W.UNIFORM], horizontal=True, key="ds_terms",
+                          format_func={W.ENTROPY: "entropy (Eq. 4)", W.UNIFORM: "uniform (BARTScore mean)"}.get)
+averaging = w2.radio("Direction weights", [W.ONE_VS_REST, W.UNIFORM], horizontal=True, key="ds_avg",
+                     format_func={W.ONE_VS_REST: "one-vs-rest (Eq. 3)", W.UNIFORM: "uniform average"}.get)
+order = [s.segment_id for s in segments.segments]
+ids, matrix = score_matrix(outcome.scores, term_weighting, segment_order=order)
+result = corpus_scores(ids, D.LABELS, matrix, averaging)
+
+segment_tab, corpus_tab = st.tabs(["One segment", "The corpus"])
+with segment_tab:
+    by_id = {s.segment_id: s for s in segments.segments}
+    chosen = st.selectbox("Segment", ids, key="ds_segment",
+                          format_func=lambda i: f"{i}: {' '.join(by_id[i].hypo.split())[:80]}")
+    seg = by_id[chosen]
+    st.text(f"Src:    {seg.src}\nRef:    {seg.ref}\nHypo:   {seg.hypo}\n"
+            f"Trans1: {outcome.translations.get((D.TRANS1, seg.src), '')}   (Src → {trans1}, augmented)\n"
+            f"Trans2: {outcome.translations.get((D.TRANS2, seg.ref), '')}   (Ref → {trans2}, augmented)")
+    score_value = result.scores[ids.index(chosen)]
+    st.metric(f"{label} of this segment (Eq. 2)", f"{score_value:.3f}")
+    st.plotly_chart(charts.direction_bars(segment_view(outcome.scores, chosen, result), term_weighting),
+                    width="stretch")
+    common.how_to_read("Each bar is one direction X→Y: how likely the backbone finds Y given X (Eq. 1; higher = "
+                       "better). The colour and label give the direction's corpus weight from Eq. 3: a direction "
+                       "that disagrees with the others gets a low (even negative) weight. DATScore is the sum of "
+                       "weight × score over the 8 bars.")
+    into = st.selectbox("Token view of a direction into the hypothesis", [d.label for d in D.DIRECTIONS
+                                                                          if d.into_hypo], key="ds_tokens_dir")
+    detail = outcome.scores[(outcome.scores["segment_id"] == chosen) & (outcome.scores["direction"] == into)]
+    attrs = detail["attrs"].iloc[0] if len(detail) else {}
+    if attrs.get("tokens"):
+        tokens = pd.DataFrame({"position": range(len(attrs["tokens"])), "token": attrs["tokens"],
+                               "logprob": attrs["logprobs"], "entropy": attrs["entropies"]})
+        st.plotly_chart(charts.token_chart(tokens), width="stretch")
+        st.dataframe(tokens, hide_index=True, width="stretch")
+        common.how_to_read("Bars: log-probability of each hypothesis token given X and the tokens before it. Line: "
+                           "the entropy of the model's whole next-token distribution at that step (Eq. 4), the "
+                           "weight the token gets under entropy weighting — uncertain steps count more.")
+
+with corpus_tab:
+    st.subheader("Direction weights (Eq. 3)")
+    table = weights_table(result)
+    left, right = st.columns(2)
+    left.dataframe(table, hide_index=True, width="stretch")
+    right.plotly_chart(charts.weights_bars(table), width="stretch")
+    st.caption(f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus.")
+    st.subheader("Correlation between directions")
+    st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
+    common.how_to_read("Pearson r between the scores of two directions over the segments. Eq. 3 sums each row "
+                       "(without the diagonal): that sum is the direction's weight.")
+    human = {s.segment_id: s.human for s in segments.segments if s.human is not None}
+    if ranking or human:
+        matrices = {tw: score_matrix(outcome.scores, tw, segment_order=order) for tw in W.TERM_WEIGHTINGS}
+        rows = pd.DataFrame(meta_table(variants(matrices, term_weighting=term_weighting), ranking or None,
+                                       human or None, n_resamples=1000))
+        statistic = "Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|"
+        st.subheader(f"Meta-evaluation: {statistic}" + (" — synthetic" if segments.synthetic else ""))
+        combined = rows[rows["kind"] == "combined"]
+        st.dataframe(combined[["variant", "value", "ci_low", "ci_high", "n", "units"]], hide_index=True,
+                     width="stretch")
+        full_row = combined[(combined["term_weighting"] == term_weighting) & (combined["averaging"] == W.ONE_VS_REST)]
+        reference = float(full_row["value"].iloc[0]) if len(full_row) else None
+        st.plotly_chart(charts.ablation_bars(rows[rows["kind"].isin(["single", "facet"])], reference,
+                                             f"{statistic}, each direction alone"), width="stretch")
+        st.plotly_chart(charts.ablation_bars(rows[rows["kind"] == "leave-one-out"], reference,
+                                             f"{statistic}, without one direction"), width="stretch")
+        common.how_to_read("Table 6 and Fig. 2 of the paper on this data: the 2 × 2 of term weighting and direction "
+                           "weighting, each direction alone, and DATScore without one direction (dashed line: all "
+                           "8). Bars carry 95% bootstrap intervals over source segments; overlapping intervals "
+                           "mean the difference could be noise.")
+    for run_id in (outcome.translations_run, outcome.directions_run):
+        info = store.get_run(run_id)
+        if info is not None:
+            common.manifest_box(info.manifest, run_id, outcome.from_cache)
+            common.export_buttons(run_id, key=f"ds_export_{run_id}")
