@@ -10,10 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairness_core.datscore import directions as D
 from fairness_core.datscore import synthetic
-from fairness_core.datscore import weights as W
-from fairness_core.datscore.backbones import metric_label_for
 from fairness_core.datscore.metaeval import Variant, meta_table, variants
 from fairness_core.datscore.request import (
     RequestError,
@@ -26,6 +23,9 @@ from fairness_core.datscore.request import (
 from fairness_core.datscore.summary import corpus_scores, segment_view, weights_table
 from fairness_core.datscore.task import find_stored, run_pipeline, score_matrix
 from fairness_core.models.interfaces import ModelUnavailableError
+from fairness_core.translation import directions as D
+from fairness_core.translation import weights as W
+from fairness_core.translation.backbones import metric_label_for
 from ui import common, jobs
 from ui import datscore_charts as charts
 

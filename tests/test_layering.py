@@ -26,7 +26,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 BASE = ("config", "device", "store", "jobs", "models")
-PLUGINS = ("metrics", "scorers", "generation", "bias", "data")
+PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
 PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore")
 INTERFACE = ("cli", "commands", "__main__")
 LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(PAGES, 2),

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from fairness_core.datscore import directions as D
-from fairness_core.datscore import weights as W
+from fairness_core.translation import directions as D
+from fairness_core.translation import weights as W
 
 LEVEL = 0.95
 
@@ -154,8 +154,8 @@ def meta_table(variant_list: Sequence[Variant], ranking: Sequence[tuple[str, str
 def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None = None, n_resamples: int = 1000,
                     seed: int = 0) -> dict[str, Any]:
     """The `datscore score --json` payload: weights, per-segment scores, meta-evaluation rows, notes."""
-    from fairness_core.datscore.backbones import metric_label_for
     from fairness_core.datscore.task import score_matrix
+    from fairness_core.translation.backbones import metric_label_for
 
     request = outcome.request
     order = [s.segment_id for s in request.segments.segments]

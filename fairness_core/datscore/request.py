@@ -228,7 +228,7 @@ def read_segments(name: str, content: bytes | str | None = None) -> SegmentSet:
 
 
 def check_languages(src_lang: str, tgt_lang: str) -> tuple[str, str]:
-    from fairness_core.datscore.directions import augmentation_languages
+    from fairness_core.translation.directions import augmentation_languages
 
     src, tgt = src_lang.strip().lower(), tgt_lang.strip().lower()
     for flag, code in (("source", src), ("target", tgt)):

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.datscore import weights as W
 from fairness_core.datscore.request import DirectionScores
+from fairness_core.translation import weights as W
 
 
 @dataclass(frozen=True)

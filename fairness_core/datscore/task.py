@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.datscore import directions as D
 from fairness_core.datscore.request import ScoreRequest
 from fairness_core.jobs import CancelToken, Executor, Progress, Task, run_task
 from fairness_core.store import RunStore
+from fairness_core.translation import directions as D
 
 TRANSLATIONS, DIRECTION_SCORES = "datscore-translations", "datscore-directions"
 TRANSLATION_SHARD = 16
@@ -46,7 +46,7 @@ def text_key(text: str) -> str:
 
 def backbone_manifest(model_id: str) -> dict[str, Any]:
     """The backbone's identity without loading weights: spec manifest + kind (seq2seq | lm) + LM prompt."""
-    from fairness_core.datscore.backbones import LM_VARIANT, SEQ2SEQ, TRANSLATION_PROMPT, model_spec
+    from fairness_core.translation.backbones import LM_VARIANT, SEQ2SEQ, TRANSLATION_PROMPT, model_spec
 
     spec = model_spec(model_id)
     kind = SEQ2SEQ if spec.task == "seq2seq-lm" else LM_VARIANT
@@ -76,7 +76,7 @@ def translation_task(request: ScoreRequest, backbone: dict[str, Any]) -> Task:
 
 def translate_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
     """Translate one shard of texts (grouped by language pair) with the backbone."""
-    from fairness_core.datscore.backbones import load_backbone
+    from fairness_core.translation.backbones import load_backbone
 
     backbone = load_backbone(shard["model_id"])
     max_new = int(request["decoding"]["max_new_tokens"])
@@ -118,9 +118,9 @@ def direction_task(request: ScoreRequest, backbone: dict[str, Any], translations
 
 def direction_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
     """Eq. 1 for the 8 directions of a shard's segments, uniform and entropy (Eq. 4) weighting at once."""
-    from fairness_core.datscore import weights as W
-    from fairness_core.datscore.backbones import ScoreRequest as Scored
-    from fairness_core.datscore.backbones import load_backbone
+    from fairness_core.translation import weights as W
+    from fairness_core.translation.backbones import ScoreRequest as Scored
+    from fairness_core.translation.backbones import load_backbone
 
     backbone = load_backbone(shard["model_id"])
     languages = request["languages"]
@@ -205,7 +205,7 @@ def run_pipeline(request: ScoreRequest, store: RunStore, on_progress: Callable[[
         return report
 
     if store.find_complete(first.manifest) is None:
-        from fairness_core.datscore.backbones import load_backbone
+        from fairness_core.translation.backbones import load_backbone
 
         load_backbone(request.model)  # unavailable models fail here, before a run is opened
     done_first = run_task(first, store, on_progress=relay(0), cancel=cancel, executor=executor)

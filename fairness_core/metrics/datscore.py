@@ -1,6 +1,6 @@
 """DATScore-LM and BARTScore-LM as metric plug-ins, so the Metric bias page can measure their social bias.
 
-Both use the LM variant of DATScore's backbone (`fairness_core.datscore.backbones.CausalLMBackbone`): an
+Both use the LM variant of DATScore's backbone (`fairness_core.translation.backbones.CausalLMBackbone`): an
 offline causal LM (SmolLM2-135M-Instruct by default) translates with a chat prompt and scores X→Y as
 log P(Y | translation prompt containing X). They are *not* the paper's seq2seq DATScore (M2M-100); the "-LM"
 in their names says so. A seq2seq `model` (M2M-100, NLLB, mBART-50 from the hub) makes `datscore-lm` compute
@@ -72,12 +72,12 @@ class _LMVariantMetric(ModelMetric):
     needs_sources = False
 
     def _backbone(self) -> Any:
-        from fairness_core.datscore.backbones import backbone_for
+        from fairness_core.translation.backbones import backbone_for
 
         return backbone_for(self.model)
 
     def signature(self) -> dict[str, Any]:
-        from fairness_core.datscore.backbones import TRANSLATION_PROMPT
+        from fairness_core.translation.backbones import TRANSLATION_PROMPT
 
         signature = super().signature()
         task = self._model_task()
@@ -107,8 +107,8 @@ class _LMVariantMetric(ModelMetric):
 
     def _direction(self, xs: Sequence[str], ys: Sequence[str], x_lang: str, y_lang: str) -> np.ndarray:
         """Eq. 1 score of each (x, y) under the chosen term weighting; each distinct pair computed once."""
-        from fairness_core.datscore import weights as W
-        from fairness_core.datscore.backbones import ScoreRequest
+        from fairness_core.translation import weights as W
+        from fairness_core.translation.backbones import ScoreRequest
 
         key = (*self._key(), x_lang, y_lang)
         todo = list(dict.fromkeys((x, y) for x, y in zip(xs, ys, strict=True) if (*key, x, y) not in _CACHE))
@@ -125,7 +125,7 @@ class _LMVariantMetric(ModelMetric):
     def direction_matrix(self, candidates: Sequence[str], references: Sequence[str],
                          sources: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
         """(direction labels, n × k scores): 8 directions with sources, Hypo↔Ref and Hypo↔Trans2 without."""
-        from fairness_core.datscore import directions as D
+        from fairness_core.translation import directions as D
 
         check_parallel(candidates, references)
         languages = D.entity_languages(self.options.src_lang, self.options.tgt_lang)
@@ -153,7 +153,7 @@ class BARTScoreLM(_LMVariantMetric):
 
     def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
               state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-        from fairness_core.datscore import directions as D
+        from fairness_core.translation import directions as D
 
         check_parallel(candidates, references)
         lang = self.options.tgt_lang
@@ -178,7 +178,7 @@ class DATScoreLM(_LMVariantMetric):
     def prepare(self, candidates: Sequence[str], references: Sequence[str],
                 sources: Sequence[str] | None = None) -> dict[str, Any] | None:
         """Eq. 3 one-vs-rest weights over the whole corpus (or uniform weights), with the directions used."""
-        from fairness_core.datscore import weights as W
+        from fairness_core.translation import weights as W
 
         labels, matrix = self.direction_matrix(candidates, references, sources)
         if self.options.averaging == "uniform":
@@ -193,7 +193,7 @@ class DATScoreLM(_LMVariantMetric):
     def score(self, candidates: Sequence[str], references: Sequence[str], sources: Sequence[str] | None = None,
               state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Eq. 2 with the corpus weights from `prepare` (computed on this batch when no state is given)."""
-        from fairness_core.datscore import weights as W
+        from fairness_core.translation import weights as W
 
         labels, matrix = self.direction_matrix(candidates, references, sources)
         if state is None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairness_core.datscore import weights as W
-from fairness_core.datscore.backbones import CausalLMBackbone, ScoreRequest, Seq2SeqBackbone, backbone_for
 from fairness_core.models import ModelSpec, load_model
+from fairness_core.translation import weights as W
+from fairness_core.translation.backbones import CausalLMBackbone, ScoreRequest, Seq2SeqBackbone, backbone_for
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_lm_variant_scores_the_target_after_the_translation_prompt(gpt2) -> None
 
 
 def test_lm_reply_cleaning() -> None:
-    from fairness_core.datscore.backbones import clean_reply
+    from fairness_core.translation.backbones import clean_reply
 
     assert clean_reply("English: The museum is shut.\nMore text", "en") == "The museum is shut."
     assert clean_reply("\n  \"El museo está cerrado.\"", "es") == "El museo está cerrado."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairness_core.datscore import directions as D
+from fairness_core.translation import directions as D
 
 
 def test_eight_directions_centred_on_the_hypothesis() -> None:

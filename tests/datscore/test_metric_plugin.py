@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from fairness_core.data import demo_pairs
-from fairness_core.datscore import weights as W
 from fairness_core.metric_bias.summary import bias_table, pair_table
 from fairness_core.metric_bias.task import run_metrics
 from fairness_core.metrics import METRICS, metric_from_request
+from fairness_core.translation import weights as W
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fairness_core.datscore import weights as W
+from fairness_core.translation import weights as W
 
 
 def test_eq4_entropy_of_full_distributions() -> None:
