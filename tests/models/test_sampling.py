@@ -197,6 +197,7 @@ def test_refill_keeps_the_batch_full_and_the_key_value_width_bounded(lm, monkeyp
     columns that no row uses any more are dropped (the width does not grow with every refill)."""
     import fairness_core.models.sampling as sampling
 
+    monkeypatch.setattr(sampling, "REFILL_SHARE", 1 / 8)  # refill as soon as one slot is free
     prompts, configs, seeds, limits = mixed_rows(24)
     draws, widths = [], []
     real_categorical, real_forward = sampling.categorical, lm.model.forward
