@@ -122,14 +122,11 @@ class HFCausalLM(_HFModel, CausalLM):
         max_new_tokens: int,
         stop_at_sentence_end: bool = False,
     ) -> list[str]:
-        """Rows with different settings share one batch: each row has its own warping and generator.
-
-        At most `ROWS_IN_FLIGHT` rows run at once; further rows take the slots of finished ones
-        (continuous batching), so a call with many rows keeps its batch full to the end."""
-        from fairness_core.models.sampling import ROWS_IN_FLIGHT, sample_rows
+        """Rows with different settings share one batch: each row has its own warping and generator."""
+        from fairness_core.models.sampling import sample_rows
 
         return sample_rows(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end,
-                           batch_size=min(len(prompts), max(self.batch_size, ROWS_IN_FLIGHT)) or None)
+                           batch_size=max(self.batch_size, len(prompts)))
 
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         import torch

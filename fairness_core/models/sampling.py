@@ -6,7 +6,7 @@ share its batch. Here every row owns a `torch.Generator` seeded from (run seed, 
 index), so a row's output is the same alone, in any batch, in any shard, on a resumed run — which is
 what lets a sweep batch across prompts, samples *and* configurations and still be reproducible.
 
-Continuous batching: `sample_rows` keeps `batch_size` rows in flight. When a row finishes (end of
+Continuous batching (`refill=True`): `sample_rows` keeps `batch_size` rows in flight. When a row finishes (end of
 sequence, its own token limit, or a settled first sentence) it leaves the batch, and once enough
 slots are free the next waiting rows are prefilled and join it, so the batch stays full to the end
 instead of draining. Joining rows are left-padded to the batch's key/value width (or the batch is
@@ -146,10 +146,6 @@ class PerRowWarper:
         return warp_logits(scores.float(), self.settings)
 
 
-#: Rows a backend keeps in flight in `generate_rows` (the sweep's batch size): more rows than this in
-#: one call are refilled into the slots of finished rows instead of joining one oversized batch.
-ROWS_IN_FLIGHT = 96
-
 #: With continuous batching, waiting rows join once this share of the batch's slots is free: one
 #: prefill (and one key/value merge, which copies the whole cache) for many rows rather than one per
 #: finished row. On 2 CPU cores 1/2 beat 1/8 in a short side-by-side run (noisy; see the report).
@@ -166,14 +162,15 @@ def sample_rows(
     stop_at_sentence_end: bool = False,
     batch_size: int | None = None,
     add_special_tokens: bool = True,
-    refill: bool = True,
+    refill: bool = False,
 ) -> list[str]:
     """Sample one continuation per row (prompt, config, seed) with `batch_size` rows in flight (all by default).
 
     `max_new_tokens` is one limit for all rows or one per row. Rows enter the batch in the order
-    given (put prompts of similar length together: less padding). With `refill` (the default) the
-    slots of finished rows go to waiting rows as the batch runs (continuous batching);
-    `refill=False` runs consecutive batches that each drain completely. Both give the same texts:
+    given (put prompts of similar length together: less padding). With `refill` the slots of
+    finished rows go to waiting rows as the batch runs (continuous batching); by default
+    consecutive batches each drain completely, which measured faster on a 2-core CPU
+    (bench/decoding_sweep.py; the refill path's merges are not yet profiled). Both give the same texts:
     a row's output depends only on its prompt, setting and seed. `stop_at_sentence_end` retires a
     row once its first sentence is settled: the truncated output is then exactly what full-length
     generation would give (later tokens cannot change it, and a row's random stream is its own), at

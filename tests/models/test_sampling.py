@@ -210,7 +210,7 @@ def test_refill_keeps_the_batch_full_and_the_key_value_width_bounded(lm, monkeyp
         return real_forward(*args, **kwargs)
 
     monkeypatch.setattr(lm.model, "forward", spy)
-    refilled = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, limits, batch_size=4)
+    refilled = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, limits, batch_size=4, refill=True)
     # After the last row joined, at most max(limits) draws remain; every draw before that is full.
     assert set(draws[: len(draws) - max(limits)]) == {4}
     draws.clear()
@@ -301,17 +301,3 @@ def test_smollm2_texts_do_not_depend_on_batch_size_or_refill() -> None:
     assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
     assert sum(len(text.split()) for text in outputs[0]) > 10
 
-
-def test_generate_rows_keeps_at_most_rows_in_flight(lm, monkeypatch) -> None:
-    """A backend call with more rows than ROWS_IN_FLIGHT runs that many at once (the rest refill), same texts."""
-    import fairness_core.models.sampling as sampling
-
-    prompts, configs, seeds, _ = mixed_rows(12)
-    expected = lm.generate_rows(prompts, configs, seeds, max_new_tokens=6)  # 12 rows <= 96: one batch
-    calls: list[int | None] = []
-    real = sampling.sample_rows
-    monkeypatch.setattr(sampling, "sample_rows", lambda *a, **k: calls.append(k.get("batch_size")) or real(*a, **k))
-    monkeypatch.setattr(sampling, "ROWS_IN_FLIGHT", 4)
-    monkeypatch.setattr(lm, "batch_size", 2)
-    assert lm.generate_rows(prompts, configs, seeds, max_new_tokens=6) == expected
-    assert calls == [4]
