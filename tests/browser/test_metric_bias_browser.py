@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fairness_core.metrics.registry import metric_names  # the picker offers every registered metric
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
@@ -19,7 +21,7 @@ def test_normalisation_in_the_url_survives_a_reload_and_the_gap_table_filters(
     page.get_by_role("heading", name="Metric bias").wait_for()
     page.get_by_text(re.compile(r"Estimated time: about")).wait_for()
     page.get_by_role("tab", name="Bias table").wait_for()  # results: the background job finished
-    page.get_by_text("6 of 11 metrics selected").wait_for()
+    page.get_by_text(f"6 of {len(metric_names())} metrics selected").wait_for()
 
     # switch the main table to z-score: the URL records it, and a reload keeps it
     page.get_by_text("z-score (standard deviations)", exact=True).first.click()
