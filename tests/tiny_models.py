@@ -38,11 +38,11 @@ def _bpe_tokenizer(wrap_with_bos_eos: bool = False, vocab_size: int = 300):
                                    unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
 
 
-def build_tiny_gpt2(directory: Path) -> Path:
+def build_tiny_gpt2(directory: Path, n_positions: int = 128, n_embd: int = 64, n_layer: int = 2) -> Path:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tokenizer = _bpe_tokenizer()
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=128, n_embd=64, n_layer=2, n_head=2,
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=n_embd, n_layer=n_layer, n_head=2,
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                         pad_token_id=tokenizer.pad_token_id)
     GPT2LMHeadModel(config).save_pretrained(directory)

@@ -22,7 +22,9 @@ statistic on the data as sampled, never re-derived from the resamples.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,14 +117,14 @@ def pairwise_disparity(rates: np.ndarray) -> np.ndarray:
         return np.full(rates.shape[:-1], np.nan)
     diffs = [np.abs(rates[..., a] - rates[..., b]) for a, b in itertools.combinations(range(g), 2)]
     stacked = np.stack(diffs, axis=-1)
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), quiet_nan_warnings():
         return np.nanmean(stacked, axis=-1)
 
 
 def percentile_interval(resampled: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval over axis 0 of the resampled statistic (resamples where it is NaN are left out)."""
     alpha = (1 - level) / 2
-    with _quiet():
+    with quiet_nan_warnings():
         low, high = np.nanquantile(np.asarray(resampled, dtype=float), [alpha, 1 - alpha], axis=0)
     return low, high
 
@@ -167,16 +169,10 @@ def cell_entropy(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, grams:
     return point, resampled
 
 
-class _quiet:
+@contextmanager
+def quiet_nan_warnings() -> Iterator[None]:
     """Silence numpy's 'mean of empty slice' / 'All-NaN slice' warnings (NaN is the intended answer)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._catch = warnings.catch_warnings()
-        self._catch.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._catch.__exit__(*exc)
+        yield
 

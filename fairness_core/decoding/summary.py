@@ -35,6 +35,7 @@ from fairness_core.bias.cluster import (
     cell_means,
     pairwise_disparity,
     percentile_interval,
+    quiet_nan_warnings,
     template_design,
 )
 from fairness_core.generation.diversity import ngrams, tokens
@@ -162,7 +163,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
                     gap_rows.append({"config_key": key, "measure": measure.name, "family": family, "group_a": a,
                                      "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k]})
         if family_point:
-            with np.errstate(invalid="ignore"), _quiet():
+            with np.errstate(invalid="ignore"), quiet_nan_warnings():
                 overall = np.nanmean(np.stack(list(family_point.values()), axis=-1), axis=-1)
                 overall_boot = np.nanmean(np.stack(list(family_boot.values()), axis=-1), axis=-1)
             o_low, o_high = percentile_interval(overall_boot, level)
@@ -180,7 +181,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     # A resample repeats units, and repeated trigrams lower the plug-in entropy by construction, so
     # the resampled values sit below the estimate; the interval is centred on it (bias-corrected
     # percentile: the resampled spread around their mean, moved to the point estimate).
-    with _quiet():
+    with quiet_nan_warnings():
         d_boot = d_boot - np.nanmean(d_boot, axis=0) + d_point
     d_low, d_high = percentile_interval(d_boot, level)
     g_point, _ = cell_entropy(weights[:1], unit, cell, grams, n_cells)
@@ -223,16 +224,6 @@ def _primary_aliases(table: pd.DataFrame, prefix: str) -> None:
         table[prefix + alias] = table.get(source, np.nan)
 
 
-class _quiet:
-    def __enter__(self) -> None:
-        import warnings
-
-        self._catch = warnings.catch_warnings()
-        self._catch.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._catch.__exit__(*exc)
 
 
 # ------------------------------------------------------------------------------------------ flips

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -32,10 +31,7 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     assert not page.exception, page.exception
     from ui import jobs
 
-    job = jobs.get(page.session_state["datscore_job"])
-    deadline = time.monotonic() + 240
-    while job.running and time.monotonic() < deadline:
-        time.sleep(0.2)
+    job = jobs.wait(page.session_state["datscore_job"], timeout_s=240)
     assert job.error is None, job.error
     page.run()
     assert not page.exception, page.exception

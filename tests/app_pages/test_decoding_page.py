@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -103,10 +102,7 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     assert not page.exception, page.exception
     from ui import jobs
 
-    job = jobs.get(page.session_state["decoding_sweep"])  # the page remembers its job's registry key
-    deadline = time.monotonic() + 120
-    while job.running and time.monotonic() < deadline:
-        time.sleep(0.2)
+    job = jobs.wait(page.session_state["decoding_sweep"], timeout_s=120)  # the page remembers its job's registry key
     assert job.error is None, job.error
     page.run()
     assert not page.exception, page.exception

@@ -4,7 +4,6 @@ adaptation run in the background (replies scripted so the test knows which rewri
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -73,10 +72,7 @@ def test_adaptation_runs_in_the_background_and_shows_every_view(page: AppTest) -
     assert not page.exception, page.exception
     from ui import jobs
 
-    job = jobs.get(page.session_state["adaptation_job"])
-    deadline = time.monotonic() + 300
-    while job.running and time.monotonic() < deadline:
-        time.sleep(0.3)
+    job = jobs.wait(page.session_state["adaptation_job"], timeout_s=300)
     assert job.error is None, job.error
     page.run()
     assert not page.exception, page.exception

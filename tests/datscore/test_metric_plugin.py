@@ -18,18 +18,9 @@ from fairness_core.translation import weights as W
 @pytest.fixture(scope="module")
 def long_tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random GPT-2 with 1024 positions (the translation prompt is longer than the shared fixture's 128)."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from tests.tiny_models import build_tiny_gpt2
 
-    from tests.tiny_models import _bpe_tokenizer
-
-    directory = tmp_path_factory.mktemp("tiny-gpt2-long")
-    tokenizer = _bpe_tokenizer()
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=1024, n_embd=32, n_layer=1, n_head=2,
-                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                        pad_token_id=tokenizer.pad_token_id)
-    GPT2LMHeadModel(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-long"), n_positions=1024, n_embd=32, n_layer=1)
 
 
 def test_registered_with_the_lm_qualifier() -> None:
