@@ -7,8 +7,9 @@ the similarity matrix (they can be matched) but get zero weight as matching sour
 when asked for, come from the references of the whole corpus (`prepare`), never from a shard.
 
 For a transformers encoder the sentences are tokenised once, in one call, with bert_score's tokenizer
-options (a leading space for byte-level BPE tokenizers such as RoBERTa's and GPT-2's), batched by
-length and run under `torch.inference_mode`; any other `Encoder` goes through `token_embeddings`.
+options (a leading space for byte-level BPE tokenizers such as RoBERTa's and GPT-2's), and encoded by
+`HFEncoder.hidden_states` (for BERT-family encoders on CPU a padding-free packed fp32 forward,
+models/packed_encoder.py: the same states, faster); any other `Encoder` goes through `token_embeddings`.
 """
 
 from __future__ import annotations
@@ -40,9 +41,6 @@ class Encoded:
     special: np.ndarray  # bool (n_tokens,)
 
 
-#: Sentences per forward pass. On CPU, matmuls over 256 short sentences use the cores far better than
-#: over 64; the sentences are sorted by length first, so padding stays small.
-ENCODE_BATCH_SIZE = 256
 #: bert_score adds a leading space for these byte-level BPE tokenizers (RoBERTa, GPT-2 and their kin)
 _PREFIX_SPACE_TOKENIZERS = ("GPT2Tokenizer", "RobertaTokenizer", "BartTokenizer", "LongformerTokenizer")
 
@@ -54,10 +52,11 @@ def needs_prefix_space(tokenizer: Any) -> bool:
 
 
 def _hf_parts(encoder: Encoder) -> tuple[Any, Any] | None:
-    model, tokenizer = getattr(encoder, "model", None), getattr(encoder, "tokenizer", None)
-    if model is None or tokenizer is None or not callable(tokenizer):
+    """(hidden_states, tokenizer) of a transformers encoder that takes token ids directly, else None."""
+    hidden_states, tokenizer = getattr(encoder, "hidden_states", None), getattr(encoder, "tokenizer", None)
+    if not callable(hidden_states) or tokenizer is None or not callable(tokenizer):
         return None
-    return model, tokenizer
+    return hidden_states, tokenizer
 
 
 def _hf_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
@@ -77,51 +76,28 @@ def tokenize(encoder: Encoder, texts: Sequence[str]) -> dict[str, list[str]]:
                                                                              strict=True)}
 
 
-def _encode_hf(encoder: Encoder, texts: list[str], layer: int, batch_size: int) -> list[Encoded]:
-    import torch
-
-    model, tokenizer = _hf_parts(encoder)  # type: ignore[misc]
-    num_layers = int(getattr(encoder, "num_layers", 0))
-    if not 0 <= layer <= num_layers:
-        raise ValueError(f"{getattr(encoder, 'name', 'the encoder')} has layers 0..{num_layers} "
-                         f"(0 = embeddings); got {layer}")
+def _encode_hf(encoder: Encoder, texts: list[str], layer: int) -> list[Encoded]:
+    hidden_states, tokenizer = _hf_parts(encoder)  # type: ignore[misc]
     ids = _hf_ids(tokenizer, texts)
     special_ids = set(tokenizer.all_special_ids)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    device = getattr(encoder, "input_device", None) or next(model.parameters()).device
-    order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-    out: list[Encoded | None] = [None] * len(texts)
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            checkpoint(start, 2 * len(order))  # encoding is the first half of a shard's work; stops on Cancel
-            batch = order[start : start + batch_size]
-            width = max(len(ids[i]) for i in batch)
-            input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
-                mask[row, : len(ids[i])] = 1
-            last = layer == num_layers
-            result = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
-                           output_hidden_states=not last)
-            hidden = (result.last_hidden_state if last else result.hidden_states[layer]).float()
-            hidden = torch.nn.functional.normalize(hidden, dim=-1).cpu().numpy()
-            for row, i in enumerate(batch):
-                length = len(ids[i])
-                out[i] = Encoded(tokenizer.convert_ids_to_tokens(ids[i]), hidden[row, :length],
-                                 np.array([t in special_ids for t in ids[i]], dtype=bool))
-    return [e for e in out if e is not None]
+    # Encoding is the first half of a shard's work: progress, and a stop on Cancel, between batches.
+    states = hidden_states(ids, layer, on_batch=lambda done, total: checkpoint(done, 2 * total))
+    out = []
+    for row, vectors in zip(ids, states, strict=True):
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        out.append(Encoded(tokenizer.convert_ids_to_tokens(row), vectors / np.maximum(norms, 1e-12),
+                           np.array([t in special_ids for t in row], dtype=bool)))
+    return out
 
 
-def encode_distinct(encoder: Encoder, texts: Sequence[str], layer: int | None,
-                    batch_size: int = ENCODE_BATCH_SIZE) -> dict[str, Encoded]:
+def encode_distinct(encoder: Encoder, texts: Sequence[str], layer: int | None) -> dict[str, Encoded]:
     """Embed each distinct text once (stripped, as bert_score does) with L2-normalised token vectors."""
     distinct = sorted({t.strip() for t in texts}, key=len)
     if not distinct:
         return {}
     if _hf_parts(encoder) is not None:
         chosen = int(getattr(encoder, "num_layers", 0)) if layer is None else layer
-        return dict(zip(distinct, _encode_hf(encoder, distinct, chosen, batch_size), strict=True))
+        return dict(zip(distinct, _encode_hf(encoder, distinct, chosen), strict=True))
     embedded = encoder.token_embeddings(distinct, layer=layer)
     out = {}
     for text, emb in zip(distinct, embedded, strict=True):

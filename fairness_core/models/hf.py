@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -347,51 +347,72 @@ class HFEncoder(_HFModel, Encoder):
         super().__init__(spec, model, tokenizer)
         self.num_layers = int(getattr(self.model.config, "num_hidden_layers", 0))
         self.batch_size = 64
+        self._packed: Any = None  # PackedEncoder, False when unsupported, None until first asked
+        self._packed_lock = threading.Lock()
 
-    def token_embeddings(self, texts: Sequence[str], layer: int | None = None) -> list[TokenEmbeddings]:
+    @property
+    def packed(self) -> Any:
+        """The padding-free fp32 CPU forward (models/packed_encoder.py) when this model supports it, else None."""
+        with self._packed_lock:
+            if self._packed is None:
+                from fairness_core.models.packed_encoder import build
+
+                self._packed = build(self.model, self.tokenizer) or False
+        return self._packed or None
+
+    def hidden_states(self, token_ids: Sequence[Sequence[int]], layer: int,
+                      on_batch: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+        """(tokens, hidden) float32 states at `layer` (0 = embeddings) of already tokenised sentences.
+
+        Same numbers either way (float rounding apart): the packed forward where the model supports it,
+        else transformers' forward on length-sorted, padded batches. `on_batch(done, total)` runs before
+        each batch (progress, cancellation).
+        """
         import torch
 
-        if layer is not None and not 0 <= layer <= self.num_layers:
+        if not 0 <= layer <= self.num_layers:
             raise ValueError(f"{self.name} has layers 0..{self.num_layers} (0 = embeddings); got {layer}")
-        special_ids = set(self.tokenizer.all_special_ids)
-        results: list[TokenEmbeddings | None] = [None] * len(texts)
-        for batch in length_sorted_batches([len(t) for t in texts], self.batch_size):
-            encoded = self.tokenizer([texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
-            with torch.no_grad():
-                out = self.model(
-                    **{k: v.to(self.input_device) for k, v in encoded.items()}, output_hidden_states=True
-                )
-            hidden = out.hidden_states[self.num_layers if layer is None else layer].float().cpu()
-            for row, index in enumerate(batch):
-                length = int(encoded["attention_mask"][row].sum())
-                ids = encoded["input_ids"][row][:length].tolist()
-                results[index] = TokenEmbeddings(
-                    tokens=self.tokenizer.convert_ids_to_tokens(ids),
-                    vectors=hidden[row, :length].numpy(),
-                    special=np.array([i in special_ids for i in ids], dtype=bool),
-                )
-        return [r for r in results if r is not None]
+        packed = self.packed
+        if packed is not None:
+            return [states.numpy() for states in packed.hidden_states(token_ids, layer, on_batch)]
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        out: list[np.ndarray | None] = [None] * len(token_ids)
+        with torch.inference_mode():
+            for number, batch in enumerate(length_sorted_batches([len(ids) for ids in token_ids], self.batch_size)):
+                if on_batch is not None:
+                    on_batch(number * self.batch_size, len(token_ids))
+                width = max(len(token_ids[i]) for i in batch)
+                input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    input_ids[row, : len(token_ids[i])] = torch.tensor(list(token_ids[i]), dtype=torch.long)
+                    mask[row, : len(token_ids[i])] = 1
+                last = layer == self.num_layers
+                result = self.model(input_ids=input_ids.to(self.input_device),
+                                    attention_mask=mask.to(self.input_device), output_hidden_states=not last)
+                hidden = (result.last_hidden_state if last else result.hidden_states[layer]).float().cpu()
+                for row, i in enumerate(batch):
+                    out[i] = hidden[row, : len(token_ids[i])].numpy()
+        return [states for states in out if states is not None]
 
+    def token_embeddings(self, texts: Sequence[str], layer: int | None = None) -> list[TokenEmbeddings]:
+        ids = self.tokenizer(list(texts), truncation=True)["input_ids"]
+        special_ids = set(self.tokenizer.all_special_ids)
+        states = self.hidden_states(ids, self.num_layers if layer is None else layer)
+        return [TokenEmbeddings(tokens=self.tokenizer.convert_ids_to_tokens(row), vectors=vectors,
+                                special=np.array([i in special_ids for i in row], dtype=bool))
+                for row, vectors in zip(ids, states, strict=True)]
 
     def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
         """(n, hidden): mean of the last layer over tokens that are neither special nor padding, L2-normalised
         (the pooling sentence-transformers uses for MiniLM, minus [CLS]/[SEP])."""
-        import torch
-
         hidden_size = int(getattr(self.model.config, "hidden_size", 0))
         out = np.zeros((len(texts), hidden_size), dtype=np.float32)
-        for batch in length_sorted_batches([len(t) for t in texts], self.batch_size):
-            encoded = self.tokenizer([texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True,
-                                     return_special_tokens_mask=True)
-            special = encoded.pop("special_tokens_mask").bool()
-            with torch.no_grad():
-                hidden = self.model(**{k: v.to(self.input_device) for k, v in encoded.items()}).last_hidden_state
-            hidden = hidden.float().cpu()
-            ordinary = encoded["attention_mask"].bool() & ~special
+        for row, embedded in enumerate(self.token_embeddings(texts)):
             # A text with no ordinary token (empty) falls back to all its tokens, so every row is defined.
-            weights = torch.where(ordinary.any(-1, keepdim=True), ordinary, encoded["attention_mask"].bool()).float()
-            mean = (hidden * weights[..., None]).sum(1) / weights.sum(-1, keepdim=True)
-            out[batch] = torch.nn.functional.normalize(mean, dim=-1).numpy()
+            ordinary = ~embedded.special if (~embedded.special).any() else np.ones(len(embedded.special), dtype=bool)
+            mean = embedded.vectors[ordinary].astype(np.float32).mean(axis=0)
+            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         return out
 
 
