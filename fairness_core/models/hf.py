@@ -53,6 +53,12 @@ class HFCausalLM(_HFModel, CausalLM):
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # generation continues from the right edge
+        if self.spec.quantization == "none":
+            from fairness_core.models.cpu_linear import use_onednn_linears
+
+            # A decoding step's few rows run 1.3-7x faster on oneDNN than on MKL (models/cpu_linear.py).
+            probe = self.tokenizer("The nurse said that", add_special_tokens=False)["input_ids"] or [0]
+            use_onednn_linears(self.model, probe_ids=probe)
 
     def generate(
         self,

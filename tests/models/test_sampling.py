@@ -301,3 +301,20 @@ def test_smollm2_texts_do_not_depend_on_batch_size_or_refill() -> None:
     assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
     assert sum(len(text.split()) for text in outputs[0]) > 10
 
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 4.0], ids=["flat", "medium", "peaked"])
+def test_top_p_without_a_full_sort_keeps_what_transformers_keeps_on_a_large_vocabulary(scale: float) -> None:
+    """A SmolLM2-sized vocabulary: flat rows need the 64 -> 512 -> 4,096 -> ... growth of the candidate set."""
+    from transformers import TopKLogitsWarper, TopPLogitsWarper
+
+    logits = torch.randn(6, 49_152, generator=torch.Generator().manual_seed(3)) * scale
+    configs = [DecodingConfig(top_p=p) for p in (0.05, 0.5, 0.9, 0.99)] + [
+        DecodingConfig(top_k=100, top_p=0.9), DecodingConfig(top_k=5_000, top_p=0.95)]
+    ours = warp_logits(logits.clone(), RowSettings.from_configs(configs))
+    for row, config in enumerate(configs):
+        expected = logits[row : row + 1].clone()
+        if config.top_k:
+            expected = TopKLogitsWarper(config.top_k)(None, expected)
+        expected = TopPLogitsWarper(config.top_p)(None, expected)
+        assert torch.equal(torch.isinf(ours[row : row + 1]), torch.isinf(expected)), config
