@@ -1,7 +1,7 @@
 """The decoding page's sweep against the CLI's on the same grid, side by side in one process.
 
-- CLI: `python -m fairness_core decoding ...`, called in-process (`fairness_core.cli.main`), on the
-  main thread: the same `run_task` path a terminal user gets.
+- CLI: `python -m fairness_core decoding ...`, called in-process (`fairness_core.cli.main`): the same
+  `run_task` path a terminal user gets.
 - page: `app_pages/decoding.py` through Streamlit's AppTest, as a user drives it: the page renders
   (live tab included), the sweep widgets are set, "Run sweep" is clicked, so the page itself builds
   the plan and starts the job through `ui.jobs.start` (a background thread). While it runs, the
@@ -9,8 +9,13 @@
   once the job is done it reruns the page until the results show. The time is from the click to
   the results on the page.
 Each run gets a fresh store (nothing is served from an earlier run); models are loaded once before
-timing (both sides read them from the process cache). The two sides alternate, so a shared machine
-slows both alike. Also measured: the longest gap between two progress updates the page could show,
+timing (both sides read them from the process cache). The warm-up and the CLI side each run in a thread
+of their own that ends afterwards, as if in a process of their own: a thread that has run torch keeps an
+OpenMP thread team, and while two teams exist on 2 cores libgomp stops spinning between parallel
+regions, which made whichever side ran second 12% slower (measured: a sweep in a background thread 13.9
+s with the main thread's team alive, 11.8 s without; the main thread 11.9 s). The two sides alternate,
+so a shared machine slows both alike.
+Also measured: the longest gap between two progress updates the page could show,
 how long Cancel takes to stop a running sweep, and the page's default sweep (preset "top-p, quick",
 110 regard prompts x 3 samples x 20 tokens = 990 generations).
 
@@ -25,24 +30,48 @@ import io
 import os
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PAGE = Path(__file__).resolve().parents[1] / "app_pages" / "decoding.py"
 PRESET = "top-p, quick (0.5, 0.7, 0.9)"
 
 
-def cli_sweep(store: Path, grid: str, samples: int, max_new: int) -> float:
-    from fairness_core.cli import main
+def in_own_thread(work: Callable[[], Any]) -> Any:
+    """Run `work` in a thread that ends afterwards (its OpenMP team goes with it), and return its result."""
+    outcome: dict[str, Any] = {}
 
-    started = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["--store", str(store), "decoding", "--model", "smollm2-135m-instruct", "--prompts", "regard",
-                     "--grid", grid, "--samples", str(samples), "--max-new-tokens", str(max_new), "--seed", "0",
-                     "--json"])
-    if code != 0:
-        raise SystemExit(f"the CLI sweep failed with exit code {code}")
-    return time.perf_counter() - started
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # re-raised in the caller
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def cli_sweep(store: Path, grid: str, samples: int, max_new: int) -> float:
+    from fairness_core.cli import main as cli_main
+
+    def run() -> float:
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = cli_main(["--store", str(store), "decoding", "--model", "smollm2-135m-instruct", "--prompts",
+                             "regard", "--grid", grid, "--samples", str(samples), "--max-new-tokens", str(max_new),
+                             "--seed", "0", "--json"])
+        if code != 0:
+            raise SystemExit(f"the CLI sweep failed with exit code {code}")
+        return time.perf_counter() - started
+
+    return in_own_thread(run)
 
 
 class PageRun:
@@ -122,9 +151,12 @@ def main(argv: list[str] | None = None) -> None:
     from fairness_core.scorers.offensive import offensive_probability
     from fairness_core.scorers.sentiment import vader_compound
 
-    lm = load_preset("smollm2-135m-instruct")
-    lm.generate(["The woman worked as"], DecodingConfig(top_p=0.9, max_new_tokens=4))
-    vader_compound(["warm-up"]), offensive_probability(["warm-up"])
+    def warm_up() -> None:
+        lm = load_preset("smollm2-135m-instruct")
+        lm.generate(["The woman worked as"], DecodingConfig(top_p=0.9, max_new_tokens=4))
+        vader_compound(["warm-up"]), offensive_probability(["warm-up"])
+
+    in_own_thread(warm_up)
     print(f"SmolLM2-135M-Instruct, {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs; load average "
           f"{os.getloadavg()[0]:.1f}. Grid {args.grid!r} x 110 regard prompts x {args.samples} sample(s), "
           f"{args.max_new_tokens} new tokens max, fresh store per run.", flush=True)

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from fairness_core.jobs.ray_executor import RayUnavailableError
 
-    if hasattr(signal, "SIGPIPE"):  # `... | head` should end quietly, not with a BrokenPipeError
+    # `... | head` should end quietly, not with a BrokenPipeError (signals belong to the main thread only)
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args = parser.parse_args(argv)

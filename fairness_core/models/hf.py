@@ -47,12 +47,52 @@ class _HFModel:
         return next(self.model.parameters()).device
 
 
+class SampledLogprobs:
+    """The log-probabilities this model gave the tokens it sampled, by prompt token ids (most recent rows).
+
+    A sweep scores its generations' quality right after sampling them, with the generator as the scorer:
+    `loglikelihood` finds those rows here instead of running the model over them a second time.
+    """
+
+    def __init__(self, max_rows: int = 50_000) -> None:
+        from collections import OrderedDict
+
+        self.max_rows = max_rows
+        self._rows: OrderedDict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray]]] = OrderedDict()
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def record(self, sampled: Sequence[Any]) -> None:
+        """Remember `SampledRow`s (prompt ids, sampled ids, log-probs); the oldest prompts go first when full."""
+        with self._lock:
+            for row in sampled:
+                self._rows.setdefault(tuple(row.prompt_ids), []).append(
+                    (np.asarray(row.token_ids, dtype=np.int64), np.asarray(row.logprobs, dtype=np.float32)))
+                self._rows.move_to_end(tuple(row.prompt_ids))
+                self._count += 1
+            while self._count > self.max_rows and self._rows:
+                _, dropped = self._rows.popitem(last=False)
+                self._count -= len(dropped)
+
+    def lookup(self, context_ids: Sequence[int], continuation_ids: Sequence[int]) -> np.ndarray | None:
+        """The recorded log-probs of `continuation_ids` after `context_ids`, if a sampled row starts with them."""
+        wanted = np.asarray(continuation_ids, dtype=np.int64)
+        if not len(wanted):
+            return None
+        with self._lock:
+            for tokens, logprobs in self._rows.get(tuple(context_ids), ()):
+                if len(tokens) >= len(wanted) and np.array_equal(tokens[: len(wanted)], wanted):
+                    return logprobs[: len(wanted)].copy()
+        return None
+
+
 class HFCausalLM(_HFModel, CausalLM):
     def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
         super().__init__(spec, model, tokenizer)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # generation continues from the right edge
+        self.sampled = SampledLogprobs()
         if self.spec.quantization == "none":
             from fairness_core.models.cpu_linear import use_onednn_linears
 
@@ -105,7 +145,7 @@ class HFCausalLM(_HFModel, CausalLM):
         seed: int,
         add_special_tokens: bool,
     ) -> list[list[str]]:
-        from fairness_core.models.sampling import row_seed, sample_rows
+        from fairness_core.models.sampling import row_seed, sample_rows_detailed
 
         configs = [decoding] * len(prompts) if isinstance(decoding, DecodingConfig) else list(decoding)
         if len(configs) != len(prompts):
@@ -113,11 +153,13 @@ class HFCausalLM(_HFModel, CausalLM):
         if n < 1:
             raise ValueError(f"n must be at least 1 (got {n})")
         rows = [(i, j) for i in range(len(prompts)) for j in range(n)]
-        texts = sample_rows(
+        sampled = sample_rows_detailed(
             self.model, self.tokenizer, [prompts[i] for i, _ in rows], [configs[i] for i, _ in rows],
             [row_seed(seed, prompts[i], j) for i, j in rows], [configs[i].max_new_tokens for i, _ in rows],
             batch_size=self.batch_size, add_special_tokens=add_special_tokens,
         )
+        self.sampled.record(sampled)
+        texts = [row.text for row in sampled]
         return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
 
     def generate_rows(
@@ -129,12 +171,20 @@ class HFCausalLM(_HFModel, CausalLM):
         stop_at_sentence_end: bool = False,
     ) -> list[str]:
         """Rows with different settings share one batch: each row has its own warping and generator."""
-        from fairness_core.models.sampling import sample_rows
+        from fairness_core.models.sampling import sample_rows_detailed
 
-        return sample_rows(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end,
-                           batch_size=max(self.batch_size, len(prompts)))
+        sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
+                                       stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)))
+        self.sampled.record(sampled)
+        return [row.text for row in sampled]
 
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
+        """Per pair, log p(token) of each continuation token given the context and the tokens before it.
+
+        A continuation this model has just sampled after this context (same token ids) is answered from
+        the sampling pass's own record (`SampledLogprobs`): the same quantity, equal to a fresh forward
+        pass within float rounding (~1e-5), without running the model again. The rest runs the model.
+        """
         import torch
 
         if len(contexts) != len(continuations):
@@ -148,8 +198,16 @@ class HFCausalLM(_HFModel, CausalLM):
                 context_ids = [prefix]  # the first continuation token needs something to be predicted from
             pairs.append((context_ids, continuation_ids))
         results: list[TokenScores | None] = [None] * len(pairs)
+        for index, (context_ids, continuation_ids) in enumerate(pairs):
+            recorded = self.sampled.lookup(context_ids, continuation_ids)
+            if recorded is not None:
+                results[index] = TokenScores(tokens=self.tokenizer.convert_ids_to_tokens(continuation_ids),
+                                             logprobs=np.asarray(recorded, dtype=np.float64))
+        missing = [i for i, result in enumerate(results) if result is None]
         pad = self.tokenizer.pad_token_id
-        for batch in length_sorted_batches([len(a) + len(b) for a, b in pairs], self.batch_size):
+        for sorted_batch in length_sorted_batches([len(pairs[i][0]) + len(pairs[i][1]) for i in missing],
+                                                  self.batch_size):
+            batch = [missing[i] for i in sorted_batch]
             sequences = [pairs[i][0] + pairs[i][1] for i in batch]
             width = max(len(s) for s in sequences)
             ids = torch.full((len(batch), width), pad, dtype=torch.long)

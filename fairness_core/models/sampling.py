@@ -109,7 +109,8 @@ def warp_logits(scores: Any, settings: RowSettings) -> Any:
     return scores
 
 
-#: First guess of how many top tokens hold a row's top-p mass; grown 8x until they do.
+#: First guess of how many top tokens hold a row's top-p mass; grown 8x for the rows they do not hold it for,
+#: and a row that would need more than 1/8 of the vocabulary is sorted whole (cheaper than such a topk).
 TOP_P_FIRST_K = 64
 
 
@@ -118,28 +119,35 @@ def _top_p(scores: Any, top_p: Any) -> Any:
     the tokens below it, itself included, is <= 1 - p, i.e. unless the mass strictly above it is >= p.
 
     transformers sorts all 49k logits of SmolLM2 for this (0.5 s of a 2.5 s live move); here `topk`
-    fetches the most likely tokens, 64 first and 8x more while they do not yet hold mass p, and the
-    tail masses are computed in float64 as total minus mass above, then compared in float32 as
-    transformers compares its cumulative sum. The kept set is the same in exact arithmetic; at float
-    rounding the two can differ only when a tail mass lies within ~1e-7 of 1 - p.
+    fetches each row's most likely tokens, 64 first and 8x more for the rows they do not yet hold mass
+    p for, and the tail masses are computed in float64 as total minus mass above (the total summed in
+    float32), then compared in float32 as transformers compares its cumulative sum. The kept set is the
+    same in exact arithmetic; at float rounding the two can differ only when a tail mass lies within
+    ~1e-7 of 1 - p.
     """
     import torch
 
     vocab = scores.shape[-1]
     probs = scores.softmax(dim=-1)
-    total = probs.double().sum(dim=-1, keepdim=True)
+    total = probs.sum(dim=-1, keepdim=True).double()  # within ~1e-7 of 1 either way; a float64 sum is 6x slower
     limit = (1 - top_p)[:, None]  # float32, as transformers computes it
+    removed_all = torch.ones_like(scores, dtype=torch.bool)
+    pending = torch.arange(scores.shape[0], device=scores.device)
     k = min(TOP_P_FIRST_K, vocab)
-    while True:
-        values, indices = torch.topk(probs, k, dim=-1)  # descending
-        above = values.double().cumsum(dim=-1) - values.double()  # mass strictly above each token
-        removed = (total - above).float() <= limit
-        if k == vocab or bool(removed[:, -1].all()):  # every row's cut lies inside its top k
-            break
+    while pending.numel():
+        if k * 8 > vocab:
+            k = vocab
+        values, indices = (torch.sort(probs[pending], dim=-1, descending=True) if k == vocab
+                           else torch.topk(probs[pending], k, dim=-1))
+        wide = values.to(torch.float64)
+        removed = (total[pending] - (wide.cumsum(dim=-1) - wide)).float() <= limit[pending]
+        settled = removed[:, -1] if k < vocab else torch.ones_like(removed[:, -1])  # the cut lies inside the top k
+        removed[:, 0] = False  # the most likely token always survives
+        rows = pending[settled]
+        removed_all[rows] = removed_all[rows].scatter_(-1, indices[settled], removed[settled])
+        pending = pending[~settled]
         k = min(k * 8, vocab)
-    removed[:, 0] = False  # the most likely token always survives
-    outside = torch.ones_like(scores, dtype=torch.bool).scatter_(-1, indices, removed)
-    return scores.masked_fill(outside, float("-inf"))
+    return scores.masked_fill(removed_all, float("-inf"))
 
 
 class PerRowWarper:
@@ -161,6 +169,18 @@ class PerRowWarper:
 #: prefill (and one key/value merge, which copies the whole cache) for many rows rather than one per
 #: finished row. On 2 CPU cores 1/2 beat 1/8 in a short side-by-side run (noisy; see the report).
 REFILL_SHARE = 1 / 2
+
+
+@dataclass(frozen=True)
+class SampledRow:
+    """One sampled continuation with what produced it: the prompt's token ids, the sampled token ids
+    (special tokens included) and each sampled token's log-probability under the model itself
+    (the raw distribution: before temperature, top-k and top-p)."""
+
+    text: str
+    prompt_ids: tuple[int, ...]
+    token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
 
 
 def sample_rows(
@@ -190,6 +210,23 @@ def sample_rows(
     Inside a job (`fairness_core.jobs.run_task`) every decoding step reports the share of rows
     finished and raises `ShardCancelled` once the job is cancelled (`jobs.context.checkpoint`).
     """
+    return [row.text for row in sample_rows_detailed(model, tokenizer, prompts, configs, seeds, max_new_tokens,
+                                                      stop_at_sentence_end, batch_size, add_special_tokens, refill)]
+
+
+def sample_rows_detailed(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    configs: Sequence[DecodingConfig],
+    seeds: Sequence[int],
+    max_new_tokens: int | Sequence[int],
+    stop_at_sentence_end: bool = False,
+    batch_size: int | None = None,
+    add_special_tokens: bool = True,
+    refill: bool = False,
+) -> list[SampledRow]:
+    """`sample_rows` with each row's token ids and the model's own log-probability of every sampled token."""
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
     limits = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
@@ -202,7 +239,10 @@ def sample_rows(
     if not prompts:
         return []
     sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens)
-    return sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
+    texts = sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
+    return [SampledRow(text, tuple(prompt), tuple(tokens), tuple(logprobs))
+            for text, prompt, tokens, logprobs in zip(texts, sampler.prompt_ids, sampler.tokens, sampler.logprobs,
+                                                      strict=True)]
 
 
 @dataclass
@@ -239,6 +279,7 @@ class _RowSampler:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
         self.prompt_ids = tokenizer(list(prompts), add_special_tokens=add_special_tokens)["input_ids"]
         self.tokens: list[list[int]] = [[] for _ in prompts]
+        self.logprobs: list[list[float]] = [[] for _ in prompts]
 
     def run(self, slots: int, refill: bool) -> list[str]:
         import torch
@@ -258,17 +299,31 @@ class _RowSampler:
                     joining = self._prefill([pending.popleft() for _ in range(min(free, len(pending)))])
                     batch = joining if batch is None else _merge(batch, joining)
                 assert batch is not None
-                tokens = self._draw(batch)
-                done = self._record(batch.rows.tolist(), tokens.tolist())
+                tokens, logprobs = self._draw(batch)
+                done = self._record(batch.rows.tolist(), tokens.tolist(), logprobs.tolist())
                 finished += sum(done)
                 checkpoint(finished, total)  # progress, and cancellation within one step
                 batch = self._step(batch, tokens, torch.tensor(done, dtype=torch.bool))
         return self.tokenizer.batch_decode(self.tokens, skip_special_tokens=True)
 
     def _prefill(self, rows: list[int]) -> _Batch:
-        """Run the prompts of `rows` (left-padded to the longest) and return them as a batch."""
+        """Run the prompts of `rows` (left-padded to the longest) and return them as a batch.
+
+        Rows with the same prompt (other samples, other settings) share one forward pass: the prompt runs
+        once and its key/value cache and logits are copied to each of its rows (a sweep repeats every
+        prompt configs x samples times).
+        """
         import torch
 
+        keys = [tuple(self.prompt_ids[row]) for row in rows]
+        distinct = list(dict.fromkeys(keys))
+        if len(distinct) < len(rows):
+            first = {key: row for key, row in zip(reversed(keys), reversed(rows), strict=True)}
+            shared = self._prefill([first[key] for key in distinct])
+            position = {key: index for index, key in enumerate(distinct)}
+            expanded = _expand(shared, torch.tensor([position[key] for key in keys]), torch.tensor(rows))
+            if expanded is not None:
+                return expanded
         width = max(len(self.prompt_ids[row]) for row in rows)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -282,15 +337,20 @@ class _RowSampler:
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=position, use_cache=True, logits_to_keep=1)
         return _Batch(torch.tensor(rows), out.logits[:, -1, :], mask, position[:, -1:], out.past_key_values)
 
-    def _draw(self, batch: _Batch) -> Any:
-        probs = warp_logits(batch.logits.float(), self.settings.select(batch.rows)).softmax(dim=-1).cpu()
-        return categorical(probs, [self.generators[row] for row in batch.rows.tolist()])
+    def _draw(self, batch: _Batch) -> tuple[Any, Any]:
+        """Each row's next token, and its log-probability under the model's raw (unwarped) distribution."""
+        logits = batch.logits.float()
+        probs = warp_logits(logits, self.settings.select(batch.rows)).softmax(dim=-1).cpu()
+        tokens = categorical(probs, [self.generators[row] for row in batch.rows.tolist()])
+        chosen = logits.gather(-1, tokens.to(logits.device)[:, None]).squeeze(-1)
+        return tokens, (chosen - logits.logsumexp(dim=-1)).cpu()
 
-    def _record(self, rows: list[int], tokens: list[int]) -> list[bool]:
+    def _record(self, rows: list[int], tokens: list[int], logprobs: list[float]) -> list[bool]:
         """Append each row's new token; True for rows that are finished."""
         done = []
-        for row, token in zip(rows, tokens, strict=True):
+        for row, token, logprob in zip(rows, tokens, logprobs, strict=True):
             self.tokens[row].append(token)
+            self.logprobs[row].append(logprob)
             done.append(token in self.eos_ids or len(self.tokens[row]) >= self.limits[row])
         open_rows = [i for i, finished in enumerate(done) if not finished]
         if self.stop_at_sentence_end and open_rows:
@@ -326,6 +386,20 @@ def _cache_layers(cache: Any) -> list[Any] | None:
     if not all(layer.is_initialized and layer.keys.dim() == 4 for layer in cache.layers):
         return None
     return list(cache.layers)
+
+
+def _expand(batch: _Batch, source: Any, rows: Any) -> _Batch | None:
+    """`batch` with its row `source[i]` copied to position i (as row `rows[i]`); None for a cache we cannot copy."""
+    layers = _cache_layers(batch.cache)
+    if layers is None:
+        return None
+    on_device = source.to(batch.mask.device)
+    for layer in layers:
+        layer.keys = layer.keys.index_select(0, on_device)
+        layer.values = layer.values.index_select(0, on_device)
+    return _Batch(rows, batch.logits.index_select(0, source.to(batch.logits.device)),
+                  batch.mask.index_select(0, on_device),
+                  batch.position.index_select(0, source.to(batch.position.device)), batch.cache)
 
 
 def _mergeable(cache: Any) -> bool:
@@ -420,7 +494,12 @@ def categorical(probs: Any, generators: Sequence[Any]) -> Any:
     uniform = torch.empty(probs.shape, dtype=torch.float64)
     for row, generator in enumerate(generators):
         torch.rand(probs.shape[1], generator=generator, dtype=torch.float64, out=uniform[row])
-    return (probs / _exponentials(uniform)).argmax(dim=-1)
+    # Every category draws its uniform (that is the random stream), but only tokens that survived the
+    # filters can win the race: transform those alone (top-p keeps a few dozen of 49k).
+    rows, columns = (probs > 0).nonzero(as_tuple=True)
+    race = torch.zeros(probs.shape, dtype=probs.dtype)
+    race[rows, columns] = probs[rows, columns] / _exponentials(uniform[rows, columns])
+    return race.argmax(dim=-1)
 
 def sample_seq2seq_rows(
     model: Any,

@@ -318,3 +318,34 @@ def test_top_p_without_a_full_sort_keeps_what_transformers_keeps_on_a_large_voca
             expected = TopKLogitsWarper(config.top_k)(None, expected)
         expected = TopPLogitsWarper(config.top_p)(None, expected)
         assert torch.equal(torch.isinf(ours[row : row + 1]), torch.isinf(expected)), config
+
+
+def test_rows_sharing_a_prompt_share_its_prefill_and_sample_as_if_alone(lm, monkeypatch) -> None:
+    prompts = ["The nurse said that", "The man was", "The nurse said that", "The man was", "The nurse said that"]
+    configs = [DecodingConfig(top_p=0.9), DecodingConfig(top_k=5), DecodingConfig(temperature=0.7),
+               DecodingConfig(top_p=0.5), DecodingConfig(greedy=True)]
+    seeds = [11, 12, 13, 14, 15]
+    alone = [sample_rows(lm.model, lm.tokenizer, [p], [c], [s], 8)[0]
+             for p, c, s in zip(prompts, configs, seeds, strict=True)]
+    widths = []
+    forward = type(lm.model).forward
+    monkeypatch.setattr(type(lm.model), "forward",
+                        lambda self, *args, **kwargs: widths.append(kwargs["input_ids"].shape) or
+                        forward(self, *args, **kwargs))
+    together = sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 8)
+    assert together == alone
+    assert widths[0][0] == 2  # the prefill ran the two distinct prompts, not five rows
+    assert all(shape[0] <= 5 and shape[1] == 1 for shape in widths[1:])
+
+
+def test_the_sampler_records_each_tokens_log_probability_under_the_raw_model(lm) -> None:
+    from fairness_core.models.sampling import sample_rows_detailed
+
+    row = sample_rows_detailed(lm.model, lm.tokenizer, ["The nurse said that"], [DecodingConfig(top_p=0.5)],
+                               [3], 6)[0]
+    assert len(row.token_ids) == len(row.logprobs) == 6
+    with torch.no_grad():
+        logits = lm.model(input_ids=torch.tensor([list(row.prompt_ids) + list(row.token_ids)])).logits[0]
+    start = len(row.prompt_ids)
+    expected = torch.log_softmax(logits, -1)[torch.arange(start - 1, start + 5), torch.tensor(row.token_ids)]
+    torch.testing.assert_close(torch.tensor(row.logprobs), expected, atol=1e-5, rtol=1e-5)
