@@ -33,13 +33,21 @@ from fairness_core.decoding.request import (
     default_scorers,
 )
 from fairness_core.decoding.summary import DecodingSummary, measures_for, ordering_flips, summarize
-from fairness_core.decoding.task import DecodingOutcome, is_ready, plan_decoding, prewarm, run_decoding
+from fairness_core.decoding.task import (
+    DecodingOutcome,
+    is_ready,
+    plan_decoding,
+    prewarm,
+    run_decoding,
+    stored_generations,
+)
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
 from fairness_core.generation.tradeoffs import pareto_front
 from fairness_core.models import DecodingConfig
 from ui import common, jobs
 from ui import decoding_charts as charts
+from ui.live_cards import LiveCards
 
 TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
 LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
@@ -213,44 +221,53 @@ with live_tab:
             chosen += [item for item in prompts.items if item.group == group][: int(per_group)]
         live_set = PromptSet(prompts.name + " (live subset)", tuple(chosen))
         started = time.monotonic()
+        status = st.empty()
+        show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
+        columns = st.columns(min(4, max(1, len(live_set.groups))))
+        slots = {group: columns[index % len(columns)].empty() for index, group in enumerate(live_set.groups)}
+        cards = LiveCards(list(live_set.groups), slots)
         try:
             request = build_request(model, live_set, (config,), samples=int(samples), max_new_tokens=int(max_new),
                                     seed=int(seed), threshold=threshold, quantization=quantization,
                                     scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
-            with st.spinner(f"Generating with {config.label()}…"):
-                plan = plan_decoding(request, common.get_store())
-                outcome = run_decoding(plan, common.get_store(), threads=1)
+            plan = plan_decoding(request, common.get_store())
+            if not plan.from_store:
+                status.info(f"Generating with {config.label()}: the text appears as the model writes it; the "
+                            "measures follow.")
+                if plan.plan.n_to_generate < plan.plan.n_wanted:
+                    cards.show_stored(stored_generations(plan, common.get_store()))
+            outcome = run_decoding(plan, common.get_store(), threads=1, cancel=cards.cancel, on_partial=cards.update)
         except RequestError as error:
-            st.error(str(error))
+            status.error(str(error))
             st.stop()
+        cards.resume_interruption()
         elapsed = time.monotonic() - started
         live = outcome.generations
         summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
         configs = summary.configs
         source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
-        st.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
-                    f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
-                    f"[{configs['disparity_ci_low'].iloc[0]:.3f}, {configs['disparity_ci_high'].iloc[0]:.3f}]")
+        status.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
+                        f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
+                        f"[{configs['disparity_ci_low'].iloc[0]:.3f}, {configs['disparity_ci_high'].iloc[0]:.3f}]")
+        for group in live_set.groups:
+            with slots[group].container(border=True):
+                st.markdown(f"**{common.escape_markdown(group)}**")
+                for _, row in live[live["group"] == group].iterrows():
+                    card(row, bool(row["vader_compound"] <= threshold), show_full)
         columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
         columns += [c for c in ("negative_regard_rate", "offensive_rate", "negative_word_share",
                                 "quality_mean_logprob") if c in summary.groups]
         st.dataframe(summary.groups[columns], hide_index=True, width="stretch")
         common.how_to_read(
-            "Each row is one group. *negative_sentiment_rate* is the share of its generations whose VADER "
-            "compound score is at or below the threshold, with a 95% interval from resampling the prompts "
-            "(all samples of a prompt together). The live sample is small, so intervals are wide: use *More "
-            "samples* or the sweep for firm conclusions. *n_empty* counts generations that were empty after "
-            "cutting to the first sentence; they are kept and scored as the prompt alone.")
+            "Each card holds a group's generations (text appears as the model writes it; the negative label once "
+            "it is scored). Each table row is one group. *negative_sentiment_rate* is the share of its "
+            "generations whose VADER compound score is at or below the threshold, with a 95% interval from "
+            "resampling the prompts (all samples of a prompt together). The live sample is small, so intervals "
+            "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
+            "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template, so the "
                        "intervals cannot show prompt-to-prompt variation: raise *Prompts per group* for that.")
-        show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
-        cards = st.columns(min(4, max(1, len(live_set.groups))))
-        for index, group in enumerate(live_set.groups):
-            with cards[index % len(cards)].container(border=True):
-                st.markdown(f"**{common.escape_markdown(group)}**")
-                for _, row in live[live["group"] == group].iterrows():
-                    card(row, bool(row["vader_compound"] <= threshold), show_full)
 
 # ---------------------------------------------------------------- sweep mode
 SWEEP_KEY = "decoding_sweep"

@@ -138,11 +138,13 @@ def torch_threads(threads: int | None) -> Iterator[None]:
 
 
 def run_decoding(plan: DecodingPlan, store: Any, on_progress: Callable[[Any], None] | None = None,
-                 cancel: Any = None, executor: Any = None, threads: int | None = None) -> DecodingOutcome:
-    """Compute what the store lacks (resuming an interrupted run) and read every generation back."""
+                 cancel: Any = None, executor: Any = None, threads: int | None = None,
+                 on_partial: Callable[[dict[str, Any]], None] | None = None) -> DecodingOutcome:
+    """Compute what the store lacks (resuming an interrupted run) and read every generation back.
+    `on_partial` sees each generation's text as it is generated (`generation.task.run_generation`)."""
     with torch_threads(threads if plan.plan.task is not None else None):
         outcome = run_generation(plan.generation, store, on_progress=on_progress, cancel=cancel,
-                                 executor=executor)
+                                 executor=executor, on_partial=on_partial)
     return DecodingOutcome(plan, with_configs(outcome.generations, plan.request), outcome.run_ids,
                            outcome.from_cache, outcome.status)
 

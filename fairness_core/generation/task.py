@@ -334,6 +334,26 @@ def decoding_from_record(record: dict[str, Any], max_new_tokens: int) -> Decodin
                           top_p=record.get("top_p"), max_new_tokens=max_new_tokens)
 
 
+def _streamer(request: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
+    """A sampler `on_step` that publishes each row's text so far to the job's caller (jobs.context), or None
+    when nobody listens. What it publishes: the generation id, system key, group, prompt id and text,
+    sample, the kept text so far (the first sentence once it ends) and whether the row is finished."""
+    from fairness_core.jobs.context import publish, wants_partials
+
+    if not wants_partials():
+        return None
+
+    def on_step(updates: list[tuple[int, str, bool]]) -> None:
+        for index, raw, done in updates:
+            row = rows[index]
+            publish({"kind": "generation", "id": row["id"], "system": request["systems"][row["system"]]["key"],
+                     "group": row["group"], "prompt_id": row["prompt_id"], "prompt": row["prompt"],
+                     "sample": row["sample"], "text": cut_continuation(raw, request["truncate"]).strip(),
+                     "done": bool(done)})
+
+    return on_step
+
+
 def _generate(request: dict[str, Any], model: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     from fairness_core.models import ModelSpec, load_model
 
@@ -342,7 +362,8 @@ def _generate(request: dict[str, Any], model: dict[str, Any], rows: list[dict[st
     configs = [decoding_from_record(request["systems"][r["system"]]["decoding"], max_new) for r in rows]
     if request["mode"] == "continue":
         return lm.generate_rows([r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows],  # type: ignore[attr-defined]
-                                max_new, stop_at_sentence_end=request["stops"] == "first sentence settled")
+                                max_new, stop_at_sentence_end=request["stops"] == "first sentence settled",
+                                on_step=_streamer(request, rows))
     chat = getattr(lm, "chat", None)
     if chat is None:
         raise ModelUnavailableError(f"{lm.name} cannot chat in this version of the model layer")
@@ -421,14 +442,20 @@ class GenerationOutcome:
 
 
 def run_generation(request: GenerationRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
-                   cancel: Any = None, executor: Any = None) -> GenerationOutcome:
-    """Plan (validate, reuse stored work), compute the rest as one job, and read everything back."""
+                   cancel: Any = None, executor: Any = None,
+                   on_partial: Callable[[dict[str, Any]], None] | None = None) -> GenerationOutcome:
+    """Plan (validate, reuse stored work), compute the rest as one job, and read everything back.
+
+    `on_partial` sees each generation's text while it is generated (in-process executors only; see
+    `_streamer` for the fields): for display, before the shard's rows are stored and scored.
+    """
     from fairness_core.jobs import run_task
 
     plan = plan_generation(request, store)
     status = "complete"
     if plan.task is not None:
-        outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel, executor=executor)
+        outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel, executor=executor,
+                           on_partial=on_partial)
         status = outcome.status
     generations = load_generations(store, request)
     run_ids = set(generations["run_id"].dropna()) if not generations.empty else set()

@@ -6,6 +6,11 @@ runs in-process, the runner installs a context for the current thread; long loop
 `checkpoint(done, total)`, which reports the fraction of the shard done and raises
 `ShardCancelled` once the job is cancelled (the shard's rows are then discarded: nothing partial
 is written). Outside a job — a Ray worker, a plain call in a test — `checkpoint` does nothing.
+
+A caller that wants results before a shard is done (a page streaming generated text) passes an
+`on_partial` callback; work units `publish` what they have (plain dicts, the work unit's choice) and
+ask `wants_partials()` first, so nothing is prepared when nobody listens. Partial results are for
+display only: the shard's rows, written when it finishes, are the result.
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ class ShardCancelled(Exception):
 
 
 @contextmanager
-def shard_context(cancel: Any = None, on_fraction: Callable[[float], None] | None = None) -> Iterator[None]:
-    """Install (cancel token, progress callback) for work units running in this thread."""
+def shard_context(cancel: Any = None, on_fraction: Callable[[float], None] | None = None,
+                  on_partial: Callable[[dict[str, Any]], None] | None = None) -> Iterator[None]:
+    """Install (cancel token, progress callback, partial-result callback) for work units in this thread."""
     previous = getattr(_local, "state", None)
-    _local.state = {"cancel": cancel, "on_fraction": on_fraction, "last": 0.0}
+    _local.state = {"cancel": cancel, "on_fraction": on_fraction, "on_partial": on_partial, "last": 0.0}
     try:
         yield
     finally:
@@ -52,3 +58,17 @@ def checkpoint(done: int | None = None, total: int | None = None) -> None:
     if now - state["last"] >= REPORT_EVERY_S:
         state["last"] = now
         callback(min(max(done / total, 0.0), 1.0))
+
+
+def wants_partials() -> bool:
+    """True when the job's caller listens for partial results (`publish`)."""
+    state = getattr(_local, "state", None)
+    return state is not None and state.get("on_partial") is not None
+
+
+def publish(partial: dict[str, Any]) -> None:
+    """Hand a partial result to the job's caller (no-op when nobody listens)."""
+    state = getattr(_local, "state", None)
+    callback = None if state is None else state.get("on_partial")
+    if callback is not None:
+        callback(partial)

@@ -157,12 +157,14 @@ def run_task(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: CancelToken | None = None,
     executor: Executor | None = None,
+    on_partial: Callable[[dict[str, Any]], None] | None = None,
 ) -> RunOutcome:
     """Answer from the store if a complete run has this manifest, else compute the missing shards.
 
     Each shard's rows are written in one transaction as soon as it finishes, so an interrupted run
     keeps its finished shards and a later call with the same task resumes where it stopped.
     `executor` (default: local) decides where shards run; the rows and the manifest do not depend on it.
+    `on_partial` receives what in-process work units `publish` before their shard is done (for display).
     """
     manifest = task.manifest
     cached = store.find_complete(manifest)
@@ -188,7 +190,7 @@ def run_task(
     results = executor.map(task, pending, cancel)
     try:
         # In-process work units see the cancel token and report in-shard progress (jobs/context.py).
-        with shard_context(cancel, report):
+        with shard_context(cancel, report, on_partial):
             for index, rows in _until_cancelled(results, cancel):
                 store.write_shard(run.run_id, index, rows)
                 done += 1

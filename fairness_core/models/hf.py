@@ -169,12 +169,15 @@ class HFCausalLM(_HFModel, CausalLM):
         seeds: Sequence[int],
         max_new_tokens: int,
         stop_at_sentence_end: bool = False,
+        on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
     ) -> list[str]:
-        """Rows with different settings share one batch: each row has its own warping and generator."""
+        """Rows with different settings share one batch: each row has its own warping and generator.
+        `on_step` sees (row, text so far, finished) for the rows in flight after every step."""
         from fairness_core.models.sampling import sample_rows_detailed
 
         sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
-                                       stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)))
+                                       stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)),
+                                       on_step=on_step)
         self.sampled.record(sampled)
         return [row.text for row in sampled]
 

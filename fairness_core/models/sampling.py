@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,8 +225,13 @@ def sample_rows_detailed(
     batch_size: int | None = None,
     add_special_tokens: bool = True,
     refill: bool = False,
+    on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
 ) -> list[SampledRow]:
-    """`sample_rows` with each row's token ids and the model's own log-probability of every sampled token."""
+    """`sample_rows` with each row's token ids and the model's own log-probability of every sampled token.
+
+    `on_step`, when given, is called after every decoding step with (row, text so far, finished) for
+    each row in flight, so a page can show text as it is generated.
+    """
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
     limits = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else list(max_new_tokens)
@@ -239,6 +244,7 @@ def sample_rows_detailed(
     if not prompts:
         return []
     sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens)
+    sampler.on_step = on_step
     texts = sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
     return [SampledRow(text, tuple(prompt), tuple(tokens), tuple(logprobs))
             for text, prompt, tokens, logprobs in zip(texts, sampler.prompt_ids, sampler.tokens, sampler.logprobs,
@@ -280,6 +286,7 @@ class _RowSampler:
         self.prompt_ids = tokenizer(list(prompts), add_special_tokens=add_special_tokens)["input_ids"]
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.logprobs: list[list[float]] = [[] for _ in prompts]
+        self.on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None
 
     def run(self, slots: int, refill: bool) -> list[str]:
         import torch
@@ -352,11 +359,14 @@ class _RowSampler:
             self.tokens[row].append(token)
             self.logprobs[row].append(logprob)
             done.append(token in self.eos_ids or len(self.tokens[row]) >= self.limits[row])
-        open_rows = [i for i, finished in enumerate(done) if not finished]
-        if self.stop_at_sentence_end and open_rows:
-            texts = self.tokenizer.batch_decode([self.tokens[rows[i]] for i in open_rows], skip_special_tokens=True)
-            for i, text in zip(open_rows, texts, strict=True):
-                done[i] = sentence_complete(text)
+        decode = range(len(rows)) if self.on_step is not None else [i for i, end in enumerate(done) if not end]
+        if (self.stop_at_sentence_end or self.on_step is not None) and decode:
+            texts = self.tokenizer.batch_decode([self.tokens[rows[i]] for i in decode], skip_special_tokens=True)
+            if self.stop_at_sentence_end:
+                for i, text in zip(decode, texts, strict=True):
+                    done[i] = done[i] or sentence_complete(text)
+            if self.on_step is not None:
+                self.on_step([(rows[i], text, done[i]) for i, text in zip(decode, texts, strict=True)])
         return done
 
     def _step(self, batch: _Batch, tokens: Any, done: Any) -> _Batch | None:

@@ -9,6 +9,15 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LABELS = ("negative ", "not negative ")
+#: Stamps when streamed text ("writing…") and when the result header of top-p 0.85 first appear.
+STREAM_OBSERVER = """
+window.__marks = {};
+new MutationObserver(() => {
+  const text = document.body.textContent, now = performance.now();
+  if (!window.__marks.writing && text.includes('writing…')) window.__marks.writing = now;
+  if (!window.__marks.header && text.includes('top_p=0.85 —')) window.__marks.header = now;
+}).observe(document.body, {subtree: true, childList: true, characterData: true});
+"""
 
 
 def generation_cards(page) -> list[str]:
@@ -42,14 +51,24 @@ def test_moving_the_top_p_slider_shows_new_generations(streamlit_server: str, br
     assert all(not text.startswith(("⚪", "🔴")) for text in first)  # words, not emoji
 
     slider = page.locator("[data-testid='stSlider']").filter(has_text="top-p").get_by_role("slider")
+    page.evaluate(STREAM_OBSERVER)
     slider.focus()
     started = time.monotonic()
-    for _ in range(4):  # 0.9 -> 0.7 in steps of 0.05
+    page.keyboard.press("ArrowLeft")  # 0.9 -> 0.85: the cards show the new text while it is written
+    writing = page.get_by_text("writing…").first
+    writing.wait_for()
+    writing.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(artifact_dir / "decoding-live-streaming.png"))
+    page.get_by_text("top_p=0.85 —").wait_for()
+    marks = page.evaluate("window.__marks")
+    assert marks["writing"] < marks["header"]  # words first, the measured result after them
+    for _ in range(3):  # 0.85 -> 0.7 in quick steps: each move cuts the previous setting's generation short
         page.keyboard.press("ArrowLeft")
     page.get_by_text("top_p=0.7 —").wait_for()
     second = settled_cards(page, differ_from=first)
-    print(f"live slider move to new generations in the browser: {time.monotonic() - started:.1f} s")
+    print(f"live slider moves to new generations in the browser: {time.monotonic() - started:.1f} s")
     assert second and second != first
+    assert page.locator("[data-testid='stException']").count() == 0
     # Streamlit scrolls inside its main container, so bring the new generations into the viewport.
     page.get_by_text("top_p=0.7 —").scroll_into_view_if_needed()
     page.get_by_text("Show the raw (untruncated) text").evaluate("e => e.scrollIntoView({block: 'start'})")

@@ -113,3 +113,18 @@ def test_cli_prints_contract_rows_and_serves_repeats_from_the_store(
     assert main(argv) == 0
     repeat = capsys.readouterr()
     assert json.loads(repeat.out) == rows and "all 8 generations served from the run store" in repeat.err
+
+
+def test_a_caller_sees_each_generation_being_written_before_it_is_stored(tiny_gpt2: Path, store) -> None:
+    seen: list[dict] = []
+    outcome = run_decoding(plan_decoding(_request(tiny_gpt2, "top_p=0.9", samples=1), store), store,
+                           on_partial=seen.append)
+    stored = dict(zip(outcome.generations["generation_id"], outcome.generations["continuation"], strict=True))
+    assert {event["id"] for event in seen} == set(stored)
+    for generation_id, final in stored.items():
+        texts = [e["text"] for e in seen if e["id"] == generation_id]
+        assert len(texts) >= 2 and texts[-1] == final  # it grew step by step and ended as the stored text
+        assert [e["done"] for e in seen if e["id"] == generation_id][-1] is True
+    assert {e["group"] for e in seen} == {"man", "woman"}
+    nobody = run_decoding(plan_decoding(_request(tiny_gpt2, "top_p=0.7", samples=1), store), store)
+    assert len(nobody.generations) == 4  # without a listener nothing is published (and nothing breaks)

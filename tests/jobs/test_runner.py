@@ -136,3 +136,22 @@ def test_checkpoint_outside_a_job_does_nothing() -> None:
     from fairness_core.jobs import checkpoint
 
     checkpoint(1, 2)  # no runner, no context: a plain call must not raise
+
+
+def test_work_units_hand_partial_results_to_a_listening_caller_only(store: RunStore) -> None:
+    from fairness_core.jobs.context import publish, wants_partials
+
+    def streaming_shard(request: dict, shard: dict) -> list[dict]:
+        listening = wants_partials()
+        for step in range(3):
+            publish({"shard": shard["i"], "step": step})
+        return [{"item": str(shard["i"]), "value": float(listening)}]
+
+    seen: list[dict] = []
+    task = Task("streaming", {"v": 1}, [{"i": i} for i in range(2)], streaming_shard)
+    outcome = run_task(task, store, on_partial=seen.append)
+    assert seen == [{"shard": i, "step": s} for i in range(2) for s in range(3)]
+    assert store.rows(outcome.run_id)["value"].tolist() == [1.0, 1.0]
+    quiet = run_task(Task("streaming", {"v": 2}, [{"i": 0}], streaming_shard), store)
+    assert store.rows(quiet.run_id)["value"].tolist() == [0.0]
+    publish({"outside": "a job"})  # no runner, no listener: nothing happens

@@ -1,0 +1,118 @@
+"""Live decoding in a real browser: from a top-p slider move to the first new words, and to the measured result.
+
+Serves the app as `make run` does (fresh run store, the app's start-up pre-warm on), opens the
+decoding page in headless Chromium and moves the top-p slider with the keyboard, one 0.05 step at a
+time, waiting for each setting's result before the next move. A MutationObserver in the page stamps
+two moments after each move: the first card showing text being written ("writing…", streamed from
+the sampler), and the result header of the new setting (generations scored, table computed). The
+first visit is timed from opening the page to the default setting's header. Nothing is compared
+with a baseline here: the target is absolute (first words and full result within 3 s of the move).
+
+    .venv/bin/python -m bench.decoding_live_browser [--moves 4] [--screenshots DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_SECONDS = 3.0
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+#: Records when "writing…" first shows and when a header with `window.__want` (e.g. "top_p=0.85 —") shows.
+OBSERVER = """
+window.__marks = {};
+new MutationObserver(() => {
+  const text = document.body.textContent;
+  const now = performance.now();
+  if (window.__want && !window.__marks.writing && text.includes('writing…')) window.__marks.writing = now;
+  if (window.__want && !window.__marks.header && text.includes(window.__want)) window.__marks.header = now;
+}).observe(document.body, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=4)
+    parser.add_argument("--screenshots", type=Path, default=None, help="folder for a mid-stream and a final shot")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    port = 8600 + os.getpid() % 300
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / "live.duckdb"), HF_HUB_OFFLINE="1",
+                   TRANSFORMERS_OFFLINE="1")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+             "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                                     args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(300_000)
+                first_visit = _first_visit(page, f"http://127.0.0.1:{port}")
+                moves = [_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0)
+                         for step in range(args.moves)]
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    writing = [w for w, _ in moves]
+    complete = [c for _, c in moves]
+    print(f"first visit (page opened -> default setting's result): {first_visit:.1f} s; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print("moves, first words streamed: " + ", ".join(f"{w:.2f} s" for w in writing))
+    print("moves, full measured result: " + ", ".join(f"{c:.2f} s" for c in complete))
+    print(f"median: first words {statistics.median(writing):.2f} s, full result {statistics.median(complete):.2f} s "
+          f"(= {statistics.median(complete) / TARGET_SECONDS:.2f}x the {TARGET_SECONDS:.0f} s target)")
+
+
+def _first_visit(page, base: str) -> float:
+    started = time.monotonic()
+    for _ in range(120):  # the server may still be starting
+        try:
+            page.goto(f"{base}/decoding")
+            break
+        except Exception:  # connection refused until streamlit listens
+            time.sleep(0.5)
+    page.get_by_text("top_p=0.9 —").wait_for()
+    return time.monotonic() - started
+
+
+def _move(page, value: float, screenshots: Path | None, shoot: bool) -> tuple[float, float]:
+    """Press ArrowLeft once on the top-p slider; (seconds to the first streamed words, to the result)."""
+    want = f"top_p={value:.2f}".rstrip("0").rstrip(".") + " —"
+    page.evaluate(OBSERVER if not page.evaluate("!!window.__marks") else "window.__marks = {}")
+    page.evaluate(f"window.__want = {want!r}")
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="top-p").get_by_role("slider")
+    slider.focus()
+    started = page.evaluate("performance.now()")
+    page.keyboard.press("ArrowLeft")
+    if screenshots is not None and shoot:
+        writing = page.get_by_text("writing…").first
+        writing.wait_for()
+        writing.evaluate("e => e.scrollIntoView({block: 'center'})")  # Streamlit scrolls inside its main block
+        screenshots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshots / "decoding-live-streaming.png"))
+    page.wait_for_function("window.__marks.header !== undefined")
+    marks = page.evaluate("window.__marks")
+    if screenshots is not None and shoot:
+        page.wait_for_timeout(500)
+        page.get_by_text(want).evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.screenshot(path=str(screenshots / "decoding-live-result.png"))
+    page.evaluate("window.__want = null")
+    writing = marks.get("writing", marks["header"])
+    return (writing - started) / 1000, (marks["header"] - started) / 1000
+
+
+if __name__ == "__main__":
+    main()
