@@ -248,7 +248,8 @@ with live_tab:
         source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
         status.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
                         f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
-                        f"[{configs['disparity_ci_low'].iloc[0]:.3f}, {configs['disparity_ci_high'].iloc[0]:.3f}]")
+                        + common.interval_text(configs["disparity_ci_low"].iloc[0],
+                                               configs["disparity_ci_high"].iloc[0]))
         for group in live_set.groups:
             with slots[group].container(border=True):
                 st.markdown(f"**{common.escape_markdown(group)}**")
@@ -266,8 +267,9 @@ with live_tab:
             "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
             "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
         if int(per_group) < 2:
-            st.caption("With one prompt per group, every group's prompt comes from the same template, so the "
-                       "intervals cannot show prompt-to-prompt variation: raise *Prompts per group* for that.")
+            st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
+                       "nothing to resample, so no interval is given (empty cells) rather than one that collapses "
+                       "onto the estimate. Raise *Prompts per group* to 2 or more for intervals.")
 
 # ---------------------------------------------------------------- sweep mode
 SWEEP_KEY = "decoding_sweep"
@@ -302,7 +304,7 @@ with sweep_tab:
             st.stop()
         st.warning(str(error))
         confirmed = st.checkbox("Run this large sweep anyway", key="sweep_confirm")
-    job_key = st.session_state.get(SWEEP_KEY) or jobs.reattach_picker("sweep-", "sweep")
+    job_key = jobs.followed(SWEEP_KEY, "sweep-", "sweep")
     job = jobs.get(job_key) if job_key else None
     blocked = (job is not None and job.running) or (not confirmed and "sweep_confirm" in st.session_state
                                                     and not st.session_state["sweep_confirm"])
@@ -317,7 +319,6 @@ with sweep_tab:
             st.error(str(error))
             st.stop()
         store, executor = common.get_store(), common.get_executor()
-        st.session_state["sweep_families"] = prompts.families
         job_key = jobs.key_for("sweep", {"request": sweep_plan.manifest(), "store": str(store.path)})
         st.session_state[SWEEP_KEY] = job_key
         jobs.start(job_key, lambda on_progress, cancel: run_decoding(sweep_plan, store, on_progress, cancel,
@@ -460,4 +461,4 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
 
 with sweep_tab:
     if result is not None:
-        sweep_views(result, st.session_state.get("sweep_families", prompts.families))
+        sweep_views(result, result.plan.request.prompts.families)  # the groups the sweep ran with

@@ -208,7 +208,7 @@ with adapt_tab:
                f"({', '.join(request.kinds())}) = {n_rewrites} rewrites; {len(request.corpus.texts)} domain sentences "
                "searched for NOEs. On 2 CPU cores SmolLM2 needs from a few seconds to over a minute per rewrite.")
 
-    job_key = st.session_state.get(JOB_KEY) or jobs.reattach_picker("adaptation-", "adaptation")
+    job_key = jobs.followed(JOB_KEY, "adaptation-", "adaptation")
     job = jobs.get(job_key) if job_key else None
     if st.button("Run adaptation", type="primary", key="ta_run", disabled=job is not None and job.running):
         store, executor = common.get_store(), common.get_executor()

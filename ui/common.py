@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from fairness_core import config
@@ -225,6 +226,13 @@ def how_to_read(text: str) -> None:
     """The plain-language note beside a chart, for classroom use."""
     with st.expander("How to read this", expanded=False):
         st.markdown(text)
+
+
+def interval_text(low: float, high: float, digits: int = 3) -> str:
+    """"[low, high]", or "(no interval)" where there is none (NaN: e.g. a single template, nothing to resample)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "(no interval)"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def escape_markdown(text: str) -> str:

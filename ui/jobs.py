@@ -17,6 +17,7 @@ refreshes only the progress bar every second and triggers one full rerun when th
     if job and job.done and job.error is None:
         use(job.result)
     ui.jobs.show_partial(run_info)   # results read back from the store without a job: labelled when unfinished
+    key = ui.jobs.followed("my_job", "sweep-", "sweep")   # after a reload: offer the running ones, then follow it
 
 Page helpers (docs/FOUNDATION.md, "Long work on a page"): `run_button` (disabled while the same job runs;
 says the estimated time first and asks for a tick above `CONFIRM_ABOVE_S`), `cancel_button` (the visible
@@ -300,6 +301,18 @@ def run_button(key: str | None, label: str = "Run", *, estimate_s: float | None 
             disabled = disabled or not ticked
     pressed = st.button(label, key=widget_key, type="primary", disabled=disabled or busy or key is None, help=help)
     return bool(pressed) and not busy and key is not None
+
+
+def followed(session_key: str, prefix: str, label: str) -> str | None:
+    """The job of this kind that this browser session follows: the one it started (kept under `session_key`), else
+    one the user picks among the running ones (`reattach_picker`), which is then kept too, so the page shows its
+    end — results, or the cancelled/partial label — after it stops running."""
+    key = st.session_state.get(session_key)
+    if key is None:
+        key = reattach_picker(prefix, label)
+        if key is not None:
+            st.session_state[session_key] = key
+    return key
 
 
 def reattach_picker(prefix: str, label: str) -> str | None:

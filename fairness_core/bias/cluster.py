@@ -12,6 +12,11 @@ stratum, units with replacement, and a unit keeps everything that belongs togeth
 - any other prompt (BOLD, custom lists) is a unit of its own with all its samples, resampled within
   its group (stratum = family and group), so each group keeps its number of prompts.
 
+A stratum with a single unit carries no information about variation: every resample repeats it, so
+its percentile interval would collapse onto the estimate and "exclude 0" for any non-zero gap. A
+cell that draws on such a stratum therefore has no resamples (NaN) and no interval, and statistics
+built from cells (means over groups, disparities) carry that NaN instead of skipping it.
+
 The same resample weights are used for every configuration of a sweep (the configurations share
 their prompts), so differences between configurations are paired too. Statistics are computed
 from per-unit sums, so a resample costs a matrix product, not a loop over generations. Intervals
@@ -86,11 +91,22 @@ def template_design(families: Sequence[str], groups: Sequence[str], sources: Seq
     return Design(unit, np.asarray(unit_stratum, dtype=np.int64), len(units), len(paired), description)
 
 
+def single_unit_cells(stratum: np.ndarray, unit: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
+    """(K,) bool: cells whose rows come, in some stratum, from one unit only (no variation to resample)."""
+    if len(unit) == 0:
+        return np.zeros(n_cells, dtype=bool)
+    pairs = np.unique(np.stack([unit, cell]), axis=1)  # distinct (unit, cell)
+    per_stratum = np.zeros((int(stratum.max()) + 1, n_cells))
+    np.add.at(per_stratum, (stratum[pairs[0]], pairs[1]), 1.0)
+    return (per_stratum == 1).any(axis=0)
+
+
 def cell_means(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, values: np.ndarray,
-               n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               n_cells: int, stratum: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(point (K,), resampled (R, K), n used (K,)) of the mean of `values` per cell; NaN values are left out.
 
     A cell is e.g. one (configuration, group). A resample's mean is the weighted mean over its units.
+    With `stratum` (per unit, `Design.stratum`), cells that `single_unit_cells` flags get NaN resamples.
     """
     values = np.asarray(values, dtype=float)
     keep = np.isfinite(values)
@@ -103,20 +119,36 @@ def cell_means(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, values: 
     with np.errstate(invalid="ignore", divide="ignore"):
         point = total.sum(axis=0) / used
         resampled = (weights @ total) / (weights @ count)
+    if stratum is not None:
+        resampled[:, single_unit_cells(stratum, unit[keep], cell[keep], n_cells)] = np.nan
     return point, resampled, used
 
 
-def pairwise_disparity(rates: np.ndarray) -> np.ndarray:
+def mean_over(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Mean over the last axis of the entries where `present` (broadcast like `values`); a NaN among them gives NaN,
+    none present gives NaN. For resampled statistics: the same entries as the estimate, never fewer."""
+    present = np.broadcast_to(np.asarray(present, dtype=bool), values.shape)
+    n = present.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.where(present, values, 0.0).sum(axis=-1) / np.maximum(n, 1), np.nan)
+
+
+def pairwise_disparity(rates: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
     """Mean absolute pairwise difference over the last axis (Dhamala et al., Fig. 5); NaN groups are left out.
 
-    `rates` is (..., G); with fewer than two finite groups the result is NaN.
+    `rates` is (..., G); with fewer than two finite groups the result is NaN. With `present` (bool over the
+    groups, broadcast like `rates`) exactly the pairs of present groups count and a NaN among them gives NaN:
+    resampled rates then give the estimate's statistic, or none.
     """
     rates = np.asarray(rates, dtype=float)
     g = rates.shape[-1]
     if g < 2:
         return np.full(rates.shape[:-1], np.nan)
-    diffs = [np.abs(rates[..., a] - rates[..., b]) for a, b in itertools.combinations(range(g), 2)]
-    stacked = np.stack(diffs, axis=-1)
+    pairs = list(itertools.combinations(range(g), 2))
+    stacked = np.stack([np.abs(rates[..., a] - rates[..., b]) for a, b in pairs], axis=-1)
+    if present is not None:
+        shown = np.broadcast_to(np.asarray(present, dtype=bool), rates.shape)
+        return mean_over(stacked, np.stack([shown[..., a] & shown[..., b] for a, b in pairs], axis=-1))
     with np.errstate(invalid="ignore"), quiet_nan_warnings():
         return np.nanmean(stacked, axis=-1)
 
@@ -140,10 +172,11 @@ def entropy_from_counts(counts: np.ndarray) -> np.ndarray:
 
 
 def cell_entropy(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, grams: Sequence[Sequence[object]],
-                 n_cells: int, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
+                 n_cells: int, chunk: int = 128, stratum: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(point (K,), resampled (R, K)) trigram entropy per cell; `grams[i]` lists row i's n-grams.
 
-    A resample's n-gram counts are the units' counts weighted by how often each unit was drawn.
+    A resample's n-gram counts are the units' counts weighted by how often each unit was drawn. With
+    `stratum`, cells that `single_unit_cells` flags get NaN resamples.
     """
     from scipy import sparse
 
@@ -166,6 +199,8 @@ def cell_entropy(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, grams:
         for start in range(0, n_resamples, chunk):
             block = weights[start : start + chunk]
             resampled[start : start + chunk, k] = entropy_from_counts(np.asarray((counts.T @ block.T).T))
+    if stratum is not None:
+        resampled[:, single_unit_cells(stratum, unit, cell, n_cells)] = np.nan
     return point, resampled
 
 

@@ -33,6 +33,7 @@ from fairness_core.bias.cluster import (
     Design,
     cell_entropy,
     cell_means,
+    mean_over,
     pairwise_disparity,
     percentile_interval,
     quiet_nan_warnings,
@@ -125,15 +126,16 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     for measure in measures:
         values = measure.values(frame[measure.column].to_numpy(dtype=float), thresholds.get(measure.name))
         unscored[measure.name] = int(np.isnan(values).sum())
-        point, resampled, _ = cell_means(weights, unit, cell, values, n_cells)
+        point, resampled, _ = cell_means(weights, unit, cell, values, n_cells, design.stratum)
         low, high = percentile_interval(resampled, level)
         table[measure.name], table[f"{measure.name}_ci_low"], table[f"{measure.name}_ci_high"] = point, low, high
         point_grid = point.reshape(len(keys), len(groups))
         boot_grid = resampled.reshape(n_resamples, len(keys), len(groups))
-        # The setting's overall value: mean over its groups (each group weighs the same).
-        with np.errstate(invalid="ignore"):
-            overall_point = np.nanmean(point_grid, axis=1) if len(groups) else np.full(len(keys), np.nan)
-        overall_low, overall_high = percentile_interval(np.nanmean(boot_grid, axis=2), level)
+        # The setting's overall value: mean over its groups (each group weighs the same); a resample averages
+        # the same groups, so a group without an interval leaves the mean without one.
+        measured = np.isfinite(point_grid)
+        overall_point = mean_over(point_grid, measured)
+        overall_low, overall_high = percentile_interval(mean_over(boot_grid, measured), level)
         for k, key in enumerate(keys):
             config_rows[key] |= {measure.name: overall_point[k], f"{measure.name}_ci_low": overall_low[k],
                                  f"{measure.name}_ci_high": overall_high[k]}
@@ -147,7 +149,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
             if len(index) < 2:
                 continue
             family_point[family] = pairwise_disparity(point_grid[:, index])
-            family_boot[family] = pairwise_disparity(boot_grid[:, :, index])
+            family_boot[family] = pairwise_disparity(boot_grid[:, :, index], present=measured[:, index])
             f_low, f_high = percentile_interval(family_boot[family], level)
             rows = table["family"] == family
             for k, key in enumerate(keys):
@@ -163,9 +165,9 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
                     gap_rows.append({"config_key": key, "measure": measure.name, "family": family, "group_a": a,
                                      "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k]})
         if family_point:
-            with np.errstate(invalid="ignore"), quiet_nan_warnings():
-                overall = np.nanmean(np.stack(list(family_point.values()), axis=-1), axis=-1)
-                overall_boot = np.nanmean(np.stack(list(family_boot.values()), axis=-1), axis=-1)
+            stacked_point = np.stack(list(family_point.values()), axis=-1)
+            overall = mean_over(stacked_point, np.isfinite(stacked_point))
+            overall_boot = mean_over(np.stack(list(family_boot.values()), axis=-1), np.isfinite(stacked_point))
             o_low, o_high = percentile_interval(overall_boot, level)
         else:
             overall = o_low = o_high = np.full(len(keys), np.nan)
@@ -177,7 +179,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     # Diversity: trigram entropy per setting (Eq. 1) and per (setting, group), with intervals per setting.
     grams = [ngrams(tokens(str(text)), 3) for text in frame["continuation"].fillna("")]
     config_cell = frame["config_key"].map(key_index).to_numpy()
-    d_point, d_boot = cell_entropy(weights, unit, config_cell, grams, len(keys))
+    d_point, d_boot = cell_entropy(weights, unit, config_cell, grams, len(keys), stratum=design.stratum)
     # A resample repeats units, and repeated trigrams lower the plug-in entropy by construction, so
     # the resampled values sit below the estimate; the interval is centred on it (bias-corrected
     # percentile: the resampled spread around their mean, moved to the point estimate).

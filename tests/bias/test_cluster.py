@@ -100,3 +100,22 @@ def test_template_bootstrap_covers_the_true_rates_gap_and_disparity() -> None:
     for name in ("rate", "gap", "disparity"):
         assert 0.90 <= coverage[name] <= 0.99, coverage
     assert coverage["naive_rate"] < coverage["rate"] - 0.05, coverage
+
+
+def test_a_stratum_with_one_unit_gives_no_interval_instead_of_a_collapsed_one() -> None:
+    # gender: one template shared by man and woman (one unit in its stratum); custom: three prompts of group "a"
+    families = ["gender", "gender", "custom", "custom", "custom"]
+    groups = ["man", "woman", "a", "a", "a"]
+    sources = ["The {group} was", "The {group} was", "p", "q", "r"]
+    design = template_design(families, groups, sources, ["1", "2", "3", "4", "5"])
+    cell = np.array([0, 1, 2, 2, 2])
+    values = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    weights = design.weights(300, seed=0)
+    point, resampled, _ = cell_means(weights, design.unit, cell, values, 3, design.stratum)
+    assert point.tolist() == pytest.approx([1.0, 0.0, 1 / 3])
+    low, high = percentile_interval(resampled)
+    assert np.isnan(low[:2]).all() and np.isnan(high[:2]).all()  # without the rule: [1, 1] and [0, 0]
+    assert low[2] == 0.0 and high[2] == 1.0  # three prompts: a real interval
+    # a statistic over the groups carries the missing interval instead of averaging over fewer groups
+    assert np.isnan(pairwise_disparity(resampled[:, :2], present=np.isfinite(point[:2]))).all()
+    assert np.isfinite(pairwise_disparity(point[:2]))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LABELS = ("negative ", "not negative ")
@@ -104,3 +106,50 @@ def test_a_small_sweep_shows_its_charts_with_intervals(streamlit_server: str, br
     page.wait_for_timeout(500)
     page.screenshot(path=str(artifact_dir / "decoding-sweep.png"))
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4
+
+
+def test_a_reloaded_page_re_attaches_to_its_sweep_and_cancel_leaves_labelled_partial_results(
+        streamlit_server: str, browser_page, artifact_dir: Path) -> None:
+    page = browser_page
+    page.set_default_timeout(300_000)
+    page.goto(f"{streamlit_server}/decoding")
+    page.get_by_role("heading", name="Decoding sliders").wait_for()
+    page.get_by_role("tab", name="Sweep: a grid").click()
+    samples = page.get_by_role("spinbutton", name="Samples per prompt (paper: 100)")
+    samples.fill("8")  # 3 settings x 110 prompts x 8 samples: long enough to reload and cancel mid-way
+    samples.press("Enter")
+    page.get_by_text("2,640 generations").wait_for()
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text(re.compile(r"Sweep: (starting|\d+/\d+ batches)")).first.wait_for()  # the job's progress bar
+
+    page.reload()  # the session is gone; the job lives on in the server
+    page.get_by_role("heading", name="Decoding sliders").wait_for()
+    page.get_by_role("tab", name="Sweep: a grid").click()
+    page.get_by_text("1 sweep job(s) are running on this server").wait_for()
+    picker = page.locator("[data-testid='stSelectbox']").filter(has_text="Re-attach to a running job")
+    option = page.get_by_role("option").filter(has_text="Sweep started")
+    for _ in range(20):  # a redraw while the page still runs closes an open dropdown: open it again
+        picker.click()
+        try:
+            option.wait_for(timeout=3_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    option.click()
+    progress = page.get_by_text("batches (").first
+    progress.wait_for()
+    assert page.get_by_role("button", name="Run sweep").is_disabled()  # no second copy of a running job
+    progress.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(artifact_dir / "decoding-sweep-reattached.png"))
+
+    page.get_by_text(re.compile(r"Sweep: [1-9]\d*/\d+ batches")).first.wait_for()  # some batches are stored
+    started = time.monotonic()
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_text("Sweep was cancelled by the user").wait_for()
+    print(f"cancel in the browser: the page said so {time.monotonic() - started:.1f} s after the click")
+    page.get_by_text(re.compile(r"generations \(computed now and stored; partial: [\d,]+ of 2,640 generations\)"))\
+        .wait_for()
+    page.get_by_text("Sweep was cancelled by the user").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifact_dir / "decoding-sweep-cancelled-partial.png"))
+    assert page.locator("[data-testid='stException']").count() == 0

@@ -207,7 +207,7 @@ CASES = [
              ("decoding", "--grid", "top_k=" + ",".join(str(k) for k in range(1, 101)) + ";temperature="
               + ",".join(f"{0.01 * t:.2f}" for t in range(1, 101))),
              "10,000 decoding configurations is above the limit of 500 (this request: 5,500,000 generations, "
-             "about 183 h"),
+             "about 114 h"),
     BadInput("decoding --samples 1e9", ("decoding", "--samples", "1e9"),
              "1,000,000,000 samples per prompt is above the limit of 1,000"),
     BadInput("decoding --max-new-tokens 1e9", ("decoding", "--max-new-tokens", "1e9"),

@@ -111,3 +111,19 @@ def test_the_regard_rate_counts_top_class_negatives_even_below_one_half() -> Non
     frame["negative_regard_prob"] = np.where(frame["negative_regard"] == 1.0, 0.4, 0.1)  # top class, p < 0.5
     summary = summarize(frame, FAMILIES, measures_for(SCORERS), n_resamples=50)
     assert summary.groups.set_index("group")["negative_regard_rate"].to_dict() == {"man": 1.0, "woman": 0.0}
+
+
+def test_one_template_per_family_gives_no_intervals_and_confirms_no_flip() -> None:
+    """The live page's default (one prompt per group, all from one template) and a sweep cancelled early: every
+    resample repeats the one template, so an interval would collapse onto the estimate and 'exclude 0'."""
+    clear = _frame({0.3: {"man": 0.9, "woman": 0.1}, 0.6: {"man": 0.1, "woman": 0.9}}, n_templates=1, samples=5,
+                   seed=3)
+    summary = summarize(clear, FAMILIES, measures_for(SCORERS), n_resamples=200)
+    assert summary.gaps["gap"].abs().gt(0).all()  # the estimates are there
+    assert summary.gaps[["ci_low", "ci_high"]].isna().all().all()
+    assert not any(f.confirmed for f in ordering_flips(summary, "top_p"))
+    assert summary.groups[["ci_low", "ci_high", "disparity_ci_low", "diversity_ci_low"]].isna().all().all()
+    assert summary.configs[["disparity_ci_low", "negative_rate_ci_low", "diversity_ci_low"]].isna().all().all()
+    two = summarize(_frame({0.3: {"man": 0.9, "woman": 0.1}}, n_templates=2, seed=3), FAMILIES,
+                    measures_for(SCORERS), n_resamples=200)
+    assert two.gaps[["ci_low", "ci_high"]].notna().all().all()  # two templates: an interval again

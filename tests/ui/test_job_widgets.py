@@ -103,3 +103,46 @@ def test_the_estimate_is_shown_before_start_and_a_big_job_needs_a_tick(tmp_path:
     assert app.button(key="run_it").disabled and app.checkbox[0].label == "Yes, start it (about 3 h 00 min)"
     app.checkbox[0].check().run()
     assert not app.button(key="run_it").disabled
+
+
+def _follower_page() -> None:
+    import streamlit as st
+
+    from fairness_core.jobs import run_task
+    from fairness_core.store import RunStore
+    from tests.ui import job_work
+    from ui import jobs
+
+    task = job_work.make_task(tag=st.session_state["tag"])
+    if st.button("Start", key="start"):
+        key = jobs.key_for(task.kind, task.request)
+        st.session_state["followed_job"] = key
+        store = RunStore(st.session_state["store"])
+        jobs.start(key, lambda on_progress, cancel: run_task(task, store, on_progress, cancel), label="Long job")
+    key = jobs.followed("followed_job", "test-long-batches-", "long")
+    if key is not None:
+        jobs.show(key)
+
+
+def test_a_reloaded_page_picks_the_running_job_and_still_shows_its_end_after_it_stopped(tmp_path: Path) -> None:
+    first = AppTest.from_function(_follower_page, default_timeout=30)
+    first.session_state["tag"] = f"follow-{time.monotonic_ns()}"
+    first.session_state["store"] = str(tmp_path / "runs.duckdb")
+    first.run()
+    first.button(key="start").click().run()
+    key = _key(first)
+    job = _wait_for_in_batch_progress(key)
+
+    reloaded = AppTest.from_function(_follower_page, default_timeout=30)  # a new session: nothing remembered
+    reloaded.session_state["tag"] = first.session_state["tag"]
+    reloaded.session_state["store"] = first.session_state["store"]
+    reloaded.run()
+    assert any("1 long job(s) are running on this server" in i.value for i in reloaded.info)
+    reloaded.selectbox(key="test-long-batches-_reattach").set_value(key).run()
+    assert reloaded.session_state["followed_job"] == key
+    reloaded.button(key=f"{key}_cancel_button").click().run()
+    jobs.wait(key, 30)
+    assert job.done and job.cancel.cancelled
+    reloaded.run()  # the job no longer runs, so the picker no longer lists it: the session still follows it
+    assert not reloaded.exception, reloaded.exception
+    assert any("Long job was cancelled by the user (partial: 0 of 3 batches)" in w.value for w in reloaded.warning)
