@@ -53,6 +53,46 @@ TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
 LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
 FIRST_LOAD_SECONDS = 25
 
+DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
+#: Selections kept in the URL: a reload keeps them and a view can be shared as a link (the grid text too).
+URL_PARAMS = (
+    common.UrlParam("dec_source", "prompts", common.one_of(["Regard templates", "BOLD", "Custom"]),
+                    "Regard templates"),
+    common.UrlParam("dec_threshold", "threshold", common.number_in(-1.0, 0.0), -0.25),
+    common.UrlParam("live_top_p", "top_p", common.number_in(0.05, 1.0), 0.9),
+    common.UrlParam("live_top_k", "top_k", common.one_of(TOP_K_OPTIONS), "off"),
+    common.UrlParam("live_temperature", "temperature", common.number_in(0.1, 1.5), 1.0),
+    common.UrlParam("live_prompts", "per_group", common.number_in(1, 10, int), 1),
+    common.UrlParam("live_samples", "samples", common.number_in(1, 20, int), 1),
+    common.UrlParam("live_max_new", "max_new", common.number_in(5, 60, int), 15),
+    common.UrlParam("live_seed", "seed", common.number_in(0, 10_000, int), 0),
+    common.UrlParam("sweep_preset", "preset", common.one_of(list(GRID_PRESETS)), DEFAULT_PRESET),
+    common.UrlParam("sweep_samples", "sweep_samples", common.number_in(1, LIMITS.max_samples, int), 3),
+    common.UrlParam("sweep_max_new", "sweep_max_new", common.number_in(5, LIMITS.max_new_tokens, int), 20),
+    common.UrlParam("sweep_seed", "sweep_seed", common.number_in(0, 10_000, int), 0),
+)
+MAX_GRID_TEXT = 2_000
+
+
+def restore_grid_from_url() -> None:
+    """The grid text of the preset from the URL (its widget key depends on the preset), once per session."""
+    if st.session_state.get("_dec_grid_restored"):
+        return
+    st.session_state["_dec_grid_restored"] = True
+    grid = st.query_params.get("grid")
+    if grid is not None and len(grid) <= MAX_GRID_TEXT:
+        st.session_state[f"sweep_grid_{st.session_state.get('sweep_preset', DEFAULT_PRESET)}"] = grid
+
+
+def sync_grid_to_url(preset: str, grid_text: str) -> None:
+    if grid_text == GRID_PRESETS[preset]:
+        st.query_params.pop("grid", None)
+    elif st.query_params.get("grid") != grid_text:
+        st.query_params["grid"] = grid_text
+
+
+common.restore_from_url(URL_PARAMS, "_dec_url_restored")
+restore_grid_from_url()
 st.title("Decoding sliders")
 st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
@@ -214,6 +254,7 @@ with live_tab:
     clicked = b2.button("Generate", key="live_generate", type="primary")
     b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
               on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
+    common.sync_url(URL_PARAMS)  # before any generation: the link is right while the model works
     if auto or clicked:
         first_visit(model)
         chosen: list[PromptItem] = []
@@ -275,8 +316,10 @@ with live_tab:
 SWEEP_KEY = "decoding_sweep"
 with sweep_tab:
     g1, g2 = st.columns([1, 2])
-    preset = g1.selectbox("Grid preset", list(GRID_PRESETS), index=3, key="sweep_preset")
-    grid_text = g2.text_input("Grid (knob=v1,v2;knob=…)", GRID_PRESETS[preset], key=f"sweep_grid_{preset}")
+    preset = g1.selectbox("Grid preset", list(GRID_PRESETS), index=list(GRID_PRESETS).index(DEFAULT_PRESET),
+                          key="sweep_preset")
+    grid_text = g2.text_input("Grid (knob=v1,v2;knob=…)", GRID_PRESETS[preset], key=f"sweep_grid_{preset}",
+                              max_chars=MAX_GRID_TEXT)
     s1, s2, s3 = st.columns(3)
     sweep_samples = s1.number_input("Samples per prompt (paper: 100)", 1, LIMITS.max_samples, 3,
                                     key="sweep_samples")
@@ -286,6 +329,8 @@ with sweep_tab:
                               key="sweep_full_length",
                               help="By default a row stops once its first sentence is settled: the truncated "
                                    "outputs are identical, the work much smaller.")
+    common.sync_url(URL_PARAMS)
+    sync_grid_to_url(preset, grid_text)
     try:
         grid_configs = expand_grid(parse_grid(grid_text), int(sweep_max_new))
     except GridError as error:

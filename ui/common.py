@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +227,71 @@ def how_to_read(text: str) -> None:
     """The plain-language note beside a chart, for classroom use."""
     with st.expander("How to read this", expanded=False):
         st.markdown(text)
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """A widget whose value lives in the URL too: `key` in session state, `name` in the query string.
+
+    `parse` turns the URL's text into a value the widget accepts and raises ValueError for anything else (a
+    hand-edited link may hold anything); `default` is left out of the URL."""
+
+    key: str
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+
+    def render(self, value: Any) -> str:
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def number_in(low: float, high: float, kind: type = float) -> Callable[[str], Any]:
+    """A parser for `UrlParam`: a number of `kind` within [low, high]."""
+    def parse(text: str) -> Any:
+        value = kind(float(text)) if kind is int and float(text).is_integer() else kind(text)
+        if not low <= value <= high:
+            raise ValueError(f"{value} is outside [{low}, {high}]")
+        return value
+    return parse
+
+
+def one_of(options: Sequence[Any]) -> Callable[[str], Any]:
+    """A parser for `UrlParam`: the option whose text is the URL's text."""
+    by_text = {str(option): option for option in options}
+
+    def parse(text: str) -> Any:
+        if text not in by_text:
+            raise ValueError(f"{text!r} is not an option")
+        return by_text[text]
+    return parse
+
+
+def restore_from_url(params: Sequence[UrlParam], flag: str) -> None:
+    """Once per session (`flag` marks it), seed the widgets' state from the URL; bad values are ignored."""
+    if st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    for param in params:
+        text = st.query_params.get(param.name)
+        if text is None:
+            continue
+        try:
+            st.session_state[param.key] = param.parse(text)
+        except (ValueError, TypeError, OverflowError):
+            continue
+
+
+def sync_url(params: Sequence[UrlParam]) -> None:
+    """Write these widgets' current values to the URL (defaults left out; other parameters kept)."""
+    names = {param.name for param in params}
+    current = dict(st.query_params)
+    wanted = {key: value for key, value in current.items() if key not in names}
+    for param in params:
+        if param.key in st.session_state and st.session_state[param.key] != param.default:
+            wanted[param.name] = param.render(st.session_state[param.key])
+    if wanted != current:
+        st.query_params.clear()
+        st.query_params.update(wanted)
 
 
 def interval_text(low: float, high: float, digits: int = 3) -> str:

@@ -137,3 +137,30 @@ def test_a_bad_regard_model_is_a_note_and_the_page_keeps_working(page: AppTest, 
     assert not page.exception, page.exception
     notes = [c.value for c in page.caption if "unavailable" in c.value]
     assert len(notes) == 1 and "](http" not in notes[0]
+
+
+def test_selections_live_in_the_url_and_a_shared_link_restores_them(page: AppTest) -> None:
+    page.query_params.update({"top_p": "0.7", "samples": "2", "preset": "top-k (paper)", "grid": "top_k=10,50",
+                              "sweep_samples": "4"})
+    page.run()
+    assert not page.exception, page.exception
+    assert page.slider(key="live_top_p").value == 0.7 and page.number_input(key="live_samples").value == 2
+    assert page.selectbox(key="sweep_preset").value == "top-k (paper)"
+    assert page.text_input(key="sweep_grid_top-k (paper)").value == "top_k=10,50"
+    assert page.number_input(key="sweep_samples").value == 4
+    assert "top\\_p=0\\.7" in _texts(page)
+    page.slider(key="live_temperature").set_value(0.7).run()
+    assert page.query_params["temperature"] == "0.7" and page.query_params["top_p"] == "0.7"
+    page.slider(key="live_top_p").set_value(0.9).run()  # back to the default: left out of the link
+    assert "top_p" not in page.query_params
+
+
+@pytest.mark.parametrize("params", [{"top_p": "5"}, {"top_p": "nan"}, {"samples": "abc"}, {"samples": "2.5"},
+                                    {"top_k": "7"}, {"preset": "<script>"}, {"prompts": "../../etc"},
+                                    {"grid": "x" * 5_000}, {"sweep_samples": "1e9"}])
+def test_a_hand_edited_link_with_bad_values_falls_back_to_the_defaults(page: AppTest, params: dict) -> None:
+    page.query_params.update(params)
+    page.run()
+    assert not page.exception, page.exception
+    assert page.slider(key="live_top_p").value == 0.9 and page.number_input(key="live_samples").value == 1
+    assert page.number_input(key="sweep_samples").value == 3
