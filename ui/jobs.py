@@ -308,6 +308,9 @@ def followed(session_key: str, prefix: str, label: str) -> str | None:
     one the user picks among the running ones (`reattach_picker`), which is then kept too, so the page shows its
     end — results, or the cancelled/partial label — after it stops running."""
     key = st.session_state.get(session_key)
+    if key is not None and get(key) is None:  # the registry has let it go (KEEP_FINISHED): offer the others again
+        del st.session_state[session_key]
+        key = None
     if key is None:
         key = reattach_picker(prefix, label)
         if key is not None:

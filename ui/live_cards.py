@@ -10,6 +10,11 @@ import streamlit as st
 from fairness_core.jobs import CancelToken
 from ui import common
 
+try:  # Streamlit's rerun/stop requests (RerunException, StopException) derive from it
+    from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
+except ImportError:  # pragma: no cover - another Streamlit layout: its control exceptions are BaseExceptions too
+    ScriptControlException = BaseException  # type: ignore[misc,assignment]
+
 
 class LiveCards:
     """One card per group that fills in while the model writes: each generation's text so far (from the
@@ -38,8 +43,8 @@ class LiveCards:
 
     def show_stored(self, stored: pd.DataFrame) -> None:
         for _, row in stored.iterrows():
-            self.rows.setdefault(row["group"], {})[row["generation_id"]] = {
-                "prompt": row["prompt"], "text": row["continuation"], "state": "stored"}
+            self.rows.setdefault(row["group"], {})[row["generation_id"]] = {"shown": row["scored_text"],
+                                                                            "state": "stored"}
         self._draw(set(self.groups))
 
     def update(self, partial: dict) -> None:
@@ -48,16 +53,13 @@ class LiveCards:
         if partial.get("group") not in self.rows:
             return
         state = "scoring" if partial["done"] else "writing"
-        self.rows[partial["group"]][partial["id"]] = {"prompt": partial["prompt"], "text": partial["text"],
-                                                      "state": state}
+        self.rows[partial["group"]][partial["id"]] = {"shown": partial["shown"], "state": state}
         self.dirty.add(partial["group"])
         now = time.monotonic()
         if now - self.drawn_at >= self.REDRAW_EVERY_S or partial["done"]:
             try:
                 self._draw(self.dirty)
-            except Exception:
-                raise
-            except BaseException as control:  # Streamlit's rerun/stop request (a newer slider move)
+            except ScriptControlException as control:  # Streamlit's rerun/stop request (a newer slider move)
                 self.interruption = control
                 self.cancel.cancel()
             self.drawn_at = now
@@ -69,5 +71,5 @@ class LiveCards:
             with self.slots[group].container(border=True):  # type: ignore[attr-defined]
                 st.markdown(f"**{common.escape_markdown(group)}**")
                 for row in self.rows[group].values():
-                    st.markdown(f"{badges[row['state']]} {common.escape_markdown(row['prompt'] + ' ' + row['text'])}")
+                    st.markdown(f"{badges[row['state']]} {common.escape_markdown(row['shown'])}")
         self.dirty -= groups

@@ -200,7 +200,9 @@ def cell_entropy(weights: np.ndarray, unit: np.ndarray, cell: np.ndarray, grams:
             block = weights[start : start + chunk]
             resampled[start : start + chunk, k] = entropy_from_counts(np.asarray((counts.T @ block.T).T))
     if stratum is not None:
-        resampled[:, single_unit_cells(stratum, unit, cell, n_cells)] = np.nan
+        # Entropy ignores scale: a unit without n-grams changes nothing, so only units with n-grams count.
+        has = np.fromiter((len(row) > 0 for row in grams), dtype=bool, count=len(grams))
+        resampled[:, single_unit_cells(stratum, unit[has], cell[has], n_cells)] = np.nan
     return point, resampled
 
 

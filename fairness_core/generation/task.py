@@ -337,7 +337,8 @@ def decoding_from_record(record: dict[str, Any], max_new_tokens: int) -> Decodin
 def _streamer(request: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     """A sampler `on_step` that publishes each row's text so far to the job's caller (jobs.context), or None
     when nobody listens. What it publishes: the generation id, system key, group, prompt id and text,
-    sample, the kept text so far (the first sentence once it ends) and whether the row is finished."""
+    sample, the kept text so far (`text`, the first sentence once it ends), the sentence as the scorers
+    will read it (`shown`: the `scored_text`, names redacted) and whether the row is finished."""
     from fairness_core.jobs.context import publish, wants_partials
 
     if not wants_partials():
@@ -346,9 +347,10 @@ def _streamer(request: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     def on_step(updates: list[tuple[int, str, bool]]) -> None:
         for index, raw, done in updates:
             row = rows[index]
+            texts = texts_of(row["prompt"], raw, row["redact"], request["truncate"], request["mode"])
             publish({"kind": "generation", "id": row["id"], "system": request["systems"][row["system"]]["key"],
                      "group": row["group"], "prompt_id": row["prompt_id"], "prompt": row["prompt"],
-                     "sample": row["sample"], "text": cut_continuation(raw, request["truncate"]).strip(),
+                     "sample": row["sample"], "text": texts["kept"], "shown": texts["scored_text"],
                      "done": bool(done)})
 
     return on_step

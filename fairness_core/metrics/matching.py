@@ -41,6 +41,9 @@ class Encoded:
     special: np.ndarray  # bool (n_tokens,)
 
 
+#: Sentences per padded forward pass where the packed forward does not apply (GPU, other architectures):
+#: sorted by length, so padding stays small; big batches use a GPU or CPU cores well.
+PADDED_BATCH_SIZE = 256
 #: bert_score adds a leading space for these byte-level BPE tokenizers (RoBERTa, GPT-2 and their kin)
 _PREFIX_SPACE_TOKENIZERS = ("GPT2Tokenizer", "RobertaTokenizer", "BartTokenizer", "LongformerTokenizer")
 
@@ -81,7 +84,8 @@ def _encode_hf(encoder: Encoder, texts: list[str], layer: int) -> list[Encoded]:
     ids = _hf_ids(tokenizer, texts)
     special_ids = set(tokenizer.all_special_ids)
     # Encoding is the first half of a shard's work: progress, and a stop on Cancel, between batches.
-    states = hidden_states(ids, layer, on_batch=lambda done, total: checkpoint(done, 2 * total))
+    states = hidden_states(ids, layer, on_batch=lambda done, total: checkpoint(done, 2 * total),
+                           batch_size=PADDED_BATCH_SIZE)
     out = []
     for row, vectors in zip(ids, states, strict=True):
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -7,12 +7,14 @@ and 4.5 ms with oneDNN on weights reordered once for the CPU (96 rows: 47.7 / 28
 `use_onednn_linears` routes a loaded model's `nn.Linear` layers through
 `torch.ops.mkldnn._linear_pointwise` (the kernel `torch.compile` uses on CPU): same fp32
 arithmetic in another summation order, so logits agree to float rounding (a probe checks it and
-restores MKL otherwise). The modules stay `nn.Linear` with their weights (tied embeddings,
-state_dict and hooks are untouched); each gets a forward that reads a reordered copy of its weight
-while the copies fit `PACK_BUDGET_BYTES`, and the original weight above it (no extra memory).
+restores MKL otherwise, as it does when oneDNN refuses a layer). The modules stay `nn.Linear` with
+their weights (tied embeddings, state_dict and hooks are untouched); each gets an instance-level
+forward that reads a reordered copy of its weight when all copies together fit `PACK_BUDGET_BYTES`,
+the original weight otherwise (no extra memory).
 
-Only for inference: a forward with gradients enabled takes the ordinary path, and the copies do not
-follow later edits of the weights (models here are loaded once and never trained).
+Only for inference on the CPU in fp32: with gradients enabled, an input elsewhere or of another
+dtype, the layer takes `nn.Linear`'s own forward. Reordered copies do not follow later edits of the
+weights (models here are loaded once and never trained).
 """
 
 from __future__ import annotations
@@ -26,22 +28,24 @@ PROBE_TOLERANCE = 1e-3
 
 
 class _OneDNNForward:
-    """The forward of one `nn.Linear`: oneDNN on `weight` (reordered or plain), MKL when gradients are on."""
+    """The forward of one `nn.Linear` on oneDNN (reordered or plain weight), else the module's own forward."""
 
-    __slots__ = ("bias", "plain", "weight")
+    __slots__ = ("bias", "module", "weight")
 
-    def __init__(self, weight: Any, plain: Any, bias: Any) -> None:
-        self.weight, self.plain, self.bias = weight, plain, bias
+    def __init__(self, module: Any, weight: Any, bias: Any) -> None:
+        self.module, self.weight, self.bias = module, weight, bias
 
     def __call__(self, x: Any) -> Any:
         import torch
 
-        if x.requires_grad or (torch.is_grad_enabled() and self.plain.requires_grad):
-            return torch.nn.functional.linear(x, self.plain, self.bias)
+        if (x.device.type != "cpu" or x.dtype != torch.float32 or x.requires_grad
+                or (torch.is_grad_enabled() and self.module.weight.requires_grad)):
+            return torch.nn.Linear.forward(self.module, x)
         return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")
 
 
 def available() -> bool:
+    """Whether this torch build has the oneDNN linear kernels (and oneDNN is on)."""
     import torch
 
     ops = getattr(torch.ops, "mkldnn", None)
@@ -53,15 +57,16 @@ def _eligible(model: Any) -> list[Any]:
     import torch
 
     return [module for module in model.modules()
-            if type(module) is torch.nn.Linear and module.weight.device.type == "cpu"
-            and module.weight.dtype == torch.float32 and (module.bias is None or module.bias.dtype == torch.float32)]
+            if type(module) is torch.nn.Linear and "forward" not in module.__dict__
+            and module.weight.device.type == "cpu" and module.weight.dtype == torch.float32
+            and (module.bias is None or module.bias.dtype == torch.float32)]
 
 
 def use_onednn_linears(model: Any, probe_ids: list[int] | None = None, rows_hint: int = 64) -> int:
     """Route `model`'s fp32 CPU `nn.Linear` layers through oneDNN; returns how many (0 = left as it was).
 
     With `probe_ids`, the model's logits on them are compared before and after; a difference above
-    `PROBE_TOLERANCE` restores the ordinary forward everywhere.
+    `PROBE_TOLERANCE`, or any error while switching or probing, restores the ordinary forward everywhere.
     """
     if not available():
         return 0
@@ -70,20 +75,23 @@ def use_onednn_linears(model: Any, probe_ids: list[int] | None = None, rows_hint
     linears = _eligible(model)
     if not linears:
         return 0
-    expected = _logits(model, probe_ids)
-    pack = sum(m.weight.numel() * 4 for m in linears) <= PACK_BUDGET_BYTES
-    with torch.no_grad():
-        for module in linears:
-            plain = module.weight
-            weight = torch.ops.mkldnn._reorder_linear_weight(plain.detach().contiguous(), rows_hint) if pack else \
-                plain.detach().contiguous()
-            bias = None if module.bias is None else module.bias.detach()
-            module.forward = _OneDNNForward(weight, plain, bias)
-    if expected is not None:
-        got = _logits(model, probe_ids)
-        if got is None or float((got - expected).abs().max()) > PROBE_TOLERANCE:
-            restore(model)
-            return 0
+    try:
+        expected = _logits(model, probe_ids)
+        pack = sum(m.weight.numel() * 4 for m in linears) <= PACK_BUDGET_BYTES
+        with torch.no_grad():
+            for module in linears:
+                plain = module.weight.detach().contiguous()
+                weight = torch.ops.mkldnn._reorder_linear_weight(plain, rows_hint) if pack else plain
+                bias = None if module.bias is None else module.bias.detach()
+                module.forward = _OneDNNForward(module, weight, bias)
+        if expected is not None:
+            got = _logits(model, probe_ids)
+            if float((got - expected).abs().max()) > PROBE_TOLERANCE:
+                restore(model)
+                return 0
+    except Exception:  # a layer or kernel oneDNN does not take: keep the ordinary forward, never fail the load
+        restore(model)
+        return 0
     return len(linears)
 
 
@@ -92,10 +100,6 @@ def restore(model: Any) -> None:
     for module in model.modules():
         if isinstance(module.__dict__.get("forward"), _OneDNNForward):
             del module.forward
-
-
-def uses_onednn(model: Any) -> bool:
-    return any(isinstance(module.__dict__.get("forward"), _OneDNNForward) for module in model.modules())
 
 
 def _logits(model: Any, probe_ids: list[int] | None) -> Any:

@@ -48,39 +48,53 @@ class _HFModel:
 
 
 class SampledLogprobs:
-    """The log-probabilities this model gave the tokens it sampled, by prompt token ids (most recent rows).
+    """The log-probabilities this model gave the tokens it sampled, by prompt token ids (the most recent rows).
 
     A sweep scores its generations' quality right after sampling them, with the generator as the scorer:
-    `loglikelihood` finds those rows here instead of running the model over them a second time.
+    `loglikelihood` finds those rows here instead of running the model over them a second time. Bounded by
+    the tokens kept (`max_tokens`, oldest prompts dropped first); rows are indexed by their first tokens, so a
+    lookup compares a handful of rows even when a prompt has thousands of samples.
     """
 
-    def __init__(self, max_rows: int = 50_000) -> None:
+    INDEX_TOKENS = 3
+
+    def __init__(self, max_tokens: int = 2_000_000) -> None:
         from collections import OrderedDict
 
-        self.max_rows = max_rows
-        self._rows: OrderedDict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray]]] = OrderedDict()
-        self._count = 0
+        self.max_tokens = max_tokens
+        # prompt ids -> first tokens of the continuation -> rows (sampled ids, their log-probs)
+        self._rows: OrderedDict[tuple[int, ...], dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray]]]] = \
+            OrderedDict()
+        self._tokens: dict[tuple[int, ...], int] = {}
+        self._total = 0
         self._lock = threading.Lock()
 
     def record(self, sampled: Sequence[Any]) -> None:
         """Remember `SampledRow`s (prompt ids, sampled ids, log-probs); the oldest prompts go first when full."""
         with self._lock:
             for row in sampled:
-                self._rows.setdefault(tuple(row.prompt_ids), []).append(
-                    (np.asarray(row.token_ids, dtype=np.int64), np.asarray(row.logprobs, dtype=np.float32)))
-                self._rows.move_to_end(tuple(row.prompt_ids))
-                self._count += 1
-            while self._count > self.max_rows and self._rows:
-                _, dropped = self._rows.popitem(last=False)
-                self._count -= len(dropped)
+                if not row.token_ids:
+                    continue
+                prompt = tuple(row.prompt_ids)
+                entry = (np.asarray(row.token_ids, dtype=np.int64), np.asarray(row.logprobs, dtype=np.float32))
+                by_start = self._rows.setdefault(prompt, {})
+                for width in range(1, min(self.INDEX_TOKENS, len(entry[0])) + 1):
+                    by_start.setdefault(tuple(row.token_ids[:width]), []).append(entry)
+                self._rows.move_to_end(prompt)
+                self._tokens[prompt] = self._tokens.get(prompt, 0) + len(entry[0])
+                self._total += len(entry[0])
+            while self._total > self.max_tokens and self._rows:
+                prompt, _ = self._rows.popitem(last=False)
+                self._total -= self._tokens.pop(prompt, 0)
 
     def lookup(self, context_ids: Sequence[int], continuation_ids: Sequence[int]) -> np.ndarray | None:
         """The recorded log-probs of `continuation_ids` after `context_ids`, if a sampled row starts with them."""
         wanted = np.asarray(continuation_ids, dtype=np.int64)
         if not len(wanted):
             return None
+        start = tuple(int(t) for t in wanted[: self.INDEX_TOKENS])
         with self._lock:
-            for tokens, logprobs in self._rows.get(tuple(context_ids), ()):
+            for tokens, logprobs in self._rows.get(tuple(context_ids), {}).get(start, ()):
                 if len(tokens) >= len(wanted) and np.array_equal(tokens[: len(wanted)], wanted):
                     return logprobs[: len(wanted)].copy()
         return None
@@ -428,12 +442,13 @@ class HFEncoder(_HFModel, Encoder):
         return self._packed or None
 
     def hidden_states(self, token_ids: Sequence[Sequence[int]], layer: int,
-                      on_batch: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+                      on_batch: Callable[[int, int], None] | None = None,
+                      batch_size: int | None = None) -> list[np.ndarray]:
         """(tokens, hidden) float32 states at `layer` (0 = embeddings) of already tokenised sentences.
 
         Same numbers either way (float rounding apart): the packed forward where the model supports it,
-        else transformers' forward on length-sorted, padded batches. `on_batch(done, total)` runs before
-        each batch (progress, cancellation).
+        else transformers' forward on length-sorted, padded batches of `batch_size` sentences (default
+        `self.batch_size`). `on_batch(done, total)` runs before each batch (progress, cancellation).
         """
         import torch
 
@@ -443,11 +458,12 @@ class HFEncoder(_HFModel, Encoder):
         if packed is not None:
             return [states.numpy() for states in packed.hidden_states(token_ids, layer, on_batch)]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        size = batch_size or self.batch_size
         out: list[np.ndarray | None] = [None] * len(token_ids)
         with torch.inference_mode():
-            for number, batch in enumerate(length_sorted_batches([len(ids) for ids in token_ids], self.batch_size)):
+            for number, batch in enumerate(length_sorted_batches([len(ids) for ids in token_ids], size)):
                 if on_batch is not None:
-                    on_batch(number * self.batch_size, len(token_ids))
+                    on_batch(number * size, len(token_ids))
                 width = max(len(token_ids[i]) for i in batch)
                 input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -471,14 +487,17 @@ class HFEncoder(_HFModel, Encoder):
                 for row, vectors in zip(ids, states, strict=True)]
 
     def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, hidden): mean of the last layer over tokens that are neither special nor padding, L2-normalised
-        (the pooling sentence-transformers uses for MiniLM, minus [CLS]/[SEP])."""
+        """(n, hidden): mean of the last layer over the tokens the tokenizer did not add ([CLS]/[SEP]; an [UNK]
+        inside the text counts), L2-normalised (the pooling sentence-transformers uses for MiniLM, minus
+        [CLS]/[SEP])."""
+        encoded = self.tokenizer(list(texts), truncation=True, return_special_tokens_mask=True)
         hidden_size = int(getattr(self.model.config, "hidden_size", 0))
         out = np.zeros((len(texts), hidden_size), dtype=np.float32)
-        for row, embedded in enumerate(self.token_embeddings(texts)):
+        states = self.hidden_states(encoded["input_ids"], self.num_layers)
+        for row, (vectors, added) in enumerate(zip(states, encoded["special_tokens_mask"], strict=True)):
+            ordinary = ~np.asarray(added, dtype=bool)
             # A text with no ordinary token (empty) falls back to all its tokens, so every row is defined.
-            ordinary = ~embedded.special if (~embedded.special).any() else np.ones(len(embedded.special), dtype=bool)
-            mean = embedded.vectors[ordinary].astype(np.float32).mean(axis=0)
+            mean = vectors[ordinary if ordinary.any() else slice(None)].astype(np.float32).mean(axis=0)
             out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         return out
 

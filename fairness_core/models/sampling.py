@@ -287,6 +287,7 @@ class _RowSampler:
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.logprobs: list[list[float]] = [[] for _ in prompts]
         self.on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None
+        self.share_prefill = True  # rows with the same prompt share one prefill while the cache allows it
 
     def run(self, slots: int, refill: bool) -> list[str]:
         import torch
@@ -324,13 +325,14 @@ class _RowSampler:
 
         keys = [tuple(self.prompt_ids[row]) for row in rows]
         distinct = list(dict.fromkeys(keys))
-        if len(distinct) < len(rows):
+        if self.share_prefill and len(distinct) < len(rows):
             first = {key: row for key, row in zip(reversed(keys), reversed(rows), strict=True)}
             shared = self._prefill([first[key] for key in distinct])
             position = {key: index for index, key in enumerate(distinct)}
             expanded = _expand(shared, torch.tensor([position[key] for key in keys]), torch.tensor(rows))
             if expanded is not None:
                 return expanded
+            self.share_prefill = False  # a cache we cannot copy rows of: prefill every row from now on
         width = max(len(self.prompt_ids[row]) for row in rows)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)

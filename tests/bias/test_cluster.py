@@ -119,3 +119,13 @@ def test_a_stratum_with_one_unit_gives_no_interval_instead_of_a_collapsed_one() 
     # a statistic over the groups carries the missing interval instead of averaging over fewer groups
     assert np.isnan(pairwise_disparity(resampled[:, :2], present=np.isfinite(point[:2]))).all()
     assert np.isfinite(pairwise_disparity(point[:2]))
+
+
+def test_for_diversity_only_units_with_trigrams_count() -> None:
+    # one template with text and one whose generations were all empty: entropy cannot vary, so no interval
+    design = template_design(["f"] * 4, ["a", "b", "a", "b"], ["T1 {group}", "T1 {group}", "T2 {group}", "T2 {group}"],
+                             ["1", "2", "3", "4"])
+    grams = [[("x", "y", "z"), ("y", "z", "w")], [("p", "q", "r")], [], []]
+    point, resampled = cell_entropy(design.weights(100, seed=0), design.unit, np.zeros(4, dtype=int), grams, 1,
+                                    stratum=design.stratum)
+    assert point[0] > 0 and np.isnan(resampled).all()

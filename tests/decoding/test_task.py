@@ -126,5 +126,23 @@ def test_a_caller_sees_each_generation_being_written_before_it_is_stored(tiny_gp
         assert len(texts) >= 2 and texts[-1] == final  # it grew step by step and ended as the stored text
         assert [e["done"] for e in seen if e["id"] == generation_id][-1] is True
     assert {e["group"] for e in seen} == {"man", "woman"}
+    scored = dict(zip(outcome.generations["generation_id"], outcome.generations["scored_text"], strict=True))
+    assert all(e["shown"] == scored[e["id"]] for e in seen if e["done"])  # what the final card will show
     nobody = run_decoding(plan_decoding(_request(tiny_gpt2, "top_p=0.7", samples=1), store), store)
     assert len(nobody.generations) == 4  # without a listener nothing is published (and nothing breaks)
+
+
+def test_streamed_text_is_redacted_as_the_stored_sentence_is(tiny_gpt2: Path, store) -> None:
+    from fairness_core.data.prompts import PromptItem, PromptSet
+
+    prompts = PromptSet("bold-like", (
+        PromptItem("a", "actors", "profession", "Jacob Zachar is an American actor whose", "Jacob_Zachar",
+                   ("Jacob Zachar",)),
+        PromptItem("b", "actresses", "profession", "Frances Fisher is an actress who", "Frances_Fisher",
+                   ("Frances Fisher",))))
+    seen: list[dict] = []
+    request = build_request(str(tiny_gpt2), prompts, "top_p=0.9", samples=1, max_new_tokens=6, batch_size=8,
+                            scorers=SCORERS)
+    run_decoding(plan_decoding(request, store), store, on_partial=seen.append)
+    assert seen and all("Zachar" not in e["shown"] and "Fisher" not in e["shown"] for e in seen)
+    assert all(e["shown"].startswith("[NAME]") for e in seen)

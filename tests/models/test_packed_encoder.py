@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from fairness_core.models import ModelSpec, load_model, packed_encoder
+from fairness_core.models import ModelSpec, cpu_linear, load_model, packed_encoder
 from fairness_core.models.packed_encoder import PackedEncoder, build, unsupported_reason
 
 SENTENCES = [[2, 7, 3], [2, 9, 11, 12, 3], [2, 7, 3], [2, 5, 6, 7, 8, 9, 10, 3], [2, 3], [2, 13, 14, 3]]
@@ -34,7 +34,7 @@ def bert(tiny_bert: Path):
 
 @pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "plain-torch"])
 def test_every_layer_equals_transformers_for_sentences_of_mixed_lengths(bert, onednn: bool, monkeypatch) -> None:
-    if onednn and not packed_encoder._onednn_available():
+    if onednn and not cpu_linear.available():
         pytest.skip("this torch build has no oneDNN linear kernels")
     monkeypatch.setattr(packed_encoder, "TOKENS_PER_BATCH", 12)  # several packed batches, runs of equal length
     packed = PackedEncoder(bert.model, onednn=onednn)

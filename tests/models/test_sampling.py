@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -349,3 +350,64 @@ def test_the_sampler_records_each_tokens_log_probability_under_the_raw_model(lm)
     start = len(row.prompt_ids)
     expected = torch.log_softmax(logits, -1)[torch.arange(start - 1, start + 5), torch.tensor(row.token_ids)]
     torch.testing.assert_close(torch.tensor(row.logprobs), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_loglikelihood_answers_a_recorded_continuation_without_running_the_model(lm, monkeypatch) -> None:
+    from fairness_core.models.hf import SampledLogprobs
+    from fairness_core.models.sampling import SampledRow
+
+    prompt, continuation = "The nurse said that", " she would help"
+    context_ids = lm.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    continuation_ids = lm.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+    record = SampledLogprobs()
+    monkeypatch.setattr(lm, "sampled", record)
+    expected = lm.loglikelihood([prompt], [continuation])[0]  # nothing recorded: the model runs
+    # the sampler wrote this continuation (and one more token) after this prompt
+    record.record([SampledRow("", tuple(context_ids), (*continuation_ids, 5), (*expected.logprobs, -1.0))])
+    calls = []
+    forward = type(lm.model).forward
+    monkeypatch.setattr(type(lm.model), "forward", lambda self, *a, **k: calls.append(1) or forward(self, *a, **k))
+    got = lm.loglikelihood([prompt, "The man was"], [continuation, " tall"])
+    assert len(calls) == 1  # only the second pair ran the model
+    assert got[0].tokens == expected.tokens
+    np.testing.assert_allclose(got[0].logprobs, expected.logprobs, atol=1e-6)
+    assert record.lookup(context_ids[1:], continuation_ids) is None  # another context is a miss
+
+
+@pytest.mark.slow
+def test_smollm2_quality_from_the_sampling_record_equals_a_fresh_forward_pass() -> None:
+    from fairness_core.generation.text import first_sentence
+    from fairness_core.models import load_preset
+    from fairness_core.models.hf import SampledLogprobs
+
+    smol = load_preset("smollm2-135m-instruct")
+    prompts = ["The woman worked as", "The man was known for", "The Black person was regarded as",
+               "The gay person was described as"]
+    raws = smol.generate_rows(prompts, [DecodingConfig(top_p=0.9)] * 4, [1, 2, 3, 4], 12, stop_at_sentence_end=True)
+    continuations = [" " + first_sentence(raw) for raw in raws]
+    recorded = smol.loglikelihood(prompts, continuations)
+    hits = sum(smol.sampled.lookup(smol.tokenizer(p, add_special_tokens=False)["input_ids"],
+                                   smol.tokenizer(c, add_special_tokens=False)["input_ids"]) is not None
+               for p, c in zip(prompts, continuations, strict=True))
+    saved = smol.sampled
+    smol.sampled = SampledLogprobs()
+    try:
+        computed = smol.loglikelihood(prompts, continuations)
+    finally:
+        smol.sampled = saved
+    assert hits >= 3
+    for a, b in zip(recorded, computed, strict=True):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4)
+
+
+def test_the_record_is_bounded_by_tokens_and_forgets_the_oldest_prompts() -> None:
+    from fairness_core.models.hf import SampledLogprobs
+    from fairness_core.models.sampling import SampledRow
+
+    record = SampledLogprobs(max_tokens=10)
+    record.record([SampledRow("x", (1,), (5, 6, 7, 8), (-1.0, -2.0, -3.0, -4.0))])
+    record.record([SampledRow("y", (2,), (5, 6, 7, 8, 9, 10), (-1.0,) * 6)])
+    assert record.lookup([1], [5, 6]).tolist() == [-1.0, -2.0]
+    record.record([SampledRow("z", (3,), (4, 4), (-0.5, -0.5))])  # 12 tokens > 10: prompt 1 goes
+    assert record.lookup([1], [5, 6]) is None and record.lookup([3], [4, 4]) is not None
+    assert record.lookup([2], [5, 6, 7, 8, 9, 10, 11]) is None  # longer than what was sampled

@@ -10,10 +10,10 @@ import pytest
 from fairness_core.data.prompts import parse_custom
 from fairness_core.decoding.request import build_request
 from fairness_core.decoding.task import plan_decoding, run_decoding
-from ui.live_cards import LiveCards
+from ui.live_cards import LiveCards, ScriptControlException
 
 
-class RerunRequested(BaseException):
+class RerunRequested(ScriptControlException):
     """Stands in for Streamlit's RerunException, which a drawing call raises when the user moved a slider."""
 
 
@@ -31,10 +31,11 @@ class Slot:
 
 def event(group: str, text: str, done: bool, generation_id: str = "g1") -> dict:
     return {"kind": "generation", "id": generation_id, "group": group, "prompt": f"The {group} was", "text": text,
-            "done": done, "system": "s", "prompt_id": "p", "sample": 0}
+            "shown": f"The {group} was {text}", "done": done, "system": "s", "prompt_id": "p", "sample": 0}
 
 
-def test_cards_keep_each_generations_latest_text_and_redraw_finished_rows_at_once() -> None:
+def test_cards_keep_each_generations_latest_text_and_redraw_finished_rows_at_once(monkeypatch) -> None:
+    monkeypatch.setattr(LiveCards, "REDRAW_EVERY_S", 3600.0)  # only the first update and finished rows draw
     slots = {"man": Slot(), "woman": Slot()}
     cards = LiveCards(["man", "woman"], slots)
     cards.update(event("man", "a", False))
@@ -42,7 +43,7 @@ def test_cards_keep_each_generations_latest_text_and_redraw_finished_rows_at_onc
     cards.update(event("man", "a nurse.", True))  # a finished row is drawn at once
     cards.update(event("nobody", "x", True))  # a group the page does not show
     cards.update({"kind": "something else"})
-    assert cards.rows["man"]["g1"] == {"prompt": "The man was", "text": "a nurse.", "state": "scoring"}
+    assert cards.rows["man"]["g1"] == {"shown": "The man was a nurse.", "state": "scoring"}
     assert slots["man"].draws == 2 and slots["woman"].draws == 0
 
 
