@@ -309,7 +309,7 @@ with live_tab:
             "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
-                       "nothing to resample, so no interval is given (empty cells) rather than one that collapses "
+                       "nothing to resample, so no interval is given (None) rather than one that collapses "
                        "onto the estimate. Raise *Prompts per group* to 2 or more for intervals.")
 
 # ---------------------------------------------------------------- sweep mode
