@@ -243,8 +243,8 @@ def sample_rows_detailed(
         raise ValueError("max_new_tokens must be positive")
     if not prompts:
         return []
-    sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens)
-    sampler.on_step = on_step
+    sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens,
+                          on_step)
     texts = sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
     return [SampledRow(text, tuple(prompt), tuple(tokens), tuple(logprobs))
             for text, prompt, tokens, logprobs in zip(texts, sampler.prompt_ids, sampler.tokens, sampler.logprobs,
@@ -271,7 +271,8 @@ class _RowSampler:
 
     def __init__(self, model: Any, tokenizer: Any, prompts: Sequence[str], configs: Sequence[DecodingConfig],
                  seeds: Sequence[int], limits: Sequence[int], stop_at_sentence_end: bool,
-                 add_special_tokens: bool) -> None:
+                 add_special_tokens: bool,
+                 on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None) -> None:
         import torch
 
         self.model, self.tokenizer = model, tokenizer
@@ -286,7 +287,7 @@ class _RowSampler:
         self.prompt_ids = tokenizer(list(prompts), add_special_tokens=add_special_tokens)["input_ids"]
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.logprobs: list[list[float]] = [[] for _ in prompts]
-        self.on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None
+        self.on_step = on_step
         self.share_prefill = True  # rows with the same prompt share one prefill while the cache allows it
 
     def run(self, slots: int, refill: bool) -> list[str]:
