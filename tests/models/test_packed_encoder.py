@@ -81,3 +81,28 @@ def test_a_forward_that_does_not_reproduce_transformers_is_not_used(bert, monkey
     original = PackedEncoder._forward
     monkeypatch.setattr(PackedEncoder, "_forward", lambda self, *args: original(self, *args) + 1e-3)
     assert build(bert.model, bert.tokenizer) is None
+
+
+def test_first_layer_rows_are_computed_once_per_token_and_position_and_change_nothing(bert, monkeypatch) -> None:
+    sentences = [[2, 7, 8, 3], [2, 7, 9, 3], [2, 7, 8, 3, 3], [2, 5, 3]] * 5  # templates: most pairs repeat
+    monkeypatch.setattr(packed_encoder, "TOKENS_PER_BATCH", 9)  # rows of one table serve several batches
+    packed = PackedEncoder(bert.model, onednn=False)
+    table = packed._shared_first_layer(sentences)
+    assert table is not None and len(table.qkv) == 8  # (2,0) (7,1) (5,1) (8,2) (9,2) (3,2) (3,3) (3,4)
+    assert table.qkv.shape[1] == 3 * 64 and [len(rows) for rows in table.rows] == [len(s) for s in sentences]
+    shared = packed.hidden_states(sentences, bert.num_layers)
+    monkeypatch.setattr(packed_encoder, "FIRST_LAYER_SHARING_MIN_SAVING", 1.0)  # never worth it: no table
+    assert packed._shared_first_layer(sentences) is None
+    for ids, a, b in zip(sentences, shared, packed.hidden_states(sentences, bert.num_layers), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(a, transformers_states(bert.model, ids, bert.num_layers), atol=1e-5, rtol=1e-5)
+
+
+def test_no_table_when_it_saves_little_or_would_be_too_big(bert, monkeypatch) -> None:
+    packed = PackedEncoder(bert.model, onednn=False)
+    assert packed._shared_first_layer([[2, 5, 6, 7, 3], [2, 8, 9, 10, 3]]) is None  # 8 distinct of 10 rows
+    repeated = [[2, 5, 3]] * 10
+    assert packed._shared_first_layer(repeated) is not None
+    monkeypatch.setattr(packed_encoder, "FIRST_LAYER_TABLE_BYTES", 3 * 4 * 64 * 4 - 1)  # 3 rows of 4 x hidden floats
+    assert packed._shared_first_layer(repeated) is None
+    assert packed._shared_first_layer([]) is None and packed.hidden_states([], 2) == []
