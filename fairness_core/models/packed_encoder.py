@@ -108,19 +108,15 @@ class PackedEncoder:
             for batch in _token_batches(order, [len(ids) for ids in token_ids], TOKENS_PER_BATCH):
                 if on_batch is not None:
                     on_batch(sum(1 for x in out if x is not None), len(token_ids))
-                states = self._batch_states(token_ids, batch, layer, shared)
+                flat = rows = None  # tokens enter as rows of the shared table when there is one, else as ids
+                if shared is None:
+                    flat = torch.tensor([t for i in batch for t in token_ids[i]], dtype=torch.long)
+                else:
+                    rows = torch.cat([shared.rows[i] for i in batch])
+                states = self._forward(flat, [len(token_ids[i]) for i in batch], layer, shared, rows)
                 for i, part in zip(batch, torch.split(states, [len(token_ids[i]) for i in batch]), strict=True):
                     out[i] = part
         return out
-
-    def _batch_states(self, token_ids: Sequence[Sequence[int]], batch: list[int], layer: int,
-                      shared: _SharedFirstLayer | None) -> Any:
-        import torch
-
-        with torch.inference_mode():
-            flat = torch.tensor([t for i in batch for t in token_ids[i]], dtype=torch.long)
-            rows = None if shared is None else torch.cat([shared.rows[i] for i in batch])
-            return self._forward(flat, [len(token_ids[i]) for i in batch], layer, shared, rows)
 
     def _embed(self, flat_ids: Any, positions: Any) -> Any:
         from torch.nn.functional import layer_norm
@@ -138,15 +134,14 @@ class PackedEncoder:
             return None
         flat = torch.tensor([t for ids in token_ids for t in ids], dtype=torch.long)
         positions = torch.cat([torch.arange(len(ids)) for ids in token_ids])
-        keys = flat * (int(positions.max()) + 1) + positions
-        distinct, inverse = torch.unique(keys, return_inverse=True)
+        width = int(positions.max()) + 1
+        distinct, inverse = torch.unique(flat * width + positions, return_inverse=True)
         if len(distinct) > (1 - FIRST_LAYER_SHARING_MIN_SAVING) * total or \
                 len(distinct) * 4 * self.hidden * 4 > FIRST_LAYER_TABLE_BYTES:
             return None
-        width = int(positions.max()) + 1
         states = self._embed(distinct // width, distinct % width)
-        qkv = self._linear(states, *self.layers[0].qkv) if self.layers else states.new_empty((len(distinct), 0))
-        return _SharedFirstLayer(states, qkv, list(torch.split(inverse, [len(ids) for ids in token_ids])))
+        rows = list(torch.split(inverse, [len(ids) for ids in token_ids]))
+        return _SharedFirstLayer(states, self._linear(states, *self.layers[0].qkv), rows)
 
     def _forward(self, flat_ids: Any, lengths: list[int], layer: int, shared: _SharedFirstLayer | None = None,
                  rows: Any = None) -> Any:
