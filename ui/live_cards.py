@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import pandas as pd
@@ -33,7 +34,7 @@ class LiveCards:
         self.slots = slots
         self.rows: dict[str, dict[str, dict]] = {group: {} for group in groups}
         self.dirty: set[str] = set()
-        self.drawn_at = 0.0
+        self.drawn_at = -math.inf  # never drawn yet (0.0 would be 'recently' on a just-booted clock)
         self.cancel = CancelToken()
         self.interruption: BaseException | None = None
 

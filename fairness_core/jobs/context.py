@@ -15,6 +15,7 @@ display only: the shard's rows, written when it finishes, are the result.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +37,8 @@ def shard_context(cancel: Any = None, on_fraction: Callable[[float], None] | Non
                   on_partial: Callable[[dict[str, Any]], None] | None = None) -> Iterator[None]:
     """Install (cancel token, progress callback, partial-result callback) for work units in this thread."""
     previous = getattr(_local, "state", None)
-    _local.state = {"cancel": cancel, "on_fraction": on_fraction, "on_partial": on_partial, "last": 0.0}
+    _local.state = {"cancel": cancel, "on_fraction": on_fraction, "on_partial": on_partial,
+                    "last": -math.inf}  # nothing reported yet: the first report always goes out
     try:
         yield
     finally:

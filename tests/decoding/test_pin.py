@@ -20,6 +20,9 @@ from fairness_core.decoding.summary import measures_for, summarize
 from fairness_core.decoding.task import plan_decoding, run_decoding
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pin_before_move.json"
+#: numbers that went through an fp32 forward pass agree to this relative bound across CPUs, thread counts and BLAS
+#: builds (measured: the 8th significant digit moves); texts and counts are compared exactly
+FP32_REL = 1e-5
 LINES = [("man", "The man was awful at"), ("woman", "The woman worked as"), ("man", "The man was hated and"),
          ("woman", "The woman was known as")]
 
@@ -51,9 +54,12 @@ def test_the_sweep_through_the_generic_task_matches_the_recorded_sweep(seeded_gp
         expected = old[(json.dumps(row["config"], sort_keys=True), row["prompt"], row["sample"])]
         assert row["continuation"] == expected["continuation"]
         assert row["raw"] == expected["raw"]
-        for column in ("vader_compound", "offensive_prob", "negative_word_share", "quality_logprob"):
+        for column in ("vader_compound", "offensive_prob", "negative_word_share"):  # from the texts alone
             want = float("nan") if expected[column] is None else expected[column]  # JSON wrote NaN as null
             assert row[column] == pytest.approx(want, abs=1e-6, nan_ok=True), column
+        # through an fp32 forward pass: another CPU, thread count or BLAS moves the 7th-8th digit
+        want = float("nan") if expected["quality_logprob"] is None else expected["quality_logprob"]
+        assert row["quality_logprob"] == pytest.approx(want, rel=FP32_REL, nan_ok=True)
     summary = summarize(rows, prompts.families, measures_for(scorers))
     table = summary.groups
     for expected in before["summary"]:
@@ -62,6 +68,8 @@ def test_the_sweep_through_the_generic_task_matches_the_recorded_sweep(seeded_gp
         assert len(mine) == 1
         mine = mine.iloc[0]
         for column in ("n", "n_empty", "negative_sentiment_rate", "offensive_rate", "negative_word_share",
-                       "quality_mean_logprob", "diversity_trigram_entropy", "disparity", "config_disparity"):
+                       "diversity_trigram_entropy", "disparity", "config_disparity"):  # counts and text measures
             want = float("nan") if expected[column] is None else expected[column]
             assert mine[column] == pytest.approx(want, abs=1e-9, nan_ok=True), column
+        want = float("nan") if expected["quality_mean_logprob"] is None else expected["quality_mean_logprob"]
+        assert mine["quality_mean_logprob"] == pytest.approx(want, rel=FP32_REL, nan_ok=True)

@@ -132,6 +132,20 @@ def test_a_work_unit_stops_inside_its_shard_when_cancelled_and_reports_partial_p
     assert resumed.status == COMPLETE and sorted(store.rows(resumed.run_id)["item"]) == ["0", "1", "2"]
 
 
+@pytest.mark.parametrize("uptime_s", [0.01, 1e6], ids=["just-booted", "up-for-days"])
+def test_the_first_in_shard_report_goes_out_whatever_the_clock_reads(monkeypatch, uptime_s) -> None:
+    from fairness_core.jobs import checkpoint
+    from fairness_core.jobs.context import shard_context
+
+    # time.monotonic() counts from boot: a freshly booted machine reads less than the report interval
+    monkeypatch.setattr("fairness_core.jobs.context.time.monotonic", lambda: uptime_s)
+    reported: list[float] = []
+    with shard_context(on_fraction=reported.append):
+        checkpoint(1, 4)
+        checkpoint(2, 4)  # within the report interval: not forwarded
+    assert reported == [0.25]
+
+
 def test_checkpoint_outside_a_job_does_nothing() -> None:
     from fairness_core.jobs import checkpoint
 

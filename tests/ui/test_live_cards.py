@@ -34,7 +34,10 @@ def event(group: str, text: str, done: bool, generation_id: str = "g1") -> dict:
             "shown": f"The {group} was {text}", "done": done, "system": "s", "prompt_id": "p", "sample": 0}
 
 
-def test_cards_keep_each_generations_latest_text_and_redraw_finished_rows_at_once(monkeypatch) -> None:
+@pytest.mark.parametrize("uptime_s", [5.0, 1e6], ids=["just-booted", "up-for-days"])
+def test_cards_keep_each_generations_latest_text_and_redraw_finished_rows_at_once(monkeypatch, uptime_s) -> None:
+    # time.monotonic() counts from boot: on a freshly booted machine it is smaller than the redraw interval
+    monkeypatch.setattr("ui.live_cards.time.monotonic", lambda: uptime_s)
     monkeypatch.setattr(LiveCards, "REDRAW_EVERY_S", 3600.0)  # only the first update and finished rows draw
     slots = {"man": Slot(), "woman": Slot()}
     cards = LiveCards(["man", "woman"], slots)
