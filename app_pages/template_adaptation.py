@@ -41,8 +41,9 @@ TABLE_1 = pd.DataFrame(
     columns=["template_id", "group", "term", "score"])
 
 with calculator_tab:
-    st.markdown("VBCM_g = mean over templates *j* of 1 − |β_j − φ_jg| (Eq. 1): β_j is the mean score of **all** "
-                "perturbations of template *j*, φ_jg the mean score of group *g*'s perturbations of it. Upload a "
+    st.markdown("VBCM_g = mean over templates *j* of 1 − |β_j − φ_jg| (Eq. 1): φ_jg is the mean score of group "
+                "*g*'s perturbations of template *j*, β_j the **average across groups** of φ_jg (Sec. 3.1), so a "
+                "group with a longer term list does not pull the background towards itself. Upload a "
                 "CSV `template_id,group,term,score`, or use the paper's worked example (App. A.2.2, Table 1).")
     upload = st.file_uploader("Score file (CSV)", type=["csv"], key="ta_scores_upload")
     resamples = st.number_input("Bootstrap resamples over templates (0 = none)", 0, 5000, 1000, step=500,

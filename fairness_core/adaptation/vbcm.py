@@ -3,8 +3,12 @@
 Input: one score per perturbation, i.e. rows ``(template_id, group, term, score)``: template ``t_j``
 evaluated with identity term ``term`` of group ``G_i`` got ``score`` from the classifier under test.
 
-- ``β_j`` (the background of template j, App. A.2.1/A.2.2): the mean score of *all* perturbations of
-  template j, every group's terms together (``β = 1/9 Σ score`` in the worked example, A.2.2).
+- ``β_j`` (the background of template j, Sec. 3.1 "average across groups", App. A.2.1/A.2.2): the mean
+  over the groups present in template j of their group means φ_jg, so a group with a longer term list does
+  not weigh more (``background="group-means"``, the default). The worked example (A.2.2, three countries
+  with three names each) cannot tell the two apart: there ``β = 1/9 Σ score`` either way. The older rule,
+  the mean over *all* filled-in sentences of template j (``background="all-sentences"``), is kept as a
+  stated option; it weights each group by its number of terms.
 - ``φ_jg = φ(S'^g_j)`` (Eq. 1's scoring function): the mean score of group g's perturbations of template j
   (φ = "positive output probability", Sec. 3.1).
 - ``d(x, y) = DP(x, y) = 1 − |x − y|`` (demographic parity, Sec. 3.1 and A.2.2).
@@ -30,6 +34,10 @@ import numpy as np
 import pandas as pd
 
 SCORE_COLUMNS = ("template_id", "group", "term", "score")
+
+
+GROUP_MEANS, ALL_SENTENCES = "group-means", "all-sentences"
+BACKGROUNDS = (GROUP_MEANS, ALL_SENTENCES)
 
 
 class VBCMInputError(ValueError):
@@ -107,8 +115,15 @@ def check_scores(frame: pd.DataFrame, source: str = "the score table") -> pd.Dat
     return out
 
 
-def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None) -> VBCMTable:
-    """β_j, φ_jg and counts from a score table (rows with a NaN score are skipped and counted)."""
+def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None,
+               background: str = GROUP_MEANS) -> VBCMTable:
+    """β_j, φ_jg and counts from a score table (rows with a NaN score are skipped and counted).
+
+    `background`: "group-means" (Sec. 3.1: β_j = mean over present groups of φ_jg) or "all-sentences" (mean
+    over every filled-in sentence of t_j, each group weighted by its number of terms; not the paper's rule).
+    """
+    if background not in BACKGROUNDS:
+        raise VBCMInputError(f"background must be one of {', '.join(BACKGROUNDS)} (got {background!r})")
     frame = check_scores(scores)
     n_nan = int(frame["score"].isna().sum())
     frame = frame[frame["score"].notna()]
@@ -127,18 +142,23 @@ def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None) -> VBC
     np.add.at(sums, (tj, gk), values)
     np.add.at(counts, (tj, gk), 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        # β_j: mean of all perturbations of t_j (A.2.2: "the average of all template scores across countries").
-        background = sums.sum(axis=1) / counts.sum(axis=1)
         phi = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        if background == GROUP_MEANS:
+            # β_j: the average across groups (Sec. 3.1) of the group means present in t_j.
+            beta = np.nansum(phi, axis=1) / (counts > 0).sum(axis=1)
+        else:
+            # β_j: the mean of all perturbations of t_j (each group weighted by its number of terms).
+            beta = sums.sum(axis=1) / counts.sum(axis=1)
     keep = counts.sum(axis=1) > 0
-    return VBCMTable([t for t, k in zip(templates, keep, strict=True) if k], group_list, background[keep],
+    return VBCMTable([t for t, k in zip(templates, keep, strict=True) if k], group_list, beta[keep],
                      phi[keep], counts[keep], n_skipped_nan=n_nan)
 
 
 def vbcm(scores: pd.DataFrame, groups: Sequence[str] | None = None, n_resamples: int = 0, seed: int = 0,
-         level: float = 0.95) -> VBCMResult:
-    """VBCM (Eq. 1) of a score table; with ``n_resamples > 0`` also bootstrap CIs over templates."""
-    table = vbcm_table(scores, groups)
+         level: float = 0.95, background: str = GROUP_MEANS) -> VBCMResult:
+    """VBCM (Eq. 1) of a score table; with ``n_resamples > 0`` also bootstrap CIs over templates.
+    `background` chooses β_j (see `vbcm_table`; default the paper's average across groups)."""
+    table = vbcm_table(scores, groups, background)
     d = table.distance
     present = table.n_perturbations > 0
     values = {}

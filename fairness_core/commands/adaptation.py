@@ -28,14 +28,17 @@ from fairness_core.cli import (
 def register(subparsers: argparse._SubParsersAction) -> None:
     vbcm = subparsers.add_parser(
         "vbcm", help="VBCM bias vector of a score table (Czarnowska et al. 2021; Quiroga et al. 2025 App. A.2)",
-        description="VBCM_g = mean over templates j of 1 - |beta_j - phi_jg| (Eq. 1), beta_j = mean score of all "
-                    "perturbations of template j, phi_jg = mean score of group g's perturbations of template j. "
-                    "Rows with an empty/NaN score are skipped and counted (stderr).")
+        description="VBCM_g = mean over templates j of 1 - |beta_j - phi_jg| (Eq. 1), phi_jg = mean score of group g's perturbations of template j. "
+                    "beta_j = average across groups of phi_jg (Sec. 3.1; --background all-sentences: the mean of "
+                    "every filled-in sentence, which weights groups by list size). Rows with an empty/NaN score are skipped and counted (stderr).")
     vbcm.add_argument("--scores", required=True, metavar="FILE", help="CSV with columns template_id,group,term,score")
     vbcm.add_argument("--resamples", type=int, default=0,
                       help="bootstrap resamples over templates for 95%% CIs (0: none; the --json contract then "
                            "stays exactly background/vbcm/n_templates)")
     vbcm.add_argument("--seed", type=int, default=0)
+    vbcm.add_argument("--background", choices=("group-means", "all-sentences"), default="group-means",
+                      help="beta_j: average of the group means (Sec. 3.1, default) or mean of all filled-in "
+                           "sentences (weights each group by its number of terms; not the paper's rule)")
     vbcm.add_argument("--json", action="store_true")
     vbcm.set_defaults(handler=run_vbcm)
 
@@ -82,7 +85,7 @@ def run_vbcm(args: argparse.Namespace) -> int:
 
     try:
         frame = read_scores_csv(args.scores)
-        result = vbcm(frame, n_resamples=max(0, args.resamples), seed=args.seed)
+        result = vbcm(frame, n_resamples=max(0, args.resamples), seed=args.seed, background=args.background)
     except (VBCMInputError, TemplateImportError) as error:
         raise UserFacingError(str(error)) from None
     if result.n_skipped_nan:

@@ -57,13 +57,36 @@ def test_unbalanced_two_templates_use_their_own_backgrounds() -> None:
     frame = pd.DataFrame(rows, columns=["template_id", "group", "term", "score"])
     result = vbcm(frame)
     table = result.table
-    assert table.background == pytest.approx([0.5, 0.275])  # β_A = 1.5/3, β_B = 1.1/4
     assert table.phi == pytest.approx(np.array([[0.3, 0.9], [0.5, 0.2]]))
-    assert result.vbcm == pytest.approx({"X": (0.8 + 0.775) / 2, "Y": (0.6 + 0.925) / 2})
-    assert result.background == pytest.approx(0.3875)
+    # β_j is the average across groups of the group means (Sec. 3.1): β_A = (0.3 + 0.9)/2, β_B = (0.5 + 0.2)/2.
+    assert table.background == pytest.approx([0.6, 0.35])
+    assert result.vbcm == pytest.approx({"X": (0.7 + 0.85) / 2, "Y": (0.7 + 0.85) / 2})
+    assert result.background == pytest.approx(0.475)
+    # The stated option "all-sentences" weights each group by its term count: β_A = 1.5/3, β_B = 1.1/4.
+    by_sentence = vbcm(frame, background="all-sentences")
+    assert by_sentence.table.background == pytest.approx([0.5, 0.275])
+    assert by_sentence.vbcm == pytest.approx({"X": (0.8 + 0.775) / 2, "Y": (0.6 + 0.925) / 2})
     # A single pooled background (2.6 / 7) would give other numbers: the per-template one is what is computed.
     pooled = 2.6 / 7
-    assert result.vbcm["X"] != pytest.approx(((1 - abs(0.3 - pooled)) + (1 - abs(0.5 - pooled))) / 2)
+    assert by_sentence.vbcm["X"] != pytest.approx(((1 - abs(0.3 - pooled)) + (1 - abs(0.5 - pooled))) / 2)
+
+
+def test_background_is_the_average_of_group_means_not_of_sentences() -> None:
+    # Issue 18 §2.3: one template, 20 names per sex scoring 0.5, 11 nouns per sex scoring 0.3.
+    rows = [("t", f"{sex} names", f"{sex}-name-{i}", 0.5) for sex in ("female", "male") for i in range(20)]
+    rows += [("t", f"{sex} nouns", f"{sex}-noun-{i}", 0.3) for sex in ("female", "male") for i in range(11)]
+    frame = pd.DataFrame(rows, columns=["template_id", "group", "term", "score"])
+    result = vbcm(frame)
+    assert result.background == pytest.approx(0.4)
+    assert result.vbcm == pytest.approx({g: 0.9 for g in ("female names", "male names", "female nouns",
+                                                          "male nouns")})
+    # The list-size-weighted background (the old rule, kept as an option) tilts towards the longer lists.
+    old = vbcm(frame, background="all-sentences")
+    assert old.background == pytest.approx(26.6 / 62)
+    assert old.vbcm["male names"] == pytest.approx(1 - (0.5 - 26.6 / 62))  # 0.929
+    assert old.vbcm["male nouns"] == pytest.approx(1 - (26.6 / 62 - 0.3))  # 0.871
+    with pytest.raises(VBCMInputError, match="background must be one of"):
+        vbcm(frame, background="median")
 
 
 def test_missing_scores_are_skipped_and_counted_and_absent_groups_skip_templates() -> None:
