@@ -28,9 +28,10 @@ from fairness_core.cli import (
 def register(subparsers: argparse._SubParsersAction) -> None:
     vbcm = subparsers.add_parser(
         "vbcm", help="VBCM bias vector of a score table (Czarnowska et al. 2021; Quiroga et al. 2025 App. A.2)",
-        description="VBCM_g = mean over templates j of 1 - |beta_j - phi_jg| (Eq. 1), phi_jg = mean score of group g's perturbations of template j. "
-                    "beta_j = average across groups of phi_jg (Sec. 3.1; --background all-sentences: the mean of "
-                    "every filled-in sentence, which weights groups by list size). Rows with an empty/NaN score are skipped and counted (stderr).")
+        description="VBCM_g = mean over templates j of 1 - |beta_j - phi_jg| (Eq. 1), phi_jg = mean score of "
+                    "group g's perturbations of template j, beta_j = average across groups of phi_jg (Sec. 3.1; "
+                    "--background all-sentences: the mean of every filled-in sentence, which weights groups by "
+                    "list size). Rows with an empty/NaN score are skipped and counted (stderr).")
     vbcm.add_argument("--scores", required=True, metavar="FILE", help="CSV with columns template_id,group,term,score")
     vbcm.add_argument("--resamples", type=int, default=0,
                       help="bootstrap resamples over templates for 95%% CIs (0: none; the --json contract then "

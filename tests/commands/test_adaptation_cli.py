@@ -32,6 +32,12 @@ def test_cli_background_is_the_mean_of_per_template_backgrounds(tmp_path: Path,
     assert main(["vbcm", "--scores", str(path), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["n_templates"] == 2
+    # β_A = (0.3 + 0.9)/2, β_B = (0.5 + 0.2)/2: the average across groups (Sec. 3.1).
+    assert payload["background"] == pytest.approx(0.475)
+    assert payload["vbcm"] == pytest.approx({"X": 0.775, "Y": 0.775})
+    # The stated option weights each group by its number of terms (β_A = 1.5/3, β_B = 1.1/4).
+    assert main(["vbcm", "--scores", str(path), "--background", "all-sentences", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
     assert payload["background"] == pytest.approx(0.3875)
     assert payload["vbcm"] == pytest.approx({"X": 0.7875, "Y": 0.7625})
 
