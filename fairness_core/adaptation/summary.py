@@ -100,7 +100,10 @@ def vbcm_frame(results: dict[tuple[str, str, str], VBCMResult]) -> pd.DataFrame:
 
 def comparisons(result: AdaptationResult) -> pd.DataFrame:
     """MAE and r of original vs NOEs and adapted vs NOEs over the name groups (β_j over those groups, as the
-    NOEs have names only), and the adapted − original differences with joint CIs."""
+    NOEs have names only), and the adapted − original differences with joint CIs.
+
+    Every comparison whose two (or three) sets have scored perturbations is made: a run in which no rewrite
+    was accepted (no adapted set) still compares the original templates with the NOEs."""
     request = result.request
     rows = []
     for classifier in request.classifiers:
@@ -111,24 +114,24 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
             tables = {}
             for set_name in SETS:
                 frame = score_table(result, set_name, attribute, classifier.label, groups)
-                if frame.empty:
-                    break
-                tables[set_name] = vbcm(frame[["template_id", "group", "term", "score"]], groups=groups).table
-            if len(tables) < len(SETS):
-                continue
-            for name, paired_with in (("original", None), ("adapted", None)):
-                comparison = compare(tables[name], tables["noe"], groups, paired=paired_with is not None,
-                                     n_resamples=request.resamples, seed=request.seed)
-                rows.append(_row(classifier.label, attribute, f"{name} vs NOEs", comparison.mae.as_dict(),
-                                 comparison.r.as_dict() if comparison.r else None, len(groups)))
-            paired = compare(tables["original"], tables["adapted"], groups, paired=True,
-                             n_resamples=request.resamples, seed=request.seed)
-            rows.append(_row(classifier.label, attribute, "adapted vs original", paired.mae.as_dict(),
-                             paired.r.as_dict() if paired.r else None, len(groups)))
-            gain = improvement(tables["original"], tables["adapted"], tables["noe"], groups,
-                               n_resamples=request.resamples, seed=request.seed)
-            rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),
-                             gain.r_difference.as_dict() if gain.r_difference else None, len(groups)))
+                if not frame.empty and frame["score"].notna().any():
+                    tables[set_name] = vbcm(frame[["template_id", "group", "term", "score"]], groups=groups).table
+            for name in ("original", "adapted"):
+                if name in tables and "noe" in tables:
+                    comparison = compare(tables[name], tables["noe"], groups, paired=False,
+                                         n_resamples=request.resamples, seed=request.seed)
+                    rows.append(_row(classifier.label, attribute, f"{name} vs NOEs", comparison.mae.as_dict(),
+                                     comparison.r.as_dict() if comparison.r else None, len(groups)))
+            if "original" in tables and "adapted" in tables:
+                paired = compare(tables["original"], tables["adapted"], groups, paired=True,
+                                 n_resamples=request.resamples, seed=request.seed)
+                rows.append(_row(classifier.label, attribute, "adapted vs original", paired.mae.as_dict(),
+                                 paired.r.as_dict() if paired.r else None, len(groups)))
+            if len(tables) == len(SETS):
+                gain = improvement(tables["original"], tables["adapted"], tables["noe"], groups,
+                                   n_resamples=request.resamples, seed=request.seed)
+                rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),
+                                 gain.r_difference.as_dict() if gain.r_difference else None, len(groups)))
     return pd.DataFrame(rows, columns=["classifier", "attribute", "comparison", "mae", "mae_ci_low", "mae_ci_high",
                                        "r", "r_ci_low", "r_ci_high", "n_groups"])
 

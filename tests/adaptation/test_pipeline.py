@@ -4,6 +4,7 @@ random GPT-2 through the real chat role."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -171,3 +172,28 @@ def test_bad_requests_are_one_sentence() -> None:
         make_request(classifiers=("sentiment-x",))
     with pytest.raises(AdaptationInputError, match="must contain"):
         make_request(prompt="Rewrite {sentence} please")
+
+
+def test_without_any_accepted_rewrite_the_original_is_still_compared_with_the_noes(
+        store, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 18 §2.6: a run in which every rewrite is rejected has no adapted set, but the original templates
+    and the NOEs can still be compared; the --json report holds null, never NaN."""
+    monkeypatch.setattr("fairness_core.generation.task._generate",
+                        lambda request, model, rows: ["I had a conversation with someone." for _ in rows])
+    monkeypatch.setattr("fairness_core.generation.task._check_causal", lambda system: {
+        "source": "scripted-all-lost", "task": "causal-lm", "dtype": "auto", "quantization": "none",
+        "device": "cpu", "revision": None, "gguf_file": None})
+    result = run_adaptation(make_request(classifiers=("test-vowel-share",)), store)
+    assert rejection_summary(result)["counts"][ACCEPTED] == 0
+    table = comparisons(result)
+    assert sorted(set(table["comparison"])) == ["original vs NOEs"]
+    assert sorted(table["attribute"]) == ["gender", "nationality"]
+    assert (table["mae"] >= 0).all() and table["mae_ci_low"].notna().all()
+    from fairness_core.cli import print_json
+
+    print_json(report_json(result))
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    report = json.loads(text)
+    assert set(report["comparisons"]["test-vowel-share"]["gender"]) == {"original vs NOEs"}
+    assert report["similarity"]["all"]["value"] is None  # no accepted rewrite: no similarity, null not NaN
