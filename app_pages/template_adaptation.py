@@ -286,6 +286,9 @@ with adapt_tab:
             st.info("No comparison: a set has no scored template for the name groups.")
         else:
             st.dataframe(comparisons, hide_index=True, key="ta_comparisons")
+            if "adapted vs NOEs" not in set(comparisons["comparison"]):
+                st.caption("No rewrite was accepted for the name groups, so there is no adapted set: only the "
+                           "original templates are compared with the NOEs.")
             st.plotly_chart(charts.comparison_bars(comparisons, "mae"), key="ta_mae_chart")
             if comparisons["r"].notna().any():
                 st.plotly_chart(charts.comparison_bars(comparisons, "r"), key="ta_r_chart")
