@@ -304,7 +304,8 @@ with adapt_tab:
         similarity = report["similarity"]["all"]
         st.caption(f"Cosine similarity original ↔ adapted (all-MiniLM-L6-v2): {similarity['value']:.3f} "
                    f"[{similarity['ci_low']:.3f}, {similarity['ci_high']:.3f}] over {similarity['n']} accepted "
-                   "rewrites.")
+                   "rewrites. Embeddings are pooled as sentence-transformers does for this model (mean over all "
+                   "tokens, [CLS]/[SEP] included, then normalised), the embedding the paper's Table 4 uses.")
         st.download_button("Download the report (JSON)", json.dumps(
             {k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v) for k, v in report.items()},
             default=str, ensure_ascii=False, indent=2), file_name="adaptation-report.json", key="ta_download")

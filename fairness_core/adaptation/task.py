@@ -28,7 +28,7 @@ from fairness_core.adaptation.rewrite import Rewrite, build_prompt, judge, pick_
 from fairness_core.adaptation.templates import Perturbation, Template, TemplateSet, fill
 
 MEASURES_KIND = "adaptation-measures"
-MEASURES_SCHEMA = 2  # 2: cosine clipped to [-1, 1]
+MEASURES_SCHEMA = 3  # 2: cosine clipped to [-1, 1]; 3: sentence-transformers pooling ([CLS]/[SEP] in the mean)
 SETS = ("original", "adapted", "noe")
 SCORE_SHARD = 256
 PAIR_SHARD = 128

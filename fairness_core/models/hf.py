@@ -486,19 +486,33 @@ class HFEncoder(_HFModel, Encoder):
                                 special=np.array([i in special_ids for i in row], dtype=bool))
                 for row, vectors in zip(ids, states, strict=True)]
 
+    @property
+    def sentence_max_length(self) -> int | None:
+        """The `max_seq_length` of the model's sentence-transformers config (all-MiniLM-L6-v2: 256), if it has
+        one: sentence-transformers cuts texts there, not at the tokenizer's longer model_max_length."""
+        import json
+        from pathlib import Path
+
+        config = Path(str(self.spec.source)) / "sentence_bert_config.json"
+        try:
+            value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+        except (OSError, ValueError):
+            return None
+        return int(value) if isinstance(value, int) and value > 0 else None
+
     def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, hidden): mean of the last layer over the tokens the tokenizer did not add ([CLS]/[SEP]; an [UNK]
-        inside the text counts), L2-normalised (the pooling sentence-transformers uses for MiniLM, minus
-        [CLS]/[SEP])."""
-        encoded = self.tokenizer(list(texts), truncation=True, return_special_tokens_mask=True)
+        """(n, hidden): sentence-transformers' mean pooling — the mean of the last layer over every token of
+        the text, [CLS] and [SEP] included (the attention mask without padding), L2-normalised — with texts cut
+        at `sentence_max_length` where the model has one. This is the embedding all-MiniLM-L6-v2 is trained
+        and published with (its modules: Transformer, Pooling(mean_tokens), Normalize)."""
+        limit = self.sentence_max_length
+        encoded = self.tokenizer(list(texts), truncation=True, **({"max_length": limit} if limit else {}))
         hidden_size = int(getattr(self.model.config, "hidden_size", 0))
         out = np.zeros((len(texts), hidden_size), dtype=np.float32)
         states = self.hidden_states(encoded["input_ids"], self.num_layers)
-        for row, (vectors, added) in enumerate(zip(states, encoded["special_tokens_mask"], strict=True)):
-            ordinary = ~np.asarray(added, dtype=bool)
-            # A text with no ordinary token (empty) falls back to all its tokens, so every row is defined.
-            mean = vectors[ordinary if ordinary.any() else slice(None)].astype(np.float32).mean(axis=0)
-            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        for row, vectors in enumerate(states):
+            mean = vectors.astype(np.float32).mean(axis=0)
+            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)  # torch's normalize: eps 1e-12
         return out
 
 

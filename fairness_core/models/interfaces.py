@@ -201,15 +201,11 @@ class Encoder(ModelBase, ABC):
         """Hidden states of each token at `layer` (0 = embeddings, None = last)."""
 
     def sentence_embeddings(self, texts: Sequence[str]) -> np.ndarray:
-        """(n_texts, hidden): mean of the last layer over non-special tokens, L2-normalised.
-
-        Cosine similarity is then a dot product. A text with no ordinary token (empty) gets the mean of
-        all its tokens, so every row is defined.
-        """
+        """(n_texts, hidden): mean of the last layer over all tokens ([CLS]/[SEP] included, as
+        sentence-transformers' mean pooling), L2-normalised. Cosine similarity is then a dot product."""
         rows = []
         for embedded in self.token_embeddings(texts, layer=None):
-            keep = ~embedded.special if embedded.special.any() and not embedded.special.all() else slice(None)
-            mean = embedded.vectors[keep].mean(axis=0)
+            mean = embedded.vectors.mean(axis=0)
             rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
         return np.stack(rows) if rows else np.zeros((0, 0))
 
