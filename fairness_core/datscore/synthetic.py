@@ -8,7 +8,15 @@ translation (`hypo_good`). Each source gets 6 hypotheses, level 0..5, by applyin
 2. swap — two adjacent unprotected words nearest the middle change places;
 3. entity change — the entity word is replaced (`entity` -> `entity_swap`);
 4. negation — "not" is inserted after the first auxiliary (is, was, will, has, can, must, ...);
-5. untranslated span — the last third of the words is replaced by the last third of the French source.
+5. untranslated span — the last third of the words is replaced by as many words from the end of the
+   French source (the same number of words, so the span changes the language, not the length).
+
+Length: the levels are balanced in words (level 0 has n words; word drop takes one away, negation adds one
+back, the untranslated span keeps the count: n, n−1, n−1, n−1, n, n). Before issue 18 the span took a third
+of the *source's* words and the hypotheses grew longer with degradation (in LM tokens 10–11 at levels 0–3,
+13.3 at level 5), so any sum over tokens rewarded short hypotheses for the wrong reason. Token counts still
+differ (French words split into more tokens), so the meta-evaluation also reports length as a covariate:
+the τ of "fewer hypothesis tokens is better" alone (`metaeval.length_baseline`).
 
 Known quality order: within a source, fewer degradations is better, so every pair (level i, level j), i < j,
 is a relative-ranking judgement "i better than j" (15 per source). This order is built in, not judged by
@@ -73,10 +81,10 @@ def degrade(hypo: str, src: str, entity: str, entity_swap: str) -> list[str]:
     words_now = [w for w, *_ in items]
     levels.append(" ".join(words_now))
 
-    # 5. untranslated span: the last third of the words comes from the French source
+    # 5. untranslated span: the last third of the words becomes as many words from the end of the French source
     source_words = src.split()
-    k_hyp, k_src = math.ceil(len(words_now) / 3), math.ceil(len(source_words) / 3)
-    levels.append(" ".join(words_now[: len(words_now) - k_hyp] + source_words[len(source_words) - k_src :]))
+    k = min(math.ceil(len(words_now) / 3), len(source_words))
+    levels.append(" ".join(words_now[: len(words_now) - k] + source_words[len(source_words) - k :]))
     return levels
 
 

@@ -4,9 +4,10 @@
    distinct reference into Trans2's (Section 3, Fig. 1). Rows: item = sha256 of the input text, grp =
    "Trans1"/"Trans2", variant = language, metric = "translation", text = the translation, attrs = {input}.
 2. **directions** (kind `datscore-directions`): the 8 directions of every segment (Eq. 1), all directions of
-   a shard's segments scored together in length-sorted batches; one forward pass gives the uniform
-   (BARTScore mean) and the entropy-weighted (Eq. 4) score. Rows: item = segment id, grp = direction label,
-   metric = "uniform" | "entropy", value = the score; the "entropy" row of a direction into Hypo carries the
+   a shard's segments scored together in length-sorted batches; one forward pass gives the four token
+   aggregations of Eq. 1 (`weights.TERM_WEIGHTINGS`: mean, plain sum, entropy-weighted sum with Eq. 4,
+   entropy-normalised mean). Rows: item = segment id, grp = direction label,
+   metric = the aggregation, value = the score, attrs = {n_tokens}; the "entropy" row of a direction into Hypo carries the
    hypothesis's tokens, log-probs and entropies in attrs (the page's token view). Its request names the
    translation run's manifest hash, so new translations mean new direction scores.
 
@@ -101,6 +102,8 @@ def load_translations(store: RunStore, run_id: str) -> dict[tuple[str, str], str
 
 def direction_task(request: ScoreRequest, backbone: dict[str, Any], translations: dict[tuple[str, str], str],
                    translation_manifest_hash: str) -> Task:
+    from fairness_core.translation import weights as W
+
     segments = []
     for s in request.segments.segments:
         segments.append({"segment_id": s.segment_id, "texts": {D.SRC: s.src, D.REF: s.ref, D.HYPO: s.hypo,
@@ -111,13 +114,14 @@ def direction_task(request: ScoreRequest, backbone: dict[str, Any], translations
     job_request = {"data": {"name": request.segments.name, "hash": request.segments.content_hash(),
                             "n_segments": len(segments)},
                    "languages": D.entity_languages(request.src_lang, request.tgt_lang),
-                   "directions": list(D.LABELS), "backbone": backbone,
+                   "directions": list(D.LABELS), "term_weightings": list(W.TERM_WEIGHTINGS), "backbone": backbone,
                    "translations_manifest_sha256": translation_manifest_hash, "shard_segments": SEGMENT_SHARD}
     return Task(DIRECTION_SCORES, job_request, shards, direction_work)
 
 
 def direction_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
-    """Eq. 1 for the 8 directions of a shard's segments, uniform and entropy (Eq. 4) weighting at once."""
+    """Eq. 1 for the 8 directions of a shard's segments, every token aggregation (mean, sum, entropy-weighted
+    sum with Eq. 4, entropy-normalised mean) from one forward pass."""
     from fairness_core.translation import weights as W
     from fairness_core.translation.backbones import ScoreRequest as Scored
     from fairness_core.translation.backbones import load_backbone
@@ -133,18 +137,16 @@ def direction_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[
     scored = backbone.score(asks)
     rows = []
     for (segment_id, direction), result in zip(keys, scored, strict=True):
-        uniform = W.direction_score(result.logprobs, term_weighting=W.UNIFORM)
-        entropy = W.direction_score(result.logprobs, result.entropies, term_weighting=W.ENTROPY)
         attrs: dict[str, Any] = {"n_tokens": len(result.tokens)}
-        rows.append({"item": segment_id, "grp": direction.label, "variant": "", "metric": W.UNIFORM,
-                     "value": uniform, "text": None, "attrs": attrs})
-        detail = dict(attrs)
-        if direction.into_hypo:
-            detail |= {"tokens": list(result.tokens),
-                       "logprobs": [round(float(v), DIGITS) for v in result.logprobs],
-                       "entropies": [round(float(v), DIGITS) for v in np.asarray(result.entropies)]}
-        rows.append({"item": segment_id, "grp": direction.label, "variant": "", "metric": W.ENTROPY,
-                     "value": entropy, "text": None, "attrs": detail})
+        for term_weighting in W.TERM_WEIGHTINGS:
+            value = W.direction_score(result.logprobs, result.entropies, term_weighting=term_weighting)
+            detail = dict(attrs)
+            if term_weighting == W.ENTROPY and direction.into_hypo:
+                detail |= {"tokens": list(result.tokens),
+                           "logprobs": [round(float(v), DIGITS) for v in result.logprobs],
+                           "entropies": [round(float(v), DIGITS) for v in np.asarray(result.entropies)]}
+            rows.append({"item": segment_id, "grp": direction.label, "variant": "", "metric": term_weighting,
+                         "value": value, "text": None, "attrs": detail})
     return rows
 
 
@@ -161,7 +163,8 @@ class PipelineOutcome:
 
 
 def load_direction_scores(store: RunStore, run_id: str) -> pd.DataFrame:
-    """Wide frame: segment_id, direction, uniform, entropy (+ token detail for directions into Hypo)."""
+    """Wide frame: segment_id, direction, one column per token aggregation (`W.TERM_WEIGHTINGS`), n_tokens
+    (scored target tokens) and attrs (+ token detail for directions into Hypo)."""
     frame = store.rows(run_id)
     values = frame.pivot_table(index=["item", "grp"], columns="metric", values="value", aggfunc="first",
                                dropna=False).reset_index()
@@ -169,6 +172,7 @@ def load_direction_scores(store: RunStore, run_id: str) -> pd.DataFrame:
     out = values.merge(detail, on=["item", "grp"], how="left")
     out = out.rename(columns={"item": "segment_id", "grp": "direction"})
     out.columns.name = None
+    out["n_tokens"] = out["attrs"].map(lambda a: float(a.get("n_tokens", np.nan)) if isinstance(a, dict) else np.nan)
     return out
 
 

@@ -12,10 +12,18 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-UNIFORM, ENTROPY = "uniform", "entropy"
-TERM_WEIGHTINGS = (UNIFORM, ENTROPY)
+# Token aggregations of Eq. 1 (names kept from the stored runs: "uniform" is the mean, "entropy" the paper's
+# entropy-weighted sum). Two vary the weights (1 vs entropy) and two the normalisation (sum vs mean), so an
+# ablation can change one of them at a time.
+UNIFORM, ENTROPY = "uniform", "entropy"  # mean log-prob (BARTScore) | Σ_t H_t log p (Eq. 1 + Eq. 4, DATScore)
+SUM, ENTROPY_MEAN = "sum", "entropy-mean"  # Σ_t log p (w_t = 1 as Eq. 1 writes it) | Σ H_t log p / Σ H_t
+TERM_WEIGHTINGS = (UNIFORM, SUM, ENTROPY, ENTROPY_MEAN)
+TERM_LABELS = {UNIFORM: "mean (w_t = 1/m, BARTScore)", SUM: "plain sum (w_t = 1)",
+               ENTROPY: "entropy-weighted sum (Eq. 1 + Eq. 4, DATScore)",
+               ENTROPY_MEAN: "entropy-normalised mean (w_t = H_t / Σ H)"}
 ONE_VS_REST = "one-vs-rest"
-AVERAGINGS = (ONE_VS_REST, UNIFORM)
+ONE_VS_REST_CLIPPED = "one-vs-rest, negatives clipped to 0"
+AVERAGINGS = (ONE_VS_REST, UNIFORM, ONE_VS_REST_CLIPPED)
 
 
 def step_entropies(step_logprobs: np.ndarray) -> np.ndarray:
@@ -29,26 +37,32 @@ def step_entropies(step_logprobs: np.ndarray) -> np.ndarray:
 
 def direction_score(logprobs: Sequence[float] | np.ndarray, entropies: Sequence[float] | np.ndarray | None = None,
                     term_weighting: str = UNIFORM) -> float:
-    """Eq. 1: Score_{X→Y} = Σ_t w_t log P(y_t | X, y_<t).
+    """Eq. 1: Score_{X→Y} = Σ_t w_t log P(y_t | X, y_<t), with one of four token aggregations:
 
-    uniform: w_t = 1/m, the mean token log-probability that BARTScore's implementation computes (the paper
-    writes "all equal to 1"; the mean is what BARTScore and the issue use, so length does not dominate).
-    entropy: w_t = the step's entropy over the full vocabulary (Eq. 4), unnormalised as in Eq. 1.
-    A target with no scored token has no score (NaN).
+    uniform: w_t = 1/m, the mean token log-probability that BARTScore's implementation computes;
+    sum: w_t = 1 (the paper writes "all equal to 1" for BARTScore), so longer targets score lower;
+    entropy: w_t = the step's entropy over the full vocabulary (Eq. 4), unnormalised as in Eq. 1 (DATScore);
+    entropy-mean: w_t = H_t / Σ_s H_s, the entropy weights normalised to sum to 1 (a weighted mean).
+    A target with no scored token has no score (NaN); so has entropy-mean when every entropy is 0.
     """
     lp = np.asarray(logprobs, dtype=np.float64)
+    if term_weighting not in TERM_WEIGHTINGS:
+        raise ValueError(f"term weighting must be one of {', '.join(TERM_WEIGHTINGS)} (got {term_weighting!r})")
     if lp.size == 0:
         return float("nan")
     if term_weighting == UNIFORM:
         return float(lp.mean())
+    if term_weighting == SUM:
+        return float(lp.sum())
+    if entropies is None:
+        raise ValueError("entropy term weighting needs the per-step entropies (Eq. 4)")
+    w = np.asarray(entropies, dtype=np.float64)
+    if w.shape != lp.shape:
+        raise ValueError(f"got {lp.size} log-probabilities but {w.size} entropies")
     if term_weighting == ENTROPY:
-        if entropies is None:
-            raise ValueError("entropy term weighting needs the per-step entropies (Eq. 4)")
-        w = np.asarray(entropies, dtype=np.float64)
-        if w.shape != lp.shape:
-            raise ValueError(f"got {lp.size} log-probabilities but {w.size} entropies")
         return float((w * lp).sum())
-    raise ValueError(f"term weighting must be one of {', '.join(TERM_WEIGHTINGS)} (got {term_weighting!r})")
+    total = float(w.sum())
+    return float((w * lp).sum() / total) if total > 0 else float("nan")
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
@@ -106,9 +120,17 @@ def combine(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return scores @ weights
 
 
+def clipped_weights(weights: np.ndarray) -> np.ndarray:
+    """Eq. 3 weights with every negative weight set to 0 (a stated option, not the paper: Eq. 3 lets a direction
+    that anti-correlates with the others count *against* DATScore, which the paper does not intend)."""
+    return np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+
+
 def direction_weights(scores: np.ndarray, averaging: str = ONE_VS_REST) -> np.ndarray:
     if averaging == ONE_VS_REST:
         return one_vs_rest_weights(scores)
+    if averaging == ONE_VS_REST_CLIPPED:
+        return clipped_weights(one_vs_rest_weights(scores))
     if averaging == UNIFORM:
         return uniform_weights(np.asarray(scores).shape[1])
     raise ValueError(f"averaging must be one of {', '.join(AVERAGINGS)} (got {averaging!r})")
