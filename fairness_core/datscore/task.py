@@ -6,8 +6,8 @@
 2. **directions** (kind `datscore-directions`): the 8 directions of every segment (Eq. 1), all directions of
    a shard's segments scored together in length-sorted batches; one forward pass gives the four token
    aggregations of Eq. 1 (`weights.TERM_WEIGHTINGS`: mean, plain sum, entropy-weighted sum with Eq. 4,
-   entropy-normalised mean). Rows: item = segment id, grp = direction label,
-   metric = the aggregation, value = the score, attrs = {n_tokens}; the "entropy" row of a direction into Hypo carries the
+   entropy-normalised mean). Rows: item = segment id, grp = direction label, metric = the aggregation,
+   value = the score, attrs = {n_tokens}; the "entropy" row of a direction into Hypo carries the
    hypothesis's tokens, log-probs and entropies in attrs (the page's token view). Its request names the
    translation run's manifest hash, so new translations mean new direction scores.
 

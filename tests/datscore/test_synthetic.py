@@ -32,3 +32,15 @@ def test_every_written_row_degrades_into_distinct_hypotheses() -> None:
     assert len(by_group) == 30
     for hypos in by_group.values():
         assert len(set(hypos)) == 6 and " not " in hypos[4]
+
+
+def test_levels_are_balanced_in_words() -> None:
+    """Issue 18 §2.1: degradation must not make hypotheses longer. Word drop takes one word, negation adds one
+    back, the untranslated span replaces words one for one: n, n−1, n−1, n−1, n, n words in every source."""
+    data = synthetic.load()
+    by_group: dict[str, list[int]] = {}
+    for segment in data.segments:
+        by_group.setdefault(segment.group or "", []).append(len(segment.hypo.split()))
+    for counts in by_group.values():
+        n = counts[0]
+        assert counts == [n, n - 1, n - 1, n - 1, n, n]

@@ -35,7 +35,8 @@ def test_pipeline_stores_translations_and_eight_directions_then_serves_from_the_
     report = pipeline_report(second, data.ranking, n_resamples=20)
     assert report["metric"] == "DATScore" and report["synthetic"] and len(report["scores"]) == 12
     kinds = [row["kind"] for row in report["meta_evaluation"]]
-    assert kinds.count("combined") == 4 and kinds.count("single") == 8 and kinds.count("leave-one-out") == 8
+    assert kinds.count("full") == 1 and kinds.count("ablation") == 5
+    assert kinds.count("single") == 8 and kinds.count("leave-one-out") == 8 and kinds.count("covariate") == 1
     assert all(row["n"] == 30 for row in report["meta_evaluation"])  # 2 sources x 15 pairs
     # Eq. 2 with the stored entropy scores and the reported weights
     order, matrix = T.score_matrix(second.scores, "entropy", segment_order=[s.segment_id for s in data.segments])
