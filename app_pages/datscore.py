@@ -11,7 +11,15 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core.datscore import synthetic
-from fairness_core.datscore.metaeval import Variant, meta_table, variants
+from fairness_core.datscore.metaeval import (
+    FULL_NAME,
+    Variant,
+    hypothesis_tokens,
+    meta_table,
+    negative_weight_note,
+    variants,
+    weight_intervals,
+)
 from fairness_core.datscore.request import (
     RequestError,
     ScoreRequest,
@@ -36,9 +44,13 @@ BACKBONES = {
 }
 JOB_KEY = "datscore_job"
 DEVIATIONS = (
-    "Uniform term weights are BARTScore's mean over tokens (the paper writes w_t = 1; BARTScore's code averages).",
+    "Uniform term weights are BARTScore's mean over tokens (the paper writes w_t = 1; BARTScore's code averages); "
+    "the plain sum (w_t = 1) and the entropy-normalised mean are offered too, so Table 6's ablation can change "
+    "the weighting and the length normalisation one at a time.",
     "Entropy-weighted scores follow Eq. 1 literally (Σ_t w_t log p, not normalised by Σ w_t), so longer texts "
     "score lower.",
+    "Eq. 3 can give a direction a negative weight (it then counts against DATScore); that is kept as the "
+    "default, and 'negatives clipped to 0' is offered as a stated option.",
     "Eq. 3 uses only segments with every direction scored; a constant direction contributes correlation 0.",
     "For a language pair without English (not in the paper) both augmented translations go into English.",
     "Bootstrap CIs resample source segments with the Eq. 3 weights held fixed (computed once on the corpus).",
@@ -83,6 +95,9 @@ def direction_upload_view() -> None:
     result = corpus_scores(scores.segments, scores.directions, scores.matrix)
     st.subheader("Direction weights (Eq. 3)")
     st.dataframe(weights_table(result), hide_index=True, width="stretch")
+    negative = negative_weight_note(result.weights_dict())
+    if negative:
+        st.warning(negative)
     st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
     st.subheader("DATScore per segment (Eq. 2)")
     st.dataframe(pd.DataFrame({"segment_id": result.segments, "DATScore": result.scores}), hide_index=True,
@@ -183,10 +198,11 @@ if segments.synthetic:
             "judgements.")
 
 w1, w2 = st.columns(2)
-term_weighting = w1.radio("Term weights (Eq. 1)", [W.ENTROPY, W.UNIFORM], horizontal=True, key="ds_terms",
-                          format_func={W.ENTROPY: "entropy (Eq. 4)", W.UNIFORM: "uniform (BARTScore mean)"}.get)
-averaging = w2.radio("Direction weights", [W.ONE_VS_REST, W.UNIFORM], horizontal=True, key="ds_avg",
-                     format_func={W.ONE_VS_REST: "one-vs-rest (Eq. 3)", W.UNIFORM: "uniform average"}.get)
+term_weighting = w1.radio("Token aggregation (Eq. 1)", [W.ENTROPY, W.UNIFORM, W.SUM, W.ENTROPY_MEAN], key="ds_terms",
+                          format_func=W.TERM_LABELS.get)
+averaging = w2.radio("Direction weights", [W.ONE_VS_REST, W.UNIFORM, W.ONE_VS_REST_CLIPPED], key="ds_avg",
+                     format_func={W.ONE_VS_REST: "one-vs-rest (Eq. 3)", W.UNIFORM: "uniform average",
+                                  W.ONE_VS_REST_CLIPPED: "Eq. 3, negatives clipped to 0 (not the paper)"}.get)
 order = [s.segment_id for s in segments.segments]
 ids, matrix = score_matrix(outcome.scores, term_weighting, segment_order=order)
 result = corpus_scores(ids, D.LABELS, matrix, averaging)
@@ -224,10 +240,20 @@ with segment_tab:
 with corpus_tab:
     st.subheader("Direction weights (Eq. 3)")
     table = weights_table(result)
+    if averaging != W.UNIFORM:
+        units = [by_id[i].group or i for i in ids]
+        intervals = weight_intervals(matrix, units, n_resamples=1000)
+        table["Eq. 3 CI low"] = [intervals[d]["ci_low"] for d in table["direction"]]
+        table["Eq. 3 CI high"] = [intervals[d]["ci_high"] for d in table["direction"]]
     left, right = st.columns(2)
     left.dataframe(table, hide_index=True, width="stretch")
     right.plotly_chart(charts.weights_bars(table), width="stretch")
-    st.caption(f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus.")
+    st.caption(f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus. The 95% "
+               "interval of each Eq. 3 weight resamples source segments (with all their hypotheses) and "
+               "recomputes the correlations.")
+    negative = negative_weight_note(dict(zip(D.LABELS, map(float, W.one_vs_rest_weights(matrix)), strict=True)))
+    if negative:
+        st.warning(negative)
     st.subheader("Correlation between directions")
     st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
     common.how_to_read("Pearson r between the scores of two directions over the segments. Eq. 3 sums each row "
@@ -235,23 +261,29 @@ with corpus_tab:
     human = {s.segment_id: s.human for s in segments.segments if s.human is not None}
     if ranking or human:
         matrices = {tw: score_matrix(outcome.scores, tw, segment_order=order) for tw in W.TERM_WEIGHTINGS}
-        rows = pd.DataFrame(meta_table(variants(matrices, term_weighting=term_weighting), ranking or None,
-                                       human or None, n_resamples=1000))
+        rows = pd.DataFrame(meta_table(variants(matrices, term_weighting=term_weighting,
+                                                hypo_tokens=hypothesis_tokens(outcome.scores)),
+                                       ranking or None, human or None, n_resamples=1000))
         statistic = "Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|"
         st.subheader(f"Meta-evaluation: {statistic}" + (" — synthetic" if segments.synthetic else ""))
-        combined = rows[rows["kind"] == "combined"]
-        st.dataframe(combined[["variant", "value", "ci_low", "ci_high", "n", "units"]], hide_index=True,
-                     width="stretch")
-        full_row = combined[(combined["term_weighting"] == term_weighting) & (combined["averaging"] == W.ONE_VS_REST)]
-        reference = float(full_row["value"].iloc[0]) if len(full_row) else None
+        table6 = rows[rows["kind"].isin(["full", "ablation", "covariate"])]
+        st.dataframe(table6[["variant", "changes", "value", "ci_low", "ci_high", "difference", "difference_ci_low",
+                             "difference_ci_high", "n", "units"]], hide_index=True, width="stretch")
+        common.how_to_read("Table 6: each row changes exactly one thing relative to the full DATScore (first row). "
+                           "*difference* is its value minus the full DATScore's, with a paired 95% bootstrap "
+                           "interval (both computed on the same resampled source segments): an interval that "
+                           "excludes 0 is a difference these sources show; two marginal intervals that overlap say "
+                           "nothing either way. *length alone* ranks hypotheses by their token count (fewer = "
+                           "better): how much length by itself explains.")
+        reference = float(rows[rows["variant"] == FULL_NAME]["value"].iloc[0]) if ranking or human else None
         st.plotly_chart(charts.ablation_bars(rows[rows["kind"].isin(["single", "facet"])], reference,
                                              f"{statistic}, each direction alone"), width="stretch")
         st.plotly_chart(charts.ablation_bars(rows[rows["kind"] == "leave-one-out"], reference,
                                              f"{statistic}, without one direction"), width="stretch")
-        common.how_to_read("Table 6 and Fig. 2 of the paper on this data: the 2 × 2 of term weighting and direction "
-                           "weighting, each direction alone, and DATScore without one direction (dashed line: all "
-                           "8). Bars carry 95% bootstrap intervals over source segments; overlapping intervals "
-                           "mean the difference could be noise.")
+        common.how_to_read("Fig. 2 of the paper on this data: each direction alone and DATScore without one "
+                           "direction (dashed line: the full DATScore). Bars carry 95% bootstrap intervals over "
+                           "source segments; whether a bar differs from the full DATScore is the paired "
+                           "difference interval in the table above (the *difference* columns), not bar overlap.")
     for run_id in (outcome.translations_run, outcome.directions_run):
         info = store.get_run(run_id)
         if info is not None:
