@@ -77,7 +77,10 @@ def run_direction_scores(args: argparse.Namespace) -> int:
         payload = cli_payload(scores, rr, da)
     except RequestError as error:
         raise UserFacingError(str(error)) from None
-    for note in scores.notes:
+    from fairness_core.datscore.metaeval import negative_weight_note
+
+    negative = negative_weight_note(payload["weights"])
+    for note in (*scores.notes, *([negative] if negative else [])):
         print(f"note: {note}", file=sys.stderr)
     if args.json:
         print_json(payload)

@@ -142,3 +142,13 @@ def test_score_mode_bad_segments_file_is_one_sentence(tmp_path: Path, capsys: py
     assert main(["datscore", "score", "--data", "synthetic", "--src-lang", "en", "--tgt-lang", "en",
                  "--model", "x"]) == 2
     assert "both 'en'" in capsys.readouterr().err
+
+
+def test_negative_eq3_weights_are_said_on_stderr_and_the_json_contract_stays(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    scores = write(tmp_path, "scores.csv", SCORES)
+    assert main(["datscore", "--direction-scores", scores, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert list(json.loads(captured.out)) == ["weights", "scores"]
+    note = [line for line in captured.err.splitlines() if "negative weight" in line]
+    assert len(note) == 1 and "A -0.2" in note[0] and "C -1.8" in note[0] and "clipped to 0" in note[0]
