@@ -238,7 +238,10 @@ with adapt_tab:
         rejections = report["rejections"]
         c1, c2, c3, c4, c5 = st.columns(5)
         c1.metric("Rewrites", rejections["n_rewrites"])
-        c2.metric("Rejection rate", f"{rejections['rejection_rate']:.0%}")
+        low, high = rejections["rejection_rate_ci"]
+        c2.metric("Rejection rate", f"{rejections['rejection_rate']:.0%}",
+                  help=f"95% bootstrap interval over templates: {low:.0%} – {high:.0%}" if pd.notna(low) else
+                  "No interval: fewer than 2 templates.")
         c3.metric("Lost the term", rejections["counts"]["lost the identity term"])
         c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
         c5.metric("Quoted the original", rejections["counts"][QUOTED],
@@ -301,6 +304,8 @@ with adapt_tab:
 
         st.subheader("Template characteristics (Table 3, Figs. 7–8) and similarity (Table 4)")
         st.dataframe(report["characteristics"], hide_index=True, key="ta_characteristics")
+        st.caption("Each characteristic carries a 95% bootstrap interval over the set's sentences (_ci_low, "
+                   "_ci_high); the rejection rate's interval (hover the metric) resamples templates.")
         similarity = report["similarity"]["all"]
         st.caption(f"Cosine similarity original ↔ adapted (all-MiniLM-L6-v2): {similarity['value']:.3f} "
                    f"[{similarity['ci_low']:.3f}, {similarity['ci_high']:.3f}] over {similarity['n']} accepted "

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.adaptation.characteristics import CHECKER, characteristics
+from fairness_core.adaptation.characteristics import CHECKER, characteristic_intervals, characteristics
 from fairness_core.adaptation.compare import compare, improvement
 from fairness_core.adaptation.rewrite import ACCEPTED, STATUSES
 from fairness_core.adaptation.task import SETS, AdaptationResult
@@ -27,6 +27,34 @@ def rewrites_frame(result: AdaptationResult) -> pd.DataFrame:
                                  "adapted_template"])
 
 
+def rejection_intervals(frame: pd.DataFrame, n_resamples: int, seed: int, level: float = 0.95
+                        ) -> dict[str, tuple[float, float]]:
+    """95% percentile bootstrap of the rejection rate, overall ("all") and per kind of term, resampling
+    *templates* (the sampled unit: a drawn template brings all of its rewrites)."""
+    if frame.empty or n_resamples < 1 or frame["template_id"].nunique() < 2:
+        return {}
+    templates = list(dict.fromkeys(frame["template_id"]))
+    index = {t: i for i, t in enumerate(templates)}
+    kinds = {"all": np.ones(len(frame), dtype=bool)} | {k: (frame["kind"] == k).to_numpy()
+                                                         for k in dict.fromkeys(frame["kind"])}
+    rejected = (frame["status"] != ACCEPTED).to_numpy(dtype=float)
+    unit = frame["template_id"].map(index).to_numpy()
+    draws = np.random.default_rng(seed).integers(0, len(templates), size=(n_resamples, len(templates)))
+    multiplicity = np.zeros((n_resamples, len(templates)))
+    np.add.at(multiplicity, (np.arange(n_resamples)[:, None], draws), 1.0)
+    alpha = (1 - level) / 2
+    out = {}
+    for kind, mask in kinds.items():
+        per_template_rejected = np.bincount(unit[mask], weights=rejected[mask], minlength=len(templates))
+        per_template_n = np.bincount(unit[mask], minlength=len(templates)).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = (multiplicity @ per_template_rejected) / (multiplicity @ per_template_n)
+        finite = rates[np.isfinite(rates)]
+        out[kind] = (float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))) if finite.size \
+            else (float("nan"), float("nan"))
+    return out
+
+
 def rejection_summary(result: AdaptationResult) -> dict[str, Any]:
     frame = rewrites_frame(result)
     n = len(frame)
@@ -34,8 +62,13 @@ def rejection_summary(result: AdaptationResult) -> dict[str, Any]:
     per_kind = {kind: float((g["status"] != ACCEPTED).mean()) for kind, g in frame.groupby("kind", sort=False)}
     templates_kept = {a: len({p.template_id for p in result.perturbations.get(("adapted", a), [])})
                       for a in result.request.attributes}
+    intervals = rejection_intervals(frame, result.request.resamples, result.request.seed)
     return {"n_rewrites": n, "counts": counts, "rejection_rate": (n - counts[ACCEPTED]) / n if n else float("nan"),
-            "rejection_rate_per_kind": per_kind, "adapted_templates_per_attribute": templates_kept,
+            "rejection_rate_ci": list(intervals.get("all", (float("nan"), float("nan")))),
+            "rejection_rate_per_kind": per_kind,
+            "rejection_rate_per_kind_ci": {k: list(intervals.get(k, (float("nan"), float("nan"))))
+                                           for k in per_kind},
+            "adapted_templates_per_attribute": templates_kept,
             "n_templates": len(result.request.templates.templates)}
 
 
@@ -145,7 +178,8 @@ def _row(classifier: str, attribute: str, comparison: str, m: dict, r: dict | No
 
 def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) -> pd.DataFrame:
     """Table 3 / Figs. 7–8 per set: the original and adapted sentences (filled with the anchor), the NOE
-    sentences as found, and a seeded sample of domain sentences."""
+    sentences as found, and a seeded sample of domain sentences; each column with a 95% bootstrap interval
+    over the set's sentences (`<column>_ci_low`, `<column>_ci_high`)."""
     import random
 
     rewrites = result.rewrites
@@ -158,7 +192,13 @@ def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) ->
     if result.noes is not None:
         pool = list(result.noes.corpus.texts)
         sets["domain sample"] = random.Random(result.request.seed).sample(pool, min(domain_sample, len(pool)))
-    rows = [{"set": name, **characteristics(texts)} for name, texts in sets.items()]
+    rows = []
+    for name, texts in sets.items():
+        row: dict[str, Any] = {"set": name, **characteristics(texts)}
+        for key, (low, high) in characteristic_intervals(texts, result.request.resamples,
+                                                         result.request.seed).items():
+            row[f"{key}_ci_low"], row[f"{key}_ci_high"] = low, high
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

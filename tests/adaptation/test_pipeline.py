@@ -148,6 +148,13 @@ def test_vbcm_and_comparisons_come_with_intervals(store, scripted) -> None:
     assert (gender["mae"] >= 0).iloc[:2].all()
     report = report_json(result)
     assert report["rewrites"]["counts"][ACCEPTED] == 2
+    # Issue 18 §2.10: the rejection rate (templates resampled) and the characteristics (sentences) have CIs.
+    low, high = report["rewrites"]["rejection_rate_ci"]
+    assert low <= report["rewrites"]["rejection_rate"] <= high and low < high
+    assert set(report["rewrites"]["rejection_rate_per_kind_ci"]) == {"names", "nouns"}
+    original = next(row for row in report["characteristics"] if row["set"].startswith("original"))
+    assert original["words_per_sentence_ci_low"] <= original["words_per_sentence"] \
+        <= original["words_per_sentence_ci_high"]
     assert report["classifier_mappings"] == {"vader": "(compound + 1) / 2", "test-vowel-share": "as is"}
     assert 0.0 <= report["similarity"]["all"]["value"] <= 1.0
 

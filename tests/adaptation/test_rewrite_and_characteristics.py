@@ -83,3 +83,42 @@ def test_characteristics() -> None:
     assert stats["links_per_sentence"] == 0.5
     assert misspelled("She feels angrry, Kevin said.") == ["angrry"]
     assert misspelled("Grandmothers were running happily.") == []
+
+
+def test_characteristics_come_with_bootstrap_intervals_over_sentences() -> None:
+    from fairness_core.adaptation.characteristics import characteristic_intervals
+
+    texts = ["I like Emma.", "omg Kevin is sooo happy #blessed", "The museum opens today.", "Such a nice day"]
+    stats = characteristics(texts)
+    found = characteristic_intervals(texts, n_resamples=2000, seed=0)
+    assert set(found) == set(stats) - {"n"}
+    for key, (low, high) in found.items():
+        assert low <= stats[key] <= high, key
+    # words per sentence: 3, 6, 4, 4 — a resample's mean lies between the smallest and the largest sentence
+    assert 3.0 <= found["words_per_sentence"][0] < stats["words_per_sentence"] < found["words_per_sentence"][1] <= 6
+    assert found["hashtags_per_sentence"][0] == 0.0 and found["hashtags_per_sentence"][1] > 0
+    assert characteristic_intervals(texts[:1]) == {}  # one sentence: nothing to resample
+    # identical sentences: the interval is a point
+    same = characteristic_intervals(["I like Emma."] * 5, n_resamples=50)
+    assert same["words_per_sentence"] == (3.0, 3.0)
+
+
+def test_rejection_rate_intervals_resample_templates() -> None:
+    import pandas as pd
+
+    from fairness_core.adaptation.rewrite import ACCEPTED, LOST
+    from fairness_core.adaptation.summary import rejection_intervals
+
+    rows = [("t1", "names", ACCEPTED), ("t1", "nouns", LOST), ("t2", "names", LOST), ("t2", "nouns", LOST),
+            ("t3", "names", ACCEPTED), ("t3", "nouns", ACCEPTED)]
+    frame = pd.DataFrame(rows, columns=["template_id", "kind", "status"])
+    found = rejection_intervals(frame, n_resamples=4000, seed=0)
+    assert set(found) == {"all", "names", "nouns"}
+    # every draw of 3 templates has 6 rewrites; the rate is (rejected in the drawn templates) / 6
+    assert found["all"][0] <= 0.5 <= found["all"][1] and found["all"][0] >= 0.0 and found["all"][1] <= 1.0
+    assert found["all"][0] < 0.5 < found["all"][1]
+    assert found["names"] == (0.0, 1.0)  # per kind one rewrite per template: 0/3 … 3/3 all occur
+    # templates that all behave alike: no uncertainty
+    alike = pd.DataFrame([(f"t{i}", "names", LOST) for i in range(5)], columns=["template_id", "kind", "status"])
+    assert rejection_intervals(alike, 100, 0)["all"] == (1.0, 1.0)
+    assert rejection_intervals(frame.iloc[:2], 100, 0) == {}  # one template: nothing to resample
