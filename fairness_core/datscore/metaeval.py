@@ -233,7 +233,8 @@ def variants(matrices: Mapping[str, tuple[list[str], np.ndarray]], labels: Seque
         out.append(Variant(name, "facet", W.UNIFORM, None, _named(segments, values)))
     if hypo_tokens:
         out.append(Variant("length alone (fewer hypothesis tokens = better)", "covariate", "", None,
-                           {s: -float(n) for s, n in hypo_tokens.items()}))
+                           {s: -float(n) for s, n in hypo_tokens.items()},
+                           changes="covariate: −(hypothesis tokens) instead of any score"))
     return out
 
 

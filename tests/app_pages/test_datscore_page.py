@@ -43,6 +43,16 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     weights = weights_frame(page)
     assert list(weights["direction"]) == ["Src→Hypo", "Hypo→Src", "Ref→Hypo", "Hypo→Ref", "Trans1→Hypo",
                                           "Hypo→Trans1", "Trans2→Hypo", "Hypo→Trans2"]
+    # Table 6 (issue 18): one change per row, each with its paired difference from the full DATScore
+    table6 = next(d.value for d in page.dataframe if "difference_ci_low" in d.value.columns)
+    assert table6["variant"].iloc[0].startswith("full DATScore") and table6["difference"].iloc[0] == 0
+    assert table6["changes"].iloc[1:].str.len().gt(0).all()
+    assert "Eq. 3 CI low" in weights.columns and "Eq. 3 CI high" in weights.columns
+    assert not any("could be noise" in m.value for m in page.markdown)
+    # the clipped option (not the default) never has a negative weight
+    page.radio(key="ds_avg").set_value("one-vs-rest, negatives clipped to 0").run()
+    assert not page.exception, page.exception
+    assert (weights_frame(page)["weight"] >= 0).all()
     # re-weighting is instant: served from the store, no job
     page.radio(key="ds_avg").set_value("uniform").run()
     assert not page.exception, page.exception
