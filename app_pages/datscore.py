@@ -127,7 +127,8 @@ with st.expander("Segments, languages and backbone", expanded=True):
             ranking = segments.ranking
             st.caption("**Synthetic**: project-written references; hypotheses degraded by word drop, swap, entity "
                        "change, negation and an untranslated span, applied cumulatively — the known quality order "
-                       "replaces human judgements.")
+                       "replaces human judgements. The levels are balanced in words (LM token counts still differ), "
+                       "and length is reported as a covariate (the 'length alone' row).")
         else:
             upload = st.file_uploader("Segments CSV: src, ref, hypo (+ segment_id, score, group)", type=["csv"],
                                       key="ds_seg_file")
