@@ -10,17 +10,19 @@ import pandas as pd
 
 from fairness_core.cairo.data import ORIGINAL, paraphraser_of
 from fairness_core.cairo.request import BiasTable, as_float, metric_pairs
-from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, search_pair, set_names
+from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, pooled_vector, search_pair, set_names
 
 Found = tuple[PairResult, MetricSets, MetricSets, list[str]]
 
 
 def search_table(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0,
-                 pairs: list[tuple[str, str]] | None = None) -> list[Found]:
-    """Run the search for every metric pair (or the given ones): (result, sets A, sets B, systems)."""
+                 pairs: list[tuple[str, str]] | None = None, combination: str = "weighted") -> list[Found]:
+    """Run the search for every metric pair (or the given ones): (result, sets A, sets B, systems).
+    `combination`: "weighted" (ours: prompt-weighted mean of set biases, distinct sets, all cross pairs) or
+    "released" (the authors' code: Eq. 1 on pooled generations, repeats allowed, one combination for both)."""
     out = []
     for a, b in pairs or metric_pairs(table):
-        sets_a, sets_b, systems = table.pair(a, b)
+        sets_a, sets_b, systems = table.pair(a, b, combination)
         out.append((search_pair(a, sets_a, b, sets_b, permutations=permutations, heldout=heldout, seed=seed),
                     sets_a, sets_b, systems))
     return out
@@ -44,9 +46,10 @@ def pair_json(result: PairResult, sets_a: MetricSets, sets_b: MetricSets, system
             "original_r": as_float(result.original_r), "by_size": by_size, "systems": systems}
 
 
-def search_json(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0) -> dict[str, Any]:
-    pairs = [pair_json(*found) for found in search_table(table, permutations, heldout, seed)]
-    return {"pairs": pairs, "notes": table.notes, "weighted": table.weighted,
+def search_json(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0,
+                combination: str = "weighted") -> dict[str, Any]:
+    pairs = [pair_json(*found) for found in search_table(table, permutations, heldout, seed, combination=combination)]
+    return {"pairs": pairs, "notes": table.notes, "weighted": table.weighted, "combination": combination,
             "permutations": permutations, "heldout": "leave-one-system-out" if heldout else None}
 
 
@@ -72,16 +75,17 @@ def contributions(pair: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["size", "paraphrasing model", "sets"])
 
 
-def system_values(table: BiasTable, pair: dict[str, Any], size: int) -> pd.DataFrame:
+def system_values(table: BiasTable, pair: dict[str, Any], size: int, combination: str = "weighted") -> pd.DataFrame:
     """Per system: bias under the original sets and under the size's best combinations (Figs. 8, 10–11)."""
-    sets_a, sets_b, systems = table.pair(pair["metric_a"], pair["metric_b"])
+    sets_a, sets_b, systems = table.pair(pair["metric_a"], pair["metric_b"], combination)
+    vector = pooled_vector if combination == "released" else combo_vector
     row = next(r for r in pair["by_size"] if r["size"] == size)
     index_a = [sets_a.names.index(n) for n in row["combo_a"]]
     index_b = [sets_b.names.index(n) for n in row["combo_b"]]
     return pd.DataFrame({
         "system": systems,
-        "A original": combo_vector(sets_a, (0,)), "B original": combo_vector(sets_b, (0,)),
-        "A CAIRO": combo_vector(sets_a, index_a), "B CAIRO": combo_vector(sets_b, index_b),
+        "A original": vector(sets_a, (0,)), "B original": vector(sets_b, (0,)),
+        "A CAIRO": vector(sets_a, index_a), "B CAIRO": vector(sets_b, index_b),
     })
 
 

@@ -36,14 +36,14 @@ def test_plan_pairs_every_set_with_the_originals() -> None:
 def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store) -> None:
     systems = parse_systems(f"{tiny_gpt2}@top_p=0.9;{tiny_gpt2}@top_p=0.5,temperature=0.7;{tiny_gpt2}@greedy")
     request = RunRequest(systems=systems, n_sets=1, per_subgroup=2, max_new_tokens=4, seeds=(0, 1))
-    first = run_pipeline(request, store, n_boot=50)
+    first = run_pipeline(request, store)
     assert first.status == "complete" and first.value_column == "offensive_prob"
     table = first.bias_table
     assert len(table) == 3 * 2 * 2  # systems x metrics x sets
     assert (table["n_prompts"] == 4).all() and (table["n_generations"] == 8).all()
     assert (table["ci_low"] <= table["ci_high"]).all() and table["ci_low"].notna().all()
     assert first.split_rows and "r_heldout_half" in first.split_rows[0]
-    second = run_pipeline(request, store, n_boot=50)
+    second = run_pipeline(request, store)
     assert second.bias_table["bias"].tolist() == pytest.approx(table["bias"].tolist())
     assert store.query("SELECT count(DISTINCT run_id) AS n FROM runs")["n"][0] == 1  # nothing regenerated
 
