@@ -225,7 +225,7 @@ def released_size(a: PooledSets, b: PooledSets, size: int, limit: int = RELEASED
     if n_combos > limit or n_combos == 0:
         return SizeResult(size, float("nan"), (0,), (0,), float("nan"), n_combos, 0,
                           "too many" if n_combos else "no shared sets")
-    picks = multisets(len(pairing), size - 1) if size > 1 else np.zeros((1, 0))
+    picks = multisets(len(pairing), size - 1) if size > 1 else np.zeros((1, len(pairing)))
     best, best_row, total, defined_count = -np.inf, -1, 0.0, 0
     for start in range(0, len(picks), chunk):
         block = picks[start : start + chunk]

@@ -18,6 +18,8 @@ from fairness_core.cli import UserFacingError, add_store_argument, executor_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from fairness_core.cairo.data import METRICS  # the help lists every metric the pipeline accepts
+
     parser = subparsers.add_parser(
         "cairo", help="CAIRO: correlation of prompt-based fairness metrics and the prompt combinations that raise it")
     parser.add_argument("--bias-table", help="CSV system,metric,prompt_set,bias[,n_prompts] to search")
@@ -30,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help='";"-separated MODEL@knob=v,knob=v (e.g. "smollm2-135m-instruct@top_p=0.9,'
                                  'temperature=0.7;gpt2@greedy"); knobs: top_p, top_k, temperature, greedy')
     run_parser.add_argument("--metrics", default="BOLD gender,HONEST gender (valid)",
-                            help="comma-separated metrics (BOLD gender, BOLD religion, HONEST gender (valid), "
-                                 "HONEST gender (test))")
+                            help=f"comma-separated metrics ({', '.join(METRICS)})")
     run_parser.add_argument("--sets", type=int, default=None,
                             help="use the original plus N paraphrase sets of each metric (default: all)")
     run_parser.add_argument("--set-order", choices=("round-robin", "file"), default="round-robin",
@@ -56,6 +57,11 @@ def _search_options(parser: argparse.ArgumentParser) -> None:
                         help="system shuffles for the permutation p-value that redoes the search (0: off)")
     parser.add_argument("--no-heldout", action="store_true", help="skip the leave-one-system-out r")
     parser.add_argument("--seed", type=int, default=0, help="seed of the permutations")
+    parser.add_argument("--combination", choices=("weighted", "released"), default="weighted",
+                        help="weighted (default): a combination's bias = prompt-weighted mean of its distinct sets' "
+                             "biases, every cross pair searched; released (the authors' code): Eq. 1 on the pooled "
+                             "generations, sets may repeat, the same combination for both metrics (needs the "
+                             "subgroup_scores column `cairo run` writes)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -87,7 +93,8 @@ def search(args: argparse.Namespace) -> int:
         raise UserFacingError(f"--permutations must be 0 or more (got {args.permutations})")
     try:
         table = read_bias_table(args.bias_table)
-        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
+                              combination=args.combination)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     if args.json:
@@ -123,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         outcome.bias_table.to_csv(args.out, index=False)
     try:
         payload = search_json(read_bias_table(outcome.bias_table, "the computed bias table"),
-                              permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+                              permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
+                              combination=args.combination)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     payload["run_ids"] = outcome.run_ids
