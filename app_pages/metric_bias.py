@@ -187,8 +187,9 @@ def choose_metrics(dataset: pairdata.PairDataset) -> tuple[list[Metric], list[st
         elif any(c not in dataset.stored_columns for c in st.session_state.get("mb_stored", [])):
             st.session_state["mb_stored"] = []
         stored = left.multiselect("Stored scores (from the data)", dataset.stored_columns, key="mb_stored",
-                                  help="Every numeric column beside candidate and reference is a metric named by its "
-                                       "header: the authors' own scores, including metrics that cannot run here.")
+                                  help="Every numeric column beside candidate and reference is a metric named "
+                                       "“<header> (stored)” (e.g. BLEU (stored) beside our recomputed bleu): the "
+                                       "authors' own scores, including metrics that cannot run here.")
     left.caption(f"{len(names)} of {len(metric_names())} metrics selected"
                  + (f"; {len(stored)} of {len(dataset.stored_columns)} stored score columns" if dataset.stored_columns
                     else ""))

@@ -231,5 +231,5 @@ def test_release_files_show_their_stored_scores_and_notes(store_path: Path) -> N
     page.button(key="mb_run_button").click()
     settle(page)
     table = bias_table(page)
-    assert set(table.columns) == set(merged.stored_columns)
+    assert set(table.columns) == {f"{c} (stored)" for c in merged.stored_columns}
     assert list(table.index) == ["age", "gender", "physical-appearance", "race", "religion", "socioeconomic"]
