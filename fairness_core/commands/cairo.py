@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_parser.add_argument("--sample-seed", type=int, default=0, help="seed of the prompt subsample")
     run_parser.add_argument("--batch-size", type=int, default=64)
     run_parser.add_argument("--out", help="also write the bias table CSV here")
+    run_parser.add_argument("--bootstrap", type=int, default=200,
+                            help="prompt-bootstrap replicates for the intervals of the mean r and the rank τ/ρ "
+                                 "(0: off)")
     _search_options(run_parser)
     add_store_argument(run_parser)
     run_parser.set_defaults(handler=run)
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from fairness_core.cairo.request import BiasTableError, read_bias_table
     from fairness_core.cairo.summary import search_json
     from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
+    from fairness_core.cairo.uncertainty import add_uncertainty
 
     try:
         options = dict(_option(o) for o in args.scorer_option)
@@ -128,10 +132,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.out:
         outcome.bias_table.to_csv(args.out, index=False)
+    if args.bootstrap < 0:
+        raise UserFacingError(f"--bootstrap must be 0 or more (got {args.bootstrap})")
     try:
-        payload = search_json(read_bias_table(outcome.bias_table, "the computed bias table"),
-                              permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
+        table = read_bias_table(outcome.bias_table, "the computed bias table")
+        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
                               combination=args.combination)
+        if args.bootstrap:
+            add_uncertainty(payload, table, outcome.generations, outcome.value_column, args.combination,
+                            n_boot=args.bootstrap, seed=args.seed)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     payload["run_ids"] = outcome.run_ids

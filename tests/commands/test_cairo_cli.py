@@ -86,8 +86,15 @@ def test_cairo_run_pipeline_with_a_tiny_model(tmp_path: Path, capsys: pytest.Cap
     assert [row["size"] for row in pair["by_size"]] == [1, 2]
     assert len(payload["bias_table"]) == 12 and payload["run_ids"]
     assert (tmp_path / "bias.csv").read_text().startswith("system,metric,prompt_set,bias")
+    uncertainty = pair["uncertainty"]  # prompt bootstrap of the mean r and the rank τ/ρ
+    assert uncertainty["n_boot"] == 200 and [row["size"] for row in uncertainty["by_size"]] == [1, 2]
     assert main(argv) == 0  # from the store: same run ids, nothing regenerated
     assert json.loads(capsys.readouterr().out)["run_ids"] == payload["run_ids"]
+    # the released variant on the same stored generations: the same set in both metrics, pooled Eq. 1
+    assert main([*argv, "--combination", "released", "--no-heldout"]) == 0
+    released = json.loads(capsys.readouterr().out)
+    assert released["combination"] == "released" and released["run_ids"] == payload["run_ids"]
+    assert released["pairs"][0]["uncertainty"]["combination"] == "released"
 
 
 def test_cairo_run_rejects_bad_systems_in_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
