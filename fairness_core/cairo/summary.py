@@ -149,7 +149,7 @@ def combination_prompts(metric_name: str, sets: list[str], indices: list[int] | 
 
 
 def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, manifest: dict[str, Any],
-              data_dir: Any = None) -> None:
+              data_dir: Any = None, extra: dict[str, Any] | None = None) -> None:
     """Write a real run's bias table and provenance as the page's default (`data/cairo/demo_*`)."""
     import datetime
     import json
@@ -163,4 +163,5 @@ def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, m
             "manifest": manifest, "run_ids": payload.get("run_ids", []), "notes": payload.get("notes", []),
             "prompt_split": payload.get("prompt_split", []), "indices": payload.get("indices", {}),
             "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
+    meta |= extra or {}
     (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
