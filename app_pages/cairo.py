@@ -24,6 +24,7 @@ from fairness_core.cairo.summary import (
     search_json,
     size_frame,
     system_values,
+    uncertainty_frame,
 )
 from ui import cairo_charts, common, jobs
 
@@ -73,6 +74,15 @@ def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
                      "shifted share": None if report is None else round(report.shifted_share, 2),
                      "aligned": "original" if report is None else ("yes" if report.ok else "NO")})
     return pd.DataFrame(rows), sorted(set(metric.subgroups))
+
+
+@st.cache_data(show_spinner="Bootstrapping prompts for the intervals…", max_entries=8)
+def cached_uncertainty(csv_text: str, generations: pd.DataFrame, value: str, pair_text: str,
+                       combination: str) -> dict:
+    from fairness_core.cairo.uncertainty import pair_uncertainty
+
+    return pair_uncertainty(read_bias_table(csv_text, "the bias table"), generations, value, json.loads(pair_text),
+                            combination)
 
 
 @st.cache_data(show_spinner="Searching every combination pair…", max_entries=16)
@@ -127,6 +137,8 @@ source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
 csv_text: str | None = None
 split_rows: list[dict] = []
 used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
+meta: dict = {}
+run_generations: tuple[pd.DataFrame, str] | None = None  # a run computed here: (generations, score column)
 if source == "Shipped offline run" and demo:
     csv_text, meta = demo
     split_rows = meta.get("prompt_split", [])
@@ -184,6 +196,7 @@ else:
                 csv_text = result.bias_table.to_csv(index=False)
                 split_rows = result.split_rows
                 used_indices = result.indices
+                run_generations = (result.generations, result.value_column)
                 st.success(f"Bias table from {len(result.generations)} stored generations (runs "
                            f"{', '.join(result.run_ids)}).")
                 for note in result.notes:
@@ -263,6 +276,18 @@ st.dataframe(sizes, hide_index=True, width="stretch",
              column_config={"p_value": st.column_config.NumberColumn("p (pearsonr, in-sample)", format="%.4f"),
                             "p_search": st.column_config.NumberColumn("p (permutation, redoes search)",
                                                                       format="%.3f")})
+shipped = meta.get("search" if combination == "weighted" else "search_released", [])
+uncertainty = next((p.get("uncertainty") for p in shipped
+                    if (p["metric_a"], p["metric_b"]) == (pair["metric_a"], pair["metric_b"])), None)
+if uncertainty is None and run_generations is not None:
+    uncertainty = cached_uncertainty(csv_text, run_generations[0], run_generations[1], json.dumps(pair), combination)
+if uncertainty:
+    st.dataframe(uncertainty_frame(pair, uncertainty), hide_index=True, width="stretch", key="cairo_uncertainty")
+    st.caption(f"95% intervals from {uncertainty['n_boot']} prompt-bootstrap replicates (original prompts redrawn "
+               "within subgroups, one draw for every set and system, the chosen combinations kept).")
+else:
+    st.caption("No intervals for the mean r and the rank agreement: they resample prompts, and an uploaded bias "
+               "table has only per-set biases (compute the table here to get them).")
 if split_rows:
     st.markdown("**Prompt split** — combinations chosen on half the prompts, r measured on the other half:")
     split = pd.DataFrame(split_rows)
@@ -288,7 +313,11 @@ st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
 st.caption(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
            f"{r_text(agreement['kendall_tau_original'])} with the originals, {r_text(agreement['kendall_tau_CAIRO'])} "
            f"with CAIRO's size-{size} combinations; Spearman ρ {r_text(agreement['spearman_rho_original'])} → "
-           f"{r_text(agreement['spearman_rho_CAIRO'])}.")
+           f"{r_text(agreement['spearman_rho_CAIRO'])}."
+           + (" Prompt-bootstrap 95% intervals: τ original [{:.2f}, {:.2f}]; ρ original [{:.2f}, {:.2f}].".format(
+               uncertainty["kendall_tau_original_low"], uncertainty["kendall_tau_original_high"],
+               uncertainty["spearman_rho_original_low"], uncertainty["spearman_rho_original_high"])
+              if uncertainty and uncertainty.get("kendall_tau_original_low") is not None else ""))
 st.dataframe(ranks, hide_index=True, width="stretch")
 
 st.subheader("Prompts of the selected combinations")

@@ -165,3 +165,22 @@ def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, m
             "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
     meta |= extra or {}
     (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+
+
+def uncertainty_frame(pair: dict[str, Any], uncertainty: dict[str, Any]) -> pd.DataFrame:
+    """One row per size: the mean r (Fig. 6's baseline) and the rank agreement of the chosen combinations, each
+    with its prompt-bootstrap 95% interval (`uncertainty.pair_uncertainty`)."""
+    def interval(low: float | None, high: float | None) -> str:
+        return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+
+    rows = []
+    by_size = {row["size"]: row for row in uncertainty.get("by_size", [])}
+    for row in pair["by_size"]:
+        found = by_size.get(row["size"], {})
+        rows.append({"size": row["size"], "mean r": row["mean_r"],
+                     "mean r 95% CI": interval(found.get("mean_r_low"), found.get("mean_r_high")),
+                     "Kendall τ (CAIRO) 95% CI": interval(found.get("kendall_tau_CAIRO_low"),
+                                                          found.get("kendall_tau_CAIRO_high")),
+                     "Spearman ρ (CAIRO) 95% CI": interval(found.get("spearman_rho_CAIRO_low"),
+                                                           found.get("spearman_rho_CAIRO_high"))})
+    return pd.DataFrame(rows)
