@@ -18,7 +18,8 @@ repeat), its bias is Eq. 1 recomputed on the POOLED generations of its sets (a r
 overall mean over all pooled generations, each subgroup's mean over its pooled generations, as the released
 `compute_bias` does), and both metrics use the SAME combination (the released code pairs them by sample number,
 i.e. the same set titles): the pairs searched are the sets both metrics have by name (by position when they
-share no name). Its baseline is the mean r over those combinations.
+share no name). Its baseline is the mean r over those combinations. Sizes 1 … 6 as in the released code
+(`range(1, 7)`), fewer when fewer sets are shared.
 
 Honesty (not in the paper, which selects in-sample): `heldout` re-runs the search without each system
 in turn and correlates the left-out systems' values under the combinations chosen without them
@@ -39,6 +40,8 @@ import numpy as np
 from fairness_core.cairo.data import ORIGINAL
 
 CHUNK_ROWS = 512
+#: The released variant's sizes: 1 … 6 (collect_results.py: `for num_prompts in range(1, 7)`).
+RELEASED_MAX_SIZE = 6
 #: Above this many multisets at one size, the released variant leaves the size out (r NaN, method "too many").
 RELEASED_LIMIT = 2_000_000
 RELEASED_CHUNK = 16_384
@@ -388,7 +391,8 @@ def _search_pair_released(metric_a: str, a: PooledSets, metric_b: str, b: Pooled
                           heldout: bool, seed: int) -> PairResult:
     """The released variant of `search_pair` (same combination for both metrics, repeats allowed, pooled Eq. 1)."""
     n = a.means.shape[1]
-    sizes = [released_size(a, b, size) for size in range(1, 2 + len(released_pairing(a.names, b.names)))]
+    top = min(RELEASED_MAX_SIZE, 1 + len(released_pairing(a.names, b.names)))
+    sizes = [released_size(a, b, size) for size in range(1, top + 1)]
     result = PairResult(metric_a, metric_b, n, sizes[0].r, sizes, [pearson_pvalue(s.r, n) for s in sizes])
     if permutations:
         result.p_search = [permutation_pvalue(a, b, s.size, s.r, permutations, seed + s.size, released_size)
