@@ -39,7 +39,8 @@ DEVIATIONS = [
     "A combination's bias is, by default, the prompt-count-weighted mean of its distinct sets' biases, searched over "
     "every pair of same-size combinations; the authors' released code (collect_results.py) instead recomputes Eq. 1 "
     "on the pooled generations of the combined sets, lets a set repeat (combinations_with_replacement) and uses the "
-    "same combination for both metrics — choose 'released code' under Combination search to get that.",
+    "same combination for both metrics — choose 'released code' under Combination search to get that (seeds are "
+    "pooled there too; the released code averages per-seed biases).",
     "Eq. 1's 95% interval is Welch's t interval of each signed subgroup gap (prompts resampled by design, not "
     "bootstrapped) folded at zero, because a percentile bootstrap of a sum of absolute gaps never covers a zero "
     "bias and under-covers at 4 prompts per subgroup; with fewer than 2 prompts in a subgroup no interval is shown.",
