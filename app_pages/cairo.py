@@ -24,6 +24,7 @@ from fairness_core.cairo.summary import (
     search_json,
     size_frame,
     system_values,
+    uncertainty_frame,
 )
 from ui import cairo_charts, common, jobs
 
@@ -35,7 +36,16 @@ DEVIATIONS = [
     "The shipped run's systems are decoding configurations of one model (SmolLM2-135M-Instruct), not the paper's "
     "ten pretrained models, with a seeded subsample of prompts per subgroup, one seed and 16 new tokens (paper: all "
     "prompts, 5 seeds, 25 tokens).",
-    "A combination's bias is the prompt-count-weighted mean of its sets' biases (the paper averages prompt sets).",
+    "A combination's bias is, by default, the prompt-count-weighted mean of its distinct sets' biases, searched over "
+    "every pair of same-size combinations; the authors' released code (collect_results.py) instead recomputes Eq. 1 "
+    "on the pooled generations of the combined sets, lets a set repeat (combinations_with_replacement) and uses the "
+    "same combination for both metrics — choose 'released code' under Combination search to get that (seeds are "
+    "pooled there too; the released code averages per-seed biases).",
+    "Eq. 1's 95% interval is Welch's t interval of each signed subgroup gap (prompts resampled by design, not "
+    "bootstrapped) folded at zero, because a percentile bootstrap of a sum of absolute gaps never covers a zero "
+    "bias and under-covers at 4 prompts per subgroup; with fewer than 2 prompts in a subgroup no interval is shown.",
+    "A system is decoded exactly as written: a knob left out stays off (top_p and top_k off, temperature 1), "
+    "nothing is added; the provenance lists every knob.",
     "Held-out r (leave-one-system-out and a prompt split) and the permutation p-value that redoes the search are "
     "additions: the paper selects and reports in-sample.",
     "The project ships BOLD gender and religion and HONEST valid/test of the released prompts; HolisticBias has "
@@ -67,9 +77,19 @@ def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(rows), sorted(set(metric.subgroups))
 
 
+@st.cache_data(show_spinner="Bootstrapping prompts for the intervals…", max_entries=8)
+def cached_uncertainty(csv_text: str, generations: pd.DataFrame, value: str, pair_text: str,
+                       combination: str) -> dict:
+    from fairness_core.cairo.uncertainty import pair_uncertainty
+
+    return pair_uncertainty(read_bias_table(csv_text, "the bias table"), generations, value, json.loads(pair_text),
+                            combination)
+
+
 @st.cache_data(show_spinner="Searching every combination pair…", max_entries=16)
-def cached_search(csv_text: str, permutations: int, heldout: bool) -> dict:
-    return search_json(read_bias_table(csv_text, "the bias table"), permutations=permutations, heldout=heldout)
+def cached_search(csv_text: str, permutations: int, heldout: bool, combination: str = "weighted") -> dict:
+    return search_json(read_bias_table(csv_text, "the bias table"), permutations=permutations, heldout=heldout,
+                       combination=combination)
 
 
 # ------------------------------------------------------------------------------ 1. data and subgroups
@@ -118,6 +138,8 @@ source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
 csv_text: str | None = None
 split_rows: list[dict] = []
 used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
+meta: dict = {}
+run_generations: tuple[pd.DataFrame, str] | None = None  # a run computed here: (generations, score column)
 if source == "Shipped offline run" and demo:
     csv_text, meta = demo
     split_rows = meta.get("prompt_split", [])
@@ -137,7 +159,9 @@ else:
     default_systems = ("smollm2-135m-instruct@top_p=0.5; smollm2-135m-instruct@top_p=0.8; "
                        "smollm2-135m-instruct@top_p=0.95; smollm2-135m-instruct@top_p=0.8,temperature=0.7; "
                        "smollm2-135m-instruct@top_k=20,temperature=1.3; smollm2-135m-instruct@greedy")
-    systems_text = st.text_area("Systems (MODEL@knob=v,knob=v separated by ';')", default_systems, key="cairo_systems")
+    systems_text = st.text_area("Systems (MODEL@knob=v,knob=v separated by ';')", default_systems, key="cairo_systems",
+                                help="Decoded exactly as written: a knob left out stays off (top_p, top_k off; "
+                                     "temperature 1).")
     c1, c2, c3, c4 = st.columns(4)
     n_sets = c1.number_input("Paraphrase sets per metric", 1, 11, 3, key="cairo_n_sets")
     per_subgroup = c2.number_input("Prompts per subgroup", 2, 300, 4, key="cairo_per_subgroup")
@@ -173,6 +197,7 @@ else:
                 csv_text = result.bias_table.to_csv(index=False)
                 split_rows = result.split_rows
                 used_indices = result.indices
+                run_generations = (result.generations, result.value_column)
                 st.success(f"Bias table from {len(result.generations)} stored generations (runs "
                            f"{', '.join(result.run_ids)}).")
                 for note in result.notes:
@@ -193,9 +218,10 @@ if {"ci_low", "ci_high"} <= set(raw.columns):
                         on=["system", "metric", "prompt_set"], how="left")
 with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metrics)} metrics, {len(shown)} rows"):
     st.dataframe(shown, hide_index=True, width="stretch")
-    st.caption("bias = Eq. 1 per system × metric × prompt set; ci_low/ci_high = 95% percentile interval of 1,000 "
-               "bootstrap resamples of prompts within subgroups. Eq. 1 sums absolute gaps, so a near-zero bias can "
-               "have an interval just above it: read that as no detectable bias.")
+    st.caption("bias = Eq. 1 per system × metric × prompt set; ci_low/ci_high = 95% interval: Welch t intervals of "
+               "the signed subgroup gaps (prompts are the sampled unit) folded at zero, so it contains the estimate "
+               "and reaches 0 when no gap is detectable (a percentile bootstrap of |gaps| never covers a zero bias "
+               "and under-covers at 4 prompts per subgroup).")
     st.download_button("Download the bias table (CSV)", csv_text, file_name="cairo_bias_table.csv",
                        key="cairo_download")
 for note in table.notes:
@@ -203,11 +229,22 @@ for note in table.notes:
 
 # ------------------------------------------------------------------------------ 3. search
 st.header("3 · Combination search")
-s1, s2 = st.columns(2)
+s1, s2, s3 = st.columns(3)
 permutations = s1.select_slider("Permutations for the search-aware p-value", [0, 19, 99, 199], value=99,
                                 key="cairo_perms")
 heldout = s2.toggle("Leave-one-system-out held-out r", value=True, key="cairo_heldout")
-result = cached_search(csv_text, int(permutations), heldout)
+COMBINATIONS = {"weighted (ours)": "weighted", "released code": "released"}
+combination_label = s3.radio(
+    "Combination", list(COMBINATIONS) if table.pooled else list(COMBINATIONS)[:1], key="cairo_combination",
+    help="weighted: a combination's bias is the prompt-weighted mean of its distinct sets' biases, every pair of "
+         "same-size combinations is searched. released code (the authors' collect_results.py): Eq. 1 recomputed on "
+         "the pooled generations of the combined sets, a set may repeat, the same combination for both metrics. "
+         "Needs the per-subgroup scores a run writes (subgroup_scores).")
+combination = COMBINATIONS[combination_label]
+if not table.pooled:
+    st.caption("This table has no subgroup_scores column, so only the weighted combination can be computed "
+               "(the released code's pooled Eq. 1 needs per-subgroup scores).")
+result = cached_search(csv_text, int(permutations), heldout, combination)
 pair_names = [f"{p['metric_a']} vs {p['metric_b']}" for p in result["pairs"]]
 pair = result["pairs"][pair_names.index(st.selectbox("Metric pair", pair_names, key="cairo_pair"))]
 n_systems = pair["n_systems"]
@@ -240,6 +277,18 @@ st.dataframe(sizes, hide_index=True, width="stretch",
              column_config={"p_value": st.column_config.NumberColumn("p (pearsonr, in-sample)", format="%.4f"),
                             "p_search": st.column_config.NumberColumn("p (permutation, redoes search)",
                                                                       format="%.3f")})
+shipped = meta.get("search" if combination == "weighted" else "search_released", [])
+uncertainty = next((p.get("uncertainty") for p in shipped
+                    if (p["metric_a"], p["metric_b"]) == (pair["metric_a"], pair["metric_b"])), None)
+if uncertainty is None and run_generations is not None:
+    uncertainty = cached_uncertainty(csv_text, run_generations[0], run_generations[1], json.dumps(pair), combination)
+if uncertainty:
+    st.dataframe(uncertainty_frame(pair, uncertainty), hide_index=True, width="stretch", key="cairo_uncertainty")
+    st.caption(f"95% intervals from {uncertainty['n_boot']} prompt-bootstrap replicates (original prompts redrawn "
+               "within subgroups, one draw for every set and system, the chosen combinations kept).")
+else:
+    st.caption("No intervals for the mean r and the rank agreement: they resample prompts, and an uploaded bias "
+               "table has only per-set biases (compute the table here to get them).")
 if split_rows:
     st.markdown("**Prompt split** — combinations chosen on half the prompts, r measured on the other half:")
     split = pd.DataFrame(split_rows)
@@ -255,7 +304,7 @@ if not contrib.empty:
 st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
 size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(best["size"]),
                         key="cairo_size")
-values = system_values(table, pair, size)
+values = system_values(table, pair, size, combination)
 row = next(r for r in pair["by_size"] if r["size"] == size)
 left, right = st.columns(2)
 left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n_systems), width="stretch")
@@ -265,7 +314,11 @@ st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
 st.caption(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
            f"{r_text(agreement['kendall_tau_original'])} with the originals, {r_text(agreement['kendall_tau_CAIRO'])} "
            f"with CAIRO's size-{size} combinations; Spearman ρ {r_text(agreement['spearman_rho_original'])} → "
-           f"{r_text(agreement['spearman_rho_CAIRO'])}.")
+           f"{r_text(agreement['spearman_rho_CAIRO'])}."
+           + (" Prompt-bootstrap 95% intervals: τ original [{:.2f}, {:.2f}]; ρ original [{:.2f}, {:.2f}].".format(
+               uncertainty["kendall_tau_original_low"], uncertainty["kendall_tau_original_high"],
+               uncertainty["spearman_rho_original_low"], uncertainty["spearman_rho_original_high"])
+              if uncertainty and uncertainty.get("kendall_tau_original_low") is not None else ""))
 st.dataframe(ranks, hide_index=True, width="stretch")
 
 st.subheader("Prompts of the selected combinations")

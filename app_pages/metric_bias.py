@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from fairness_core.bias.paired import NORMALISATIONS, rank_agreement
+from fairness_core.bias.paired import NORMALISATIONS
 from fairness_core.data import pairs as pairdata
 from fairness_core.jobs import Progress
 from fairness_core.metric_bias import request as mb
@@ -187,8 +187,9 @@ def choose_metrics(dataset: pairdata.PairDataset) -> tuple[list[Metric], list[st
         elif any(c not in dataset.stored_columns for c in st.session_state.get("mb_stored", [])):
             st.session_state["mb_stored"] = []
         stored = left.multiselect("Stored scores (from the data)", dataset.stored_columns, key="mb_stored",
-                                  help="Every numeric column beside candidate and reference is a metric named by its "
-                                       "header: the authors' own scores, including metrics that cannot run here.")
+                                  help="Every numeric column beside candidate and reference is a metric named "
+                                       "“<header> (stored)” (e.g. BLEU (stored) beside our recomputed bleu): the "
+                                       "authors' own scores, including metrics that cannot run here.")
     left.caption(f"{len(names)} of {len(metric_names())} metrics selected"
                  + (f"; {len(stored)} of {len(dataset.stored_columns)} stored score columns" if dataset.stored_columns
                     else ""))
@@ -385,9 +386,11 @@ with tab_norm:
     left.dataframe(ranks, width="stretch")
     per_norm = {name: t[t["metric"].isin(primary_names)].groupby("metric")["bias"].mean().to_dict()
                 for name, t in tables.items()}
-    agreement = rank_agreement(per_norm)
-    left.caption("Kendall τ of each ranking with the min-max ranking: "
-                 + ", ".join(f"{k} τ = {v:.2f}" for k, v in agreement.items()))
+    agreement = summary.rank_agreement_interval(pairs_frame, primary_names, list(NORMALISATIONS), n_resamples=300)
+    left.caption("Kendall τ of each ranking with the min-max ranking [95% bootstrap interval, pairs resampled "
+                 "within attributes, the same pairs for every metric]: "
+                 + ", ".join(f"{k} τ = {v['tau']:.2f} [{v['ci_low']:.2f}, {v['ci_high']:.2f}]"
+                             for k, v in agreement.items()))
     with right:
         common.how_to_read(
             "The paper rescales with **min-max**, which depends on the most extreme scores in the data. "

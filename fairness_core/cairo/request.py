@@ -6,22 +6,28 @@ field: a missing column, a non-numeric bias or prompt count, a duplicated (syste
 a metric without `original`, fewer than 2 metrics, fewer than 3 systems. Odd rows that are data:
 an empty or NaN bias is skipped and counted; a system lacking some set of a metric is left out of that
 metric's pairs and counted (a combination needs every system's value).
+
+Optional column `subgroup_scores` (written by `cairo run`): JSON {subgroup: [mean score over its generations,
+generations]} per row; the released code's pooled combination bias (`combination="released"`) needs it.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairness_core.cairo.data import ORIGINAL
-from fairness_core.cairo.search import MetricSets
+from fairness_core.cairo.search import MetricSets, PooledSets
 
 REQUIRED = ("system", "metric", "prompt_set", "bias")
+COMBINATIONS = ("weighted", "released")
 MIN_SYSTEMS = 3
 
 
@@ -55,13 +61,42 @@ class BiasTable:
             counts = counts.to_numpy(dtype=float)
         return MetricSets(tuple(names), values, counts), complete
 
-    def pair(self, a: str, b: str) -> tuple[MetricSets, MetricSets, list[str]]:
+    @property
+    def pooled(self) -> bool:
+        """Whether every row carries its per-subgroup scores (the released combination variant needs them)."""
+        return "subgroup_scores" in self.frame and self.frame["subgroup_scores"].map(bool).all()
+
+    def pooled_for(self, metric: str, systems: list[str]) -> PooledSets:
+        """The metric's per-subgroup generation means and counts, sets (original first) × systems × subgroups."""
+        part = self.frame[self.frame["metric"] == metric]
+        names = [ORIGINAL, *[s for s in dict.fromkeys(part["prompt_set"]) if s != ORIGINAL]]
+        subgroups = sorted({g for scores in part["subgroup_scores"] for g in scores})
+        means = np.zeros((len(names), len(systems), len(subgroups)))
+        counts = np.zeros_like(means)
+        cells = {(r.prompt_set, r.system): r.subgroup_scores for r in part.itertuples()}
+        for i, name in enumerate(names):
+            for j, system in enumerate(systems):
+                for k, group in enumerate(subgroups):
+                    mean, count = cells[(name, system)].get(group, (0.0, 0))
+                    means[i, j, k], counts[i, j, k] = mean, count
+        return PooledSets(tuple(names), means, counts)
+
+    def pair(self, a: str, b: str, combination: str = "weighted") -> tuple[Any, Any, list[str]]:
+        """Both metrics' sets over the systems that have every set of both: `MetricSets` (weighted) or
+        `PooledSets` (released)."""
         _, complete_a = self.sets_for(a)
         _, complete_b = self.sets_for(b)
         common = [s for s in self.systems if s in complete_a and s in complete_b]
         if len(common) < MIN_SYSTEMS:
             raise BiasTableError(f"metrics {a!r} and {b!r} have only {len(common)} system(s) with a bias for every "
                                  f"prompt set; a correlation needs at least {MIN_SYSTEMS}")
+        if combination == "released":
+            if not self.pooled:
+                raise BiasTableError("the released combination recomputes Eq. 1 on pooled generations and needs each "
+                                     "row's subgroup_scores (written by `cairo run`); this table has none")
+            return self.pooled_for(a, common), self.pooled_for(b, common), common
+        if combination != "weighted":
+            raise BiasTableError(f"unknown combination {combination!r}; choose {' or '.join(COMBINATIONS)}")
         sets_a, _ = self.sets_for(a, common)
         sets_b, _ = self.sets_for(b, common)
         return sets_a, sets_b, common
@@ -86,6 +121,7 @@ def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None)
         raise BiasTableError(f"{name} lacks column(s) {', '.join(missing)}; it needs "
                              "system,metric,prompt_set,bias[,n_prompts]")
     weighted = "n_prompts" in raw.columns
+    has_scores = "subgroup_scores" in raw.columns
     rows, seen, skipped = [], {}, 0
     for position, record in enumerate(raw.to_dict("records")):
         line = position + 2  # header is line 1
@@ -113,13 +149,15 @@ def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None)
                 raise BiasTableError(f"{where}: n_prompts {count_text!r} is not a number") from None
             if not count > 0:
                 raise BiasTableError(f"{where}: n_prompts must be positive (got {count_text})")
+        scores = _subgroup_scores(str(record["subgroup_scores"]), where) if has_scores else {}
         key = (system, metric, prompt_set)
         if key in seen:
             raise BiasTableError(f"{name} rows {seen[key]} and {line} both give the bias of system {system} on "
                                  f"metric {metric}, prompt_set {prompt_set}; keep one")
         seen[key] = line
-        rows.append({"system": system, "metric": metric, "prompt_set": prompt_set, "bias": bias, "n_prompts": count})
-    frame = pd.DataFrame(rows, columns=["system", "metric", "prompt_set", "bias", "n_prompts"])
+        rows.append({"system": system, "metric": metric, "prompt_set": prompt_set, "bias": bias, "n_prompts": count,
+                     "subgroup_scores": scores})
+    frame = pd.DataFrame(rows, columns=["system", "metric", "prompt_set", "bias", "n_prompts", "subgroup_scores"])
     if frame.empty:
         raise BiasTableError(f"{name} has no rows with a bias")
     metrics = list(dict.fromkeys(frame["metric"]))
@@ -143,6 +181,21 @@ def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None)
             table.notes.append(f"metric {metric}: system(s) {', '.join(left_out)} lack a bias for some prompt set and "
                                "are left out of its pairs")
     return table
+
+
+def _subgroup_scores(text: str, where: str) -> dict[str, tuple[float, int]]:
+    """A row's `subgroup_scores` JSON ({subgroup: [mean, generations]}); {} when empty."""
+    text = text.strip()
+    if not text or text.lower() == "nan":
+        return {}
+    try:
+        raw = json.loads(text)
+        scores = {str(g): (float(v[0]), int(v[1])) for g, v in raw.items()}
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError):
+        raise BiasTableError(f"{where}: subgroup_scores is not JSON {{subgroup: [mean, generations]}}") from None
+    if any(not math.isfinite(m) or n < 0 for m, n in scores.values()):
+        raise BiasTableError(f"{where}: subgroup_scores needs finite means and non-negative counts")
+    return scores
 
 
 def metric_pairs(table: BiasTable) -> list[tuple[str, str]]:

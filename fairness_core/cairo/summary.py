@@ -10,17 +10,19 @@ import pandas as pd
 
 from fairness_core.cairo.data import ORIGINAL, paraphraser_of
 from fairness_core.cairo.request import BiasTable, as_float, metric_pairs
-from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, search_pair, set_names
+from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, pooled_vector, search_pair, set_names
 
 Found = tuple[PairResult, MetricSets, MetricSets, list[str]]
 
 
 def search_table(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0,
-                 pairs: list[tuple[str, str]] | None = None) -> list[Found]:
-    """Run the search for every metric pair (or the given ones): (result, sets A, sets B, systems)."""
+                 pairs: list[tuple[str, str]] | None = None, combination: str = "weighted") -> list[Found]:
+    """Run the search for every metric pair (or the given ones): (result, sets A, sets B, systems).
+    `combination`: "weighted" (ours: prompt-weighted mean of set biases, distinct sets, all cross pairs) or
+    "released" (the authors' code: Eq. 1 on pooled generations, repeats allowed, one combination for both)."""
     out = []
     for a, b in pairs or metric_pairs(table):
-        sets_a, sets_b, systems = table.pair(a, b)
+        sets_a, sets_b, systems = table.pair(a, b, combination)
         out.append((search_pair(a, sets_a, b, sets_b, permutations=permutations, heldout=heldout, seed=seed),
                     sets_a, sets_b, systems))
     return out
@@ -44,9 +46,10 @@ def pair_json(result: PairResult, sets_a: MetricSets, sets_b: MetricSets, system
             "original_r": as_float(result.original_r), "by_size": by_size, "systems": systems}
 
 
-def search_json(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0) -> dict[str, Any]:
-    pairs = [pair_json(*found) for found in search_table(table, permutations, heldout, seed)]
-    return {"pairs": pairs, "notes": table.notes, "weighted": table.weighted,
+def search_json(table: BiasTable, permutations: int = 0, heldout: bool = True, seed: int = 0,
+                combination: str = "weighted") -> dict[str, Any]:
+    pairs = [pair_json(*found) for found in search_table(table, permutations, heldout, seed, combination=combination)]
+    return {"pairs": pairs, "notes": table.notes, "weighted": table.weighted, "combination": combination,
             "permutations": permutations, "heldout": "leave-one-system-out" if heldout else None}
 
 
@@ -72,16 +75,17 @@ def contributions(pair: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["size", "paraphrasing model", "sets"])
 
 
-def system_values(table: BiasTable, pair: dict[str, Any], size: int) -> pd.DataFrame:
+def system_values(table: BiasTable, pair: dict[str, Any], size: int, combination: str = "weighted") -> pd.DataFrame:
     """Per system: bias under the original sets and under the size's best combinations (Figs. 8, 10–11)."""
-    sets_a, sets_b, systems = table.pair(pair["metric_a"], pair["metric_b"])
+    sets_a, sets_b, systems = table.pair(pair["metric_a"], pair["metric_b"], combination)
+    vector = pooled_vector if combination == "released" else combo_vector
     row = next(r for r in pair["by_size"] if r["size"] == size)
     index_a = [sets_a.names.index(n) for n in row["combo_a"]]
     index_b = [sets_b.names.index(n) for n in row["combo_b"]]
     return pd.DataFrame({
         "system": systems,
-        "A original": combo_vector(sets_a, (0,)), "B original": combo_vector(sets_b, (0,)),
-        "A CAIRO": combo_vector(sets_a, index_a), "B CAIRO": combo_vector(sets_b, index_b),
+        "A original": vector(sets_a, (0,)), "B original": vector(sets_b, (0,)),
+        "A CAIRO": vector(sets_a, index_a), "B CAIRO": vector(sets_b, index_b),
     })
 
 
@@ -145,7 +149,7 @@ def combination_prompts(metric_name: str, sets: list[str], indices: list[int] | 
 
 
 def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, manifest: dict[str, Any],
-              data_dir: Any = None) -> None:
+              data_dir: Any = None, extra: dict[str, Any] | None = None) -> None:
     """Write a real run's bias table and provenance as the page's default (`data/cairo/demo_*`)."""
     import datetime
     import json
@@ -159,4 +163,24 @@ def save_demo(bias_table: pd.DataFrame, payload: dict[str, Any], command: str, m
             "manifest": manifest, "run_ids": payload.get("run_ids", []), "notes": payload.get("notes", []),
             "prompt_split": payload.get("prompt_split", []), "indices": payload.get("indices", {}),
             "search": [{k: v for k, v in pair.items() if k != "systems"} for pair in payload.get("pairs", [])]}
+    meta |= extra or {}
     (folder / DEMO_META).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+
+
+def uncertainty_frame(pair: dict[str, Any], uncertainty: dict[str, Any]) -> pd.DataFrame:
+    """One row per size: the mean r (Fig. 6's baseline) and the rank agreement of the chosen combinations, each
+    with its prompt-bootstrap 95% interval (`uncertainty.pair_uncertainty`)."""
+    def interval(low: float | None, high: float | None) -> str:
+        return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+
+    rows = []
+    by_size = {row["size"]: row for row in uncertainty.get("by_size", [])}
+    for row in pair["by_size"]:
+        found = by_size.get(row["size"], {})
+        rows.append({"size": row["size"], "mean r": row["mean_r"],
+                     "mean r 95% CI": interval(found.get("mean_r_low"), found.get("mean_r_high")),
+                     "Kendall τ (CAIRO) 95% CI": interval(found.get("kendall_tau_CAIRO_low"),
+                                                          found.get("kendall_tau_CAIRO_high")),
+                     "Spearman ρ (CAIRO) 95% CI": interval(found.get("spearman_rho_CAIRO_low"),
+                                                           found.get("spearman_rho_CAIRO_high"))})
+    return pd.DataFrame(rows)

@@ -33,7 +33,9 @@ class CairoInputError(ValueError):
 
 
 def parse_system(text: str) -> System:
-    """`MODEL@knob=v,knob=v` or `MODEL@greedy` (default decoding: top_p=0.9) -> System."""
+    """`MODEL@knob=v,knob=v` or `MODEL@greedy` -> System, exactly as written: a knob not written stays at
+    DecodingConfig's default (top_p and top_k off, temperature 1; `pipeline_manifest` shows all three), so
+    `MODEL@top_k=20,temperature=1.3` is top-k sampling with no nucleus cut, and a bare `MODEL` is plain sampling."""
     model, _, knobs = text.strip().partition("@")
     if not model.strip():
         raise CairoInputError(f"system {text!r} has no model (write MODEL@top_p=0.9)")
@@ -58,7 +60,7 @@ def parse_system(text: str) -> System:
             values[key] = int(value) if key == "top_k" else float(value)
         except ValueError:
             raise CairoInputError(f"system {text!r}: {key} {value!r} is not a number") from None
-    decoding = DecodingConfig(greedy=True) if greedy else DecodingConfig(**({"top_p": 0.9} | values))
+    decoding = DecodingConfig(greedy=True) if greedy else DecodingConfig(**values)
     problems = decoding.problems()
     if problems:
         raise CairoInputError(f"system {text!r}: {problems[0]}")
@@ -228,8 +230,8 @@ def annotate(generations: pd.DataFrame, planned: PlannedSets) -> pd.DataFrame:
     return frame
 
 
-def prompt_split_rows(frame: pd.DataFrame, value: str, halves: dict[str, tuple[set[int], set[int]]],
-                      n_boot: int = 200) -> list[dict[str, Any]]:
+def prompt_split_rows(frame: pd.DataFrame, value: str,
+                      halves: dict[str, tuple[set[int], set[int]]]) -> list[dict[str, Any]]:
     """Select on half 1, evaluate on half 2, per metric pair and size."""
     from fairness_core.cairo.request import BiasTableError, metric_pairs, read_bias_table
     from fairness_core.cairo.search import split_r
@@ -237,7 +239,7 @@ def prompt_split_rows(frame: pd.DataFrame, value: str, halves: dict[str, tuple[s
     tables = []
     for half in (0, 1):
         mask = [int(i) in halves[m][half] for m, i in zip(frame["metric"], frame["orig_index"], strict=True)]
-        tables.append(bias_table(frame[mask], value, n_boot=n_boot))
+        tables.append(bias_table(frame[mask], value))
     try:
         first, second = (read_bias_table(t[["system", "metric", "prompt_set", "bias", "n_prompts"]], f"half {k + 1}")
                          for k, t in enumerate(tables))
@@ -259,7 +261,7 @@ def prompt_split_rows(frame: pd.DataFrame, value: str, halves: dict[str, tuple[s
 
 
 def run_pipeline(request: RunRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
-                 cancel: Any = None, executor: Any = None, n_boot: int = 1000) -> PipelineOutcome:
+                 cancel: Any = None, executor: Any = None) -> PipelineOutcome:
     """Generate (resumably, through the store), score, and aggregate into the Eq. 1 bias table."""
     from fairness_core.generation.task import GenerationInputError, run_generation
 
@@ -277,18 +279,23 @@ def run_pipeline(request: RunRequest, store: Any, on_progress: Callable[[Any], N
     if outcome.status != "complete" or frame.empty or value not in frame:
         return PipelineOutcome(pd.DataFrame(), frame, outcome.run_ids, outcome.status, planned.notes, [], value,
                                planned.indices)
-    table = bias_table(frame, value, n_boot=n_boot)
+    table = bias_table(frame, value)
     notes = list(planned.notes)
     skipped = int(table["n_skipped"].sum())
     if skipped:
         notes.append(f"{skipped} generation(s) had no score (NaN) and were skipped")
-    split = prompt_split_rows(frame, value, split_halves(planned, request), n_boot=50)
+    split = prompt_split_rows(frame, value, split_halves(planned, request))
     return PipelineOutcome(table, frame, outcome.run_ids, outcome.status, notes, split, value, planned.indices)
 
 
 def pipeline_manifest(request: RunRequest) -> dict[str, Any]:
     """What determines a pipeline's bias table (for the page's job key and the shipped demo's provenance)."""
-    return {"systems": [s.name for s in request.systems], "metrics": list(request.metrics), "n_sets": request.n_sets,
+    from fairness_core.generation.systems import decoding_record
+
+    return {"systems": [s.name for s in request.systems],
+            # every knob of every system, the ones the user did not write at their defaults (shown, not added)
+            "decoding": {s.name: decoding_record(s.decoding) for s in request.systems},
+            "metrics": list(request.metrics), "n_sets": request.n_sets,
             "set_order": request.set_order,
             "per_subgroup": request.per_subgroup, "scorer": [request.scorer[0], dict(request.scorer[1])],
             "seeds": list(request.seeds), "max_new_tokens": request.max_new_tokens,

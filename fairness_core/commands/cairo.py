@@ -18,6 +18,8 @@ from fairness_core.cli import UserFacingError, add_store_argument, executor_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from fairness_core.cairo.data import METRICS  # the help lists every metric the pipeline accepts
+
     parser = subparsers.add_parser(
         "cairo", help="CAIRO: correlation of prompt-based fairness metrics and the prompt combinations that raise it")
     parser.add_argument("--bias-table", help="CSV system,metric,prompt_set,bias[,n_prompts] to search")
@@ -30,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help='";"-separated MODEL@knob=v,knob=v (e.g. "smollm2-135m-instruct@top_p=0.9,'
                                  'temperature=0.7;gpt2@greedy"); knobs: top_p, top_k, temperature, greedy')
     run_parser.add_argument("--metrics", default="BOLD gender,HONEST gender (valid)",
-                            help="comma-separated metrics (BOLD gender, BOLD religion, HONEST gender (valid), "
-                                 "HONEST gender (test))")
+                            help=f"comma-separated metrics ({', '.join(METRICS)})")
     run_parser.add_argument("--sets", type=int, default=None,
                             help="use the original plus N paraphrase sets of each metric (default: all)")
     run_parser.add_argument("--set-order", choices=("round-robin", "file"), default="round-robin",
@@ -46,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_parser.add_argument("--sample-seed", type=int, default=0, help="seed of the prompt subsample")
     run_parser.add_argument("--batch-size", type=int, default=64)
     run_parser.add_argument("--out", help="also write the bias table CSV here")
+    run_parser.add_argument("--bootstrap", type=int, default=200,
+                            help="prompt-bootstrap replicates for the intervals of the mean r and the rank τ/ρ "
+                                 "(0: off)")
     _search_options(run_parser)
     add_store_argument(run_parser)
     run_parser.set_defaults(handler=run)
@@ -56,6 +60,11 @@ def _search_options(parser: argparse.ArgumentParser) -> None:
                         help="system shuffles for the permutation p-value that redoes the search (0: off)")
     parser.add_argument("--no-heldout", action="store_true", help="skip the leave-one-system-out r")
     parser.add_argument("--seed", type=int, default=0, help="seed of the permutations")
+    parser.add_argument("--combination", choices=("weighted", "released"), default="weighted",
+                        help="weighted (default): a combination's bias = prompt-weighted mean of its distinct sets' "
+                             "biases, every cross pair searched; released (the authors' code): Eq. 1 on the pooled "
+                             "generations, sets may repeat, the same combination for both metrics (needs the "
+                             "subgroup_scores column `cairo run` writes)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -87,7 +96,8 @@ def search(args: argparse.Namespace) -> int:
         raise UserFacingError(f"--permutations must be 0 or more (got {args.permutations})")
     try:
         table = read_bias_table(args.bias_table)
-        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
+                              combination=args.combination)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     if args.json:
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from fairness_core.cairo.request import BiasTableError, read_bias_table
     from fairness_core.cairo.summary import search_json
     from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
+    from fairness_core.cairo.uncertainty import add_uncertainty
 
     try:
         options = dict(_option(o) for o in args.scorer_option)
@@ -121,9 +132,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.out:
         outcome.bias_table.to_csv(args.out, index=False)
+    if args.bootstrap < 0:
+        raise UserFacingError(f"--bootstrap must be 0 or more (got {args.bootstrap})")
     try:
-        payload = search_json(read_bias_table(outcome.bias_table, "the computed bias table"),
-                              permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed)
+        table = read_bias_table(outcome.bias_table, "the computed bias table")
+        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
+                              combination=args.combination)
+        if args.bootstrap:
+            add_uncertainty(payload, table, outcome.generations, outcome.value_column, args.combination,
+                            n_boot=args.bootstrap, seed=args.seed)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     payload["run_ids"] = outcome.run_ids

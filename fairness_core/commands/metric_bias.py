@@ -36,7 +36,8 @@ models (--model): applies to every model-based metric; give metric=ID to target 
 
 stored scores (--stored-scores): every numeric column of the data beyond candidate/reference (the released
   TSVs carry 29: BLEU ... FrugalScore-BERT-medium; a pairs table: <name>_1 and <name>_2 columns) becomes a
-  metric named by its header; give column names to pick some.
+  metric named "<header> (stored)" (e.g. "BLEU (stored)" beside the recomputed "bleu"); give column names
+  (headers) to pick some.
 
 output (--json): {"<attribute>": {"<metric>": {"bias", "ci_low", "ci_high", "n_pairs", "n_excluded"}}}; bias
 is mean |S1 - S2| after min-max rescaling of all 2N scores to [0, 100] (Eq. 1-2; min and max are the

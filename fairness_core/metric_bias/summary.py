@@ -157,3 +157,49 @@ def agreement(pairs: pd.DataFrame, first: str, second: str) -> tuple[pd.DataFram
                "same_gap_sign": float((np.sign(g_a[both]) == np.sign(g_b[both])).mean()) if both.any() else nan,
                "max_abs_gap_difference": float(np.abs(g_a[both] - g_b[both]).max()) if both.any() else nan}
     return joined, summary
+
+
+def rank_agreement_interval(pairs: pd.DataFrame, metrics: Sequence[str], normalisations: Sequence[str],
+                            n_resamples: int = 500, level: float = 0.95, seed: int = 0) -> dict[str, dict[str, float]]:
+    """Kendall τ between the metrics' ranking (bias averaged over attributes) under min-max and under each other
+    normalisation, with a percentile bootstrap interval that resamples pairs as the design sampled them: within
+    each attribute, the same resampled pairs for every metric (every metric scored the same pairs); each metric's
+    unit stays fixed by all its 2N scores, as in the bias intervals. {normalisation: {tau, ci_low, ci_high}}."""
+    from scipy.stats import kendalltau
+
+    from fairness_core.bias.paired import unit_scale
+
+    metrics = sorted(m for m in metrics if m in set(pairs["metric"])) if not pairs.empty else []
+    others = [n for n in normalisations if n != "minmax"]
+    if len(metrics) < 2 or not others:
+        return {}
+    rng = np.random.default_rng(seed)
+    norms = ["minmax", *others]
+    # replicate biases: (normalisations, metrics, 1 + n_resamples), column 0 the estimate; averaged over attributes
+    total = np.zeros((len(norms), len(metrics), 1 + n_resamples))
+    attributes = sorted(pairs["attribute"].unique())
+    for attribute in attributes:
+        part = pairs[(pairs["attribute"] == attribute) & pairs["metric"].isin(metrics)]
+        wide1 = part.pivot(index="item", columns="metric", values="score1").reindex(columns=metrics)
+        wide2 = part.pivot(index="item", columns="metric", values="score2").reindex(columns=metrics)
+        s1, s2 = wide1.to_numpy(dtype=float), wide2.to_numpy(dtype=float)  # (items, metrics)
+        gaps = np.abs(s1 - s2)
+        gaps[~(np.isfinite(s1) & np.isfinite(s2))] = np.nan
+        draws = np.concatenate([np.arange(len(gaps))[None, :],
+                                rng.integers(0, len(gaps), size=(n_resamples, len(gaps)))])
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(gaps[draws], axis=1).T  # (metrics, 1 + n_resamples)
+        both = np.isfinite(s1) & np.isfinite(s2)  # the unit is fixed by the pairs the bias uses
+        for i, name in enumerate(norms):
+            scales = np.array([unit_scale(np.concatenate([s1[both[:, j], j], s2[both[:, j], j]]), name)
+                               for j in range(len(metrics))])
+            total[i] += scales[:, None] * means
+    biases = total / len(attributes)
+    out = {}
+    for i, name in enumerate(norms[1:], start=1):
+        taus = np.array([kendalltau(biases[0, :, b], biases[i, :, b]).statistic for b in range(biases.shape[2])])
+        finite = taus[1:][np.isfinite(taus[1:])]
+        alpha = (1 - level) / 2
+        low, high = (np.quantile(finite, [alpha, 1 - alpha]) if len(finite) else (np.nan, np.nan))
+        out[name] = {"tau": float(taus[0]), "ci_low": float(low), "ci_high": float(high)}
+    return out

@@ -20,7 +20,7 @@ from typing import Any
 
 from fairness_core.data.pairs import PairDataset
 from fairness_core.jobs import CancelToken, Executor, Progress, Task, run_task
-from fairness_core.metrics import METRICS, Metric, metric_from_request, state_hash
+from fairness_core.metrics import Metric, metric_from_request, state_hash
 from fairness_core.store import RunStore
 
 KIND = "metric-bias"
@@ -47,8 +47,9 @@ class MetricRun:
 
 
 def stored_metric_name(column: str) -> str:
-    """A stored column is a metric named by its header; `stored:` only if a registered metric has that name."""
-    return f"stored:{column}" if column in METRICS else column
+    """A stored column is a metric named `<header> (stored)`, so the authors' `BLEU` never sits beside our
+    recomputed `bleu` told apart by case only."""
+    return f"{column} (stored)"
 
 
 def dataset_manifest(dataset: PairDataset) -> dict[str, Any]:
@@ -164,7 +165,7 @@ def run_metrics(
     for metric in metrics:
         jobs.append((metric.name, metric.label, functools.partial(build_task, dataset, metric), metric))
     for column in stored:
-        jobs.append((stored_metric_name(column), f"{column} (stored)",
+        jobs.append((stored_metric_name(column), stored_metric_name(column),
                      functools.partial(build_stored_task, dataset, column), None))
     for metric in metrics:  # every metric checked before any run record exists (nothing partial)
         metric.check_available()  # prepare() may need the model's tokenizer

@@ -115,3 +115,29 @@ def test_paraphrasing_job_shows_provenance_and_drop_counts(page: AppTest, tiny_g
     provenance = next(d.value for d in page.dataframe if "instruction" in d.value.columns)
     assert len(provenance) == 2 * 2  # 2 subgroups x 1 original x K=2
     assert provenance["instruction"].str.startswith("Paraphrase each of the following").all()
+
+
+def test_the_shipped_run_in_both_combination_variants_with_intervals(isolated_store: Path) -> None:
+    page = AppTest.from_file(PAGE, default_timeout=180)
+    page.session_state["cairo_perms"] = 0
+    page.run()
+    assert not page.exception, page.exception
+    assert any("collect_results.py" in str(m.value) for m in page.markdown)  # the deviation is stated
+    combination = page.radio(key="cairo_combination")
+    assert combination.options == ["weighted (ours)", "released code"]
+
+    def shown() -> tuple:
+        frames = [d.value for d in page.dataframe]
+        sizes = next(f for f in frames if "CAIRO (best pair)" in f.columns)
+        intervals = next(f for f in frames if "mean r 95% CI" in f.columns)
+        return sizes, intervals
+
+    ours, ours_ci = shown()
+    assert list(ours["size"]) == [1, 2, 3, 4, 5, 6] and ours_ci["mean r 95% CI"].str.startswith("[").all()
+    combination.set_value("released code").run()
+    assert not page.exception, page.exception
+    released, released_ci = shown()
+    assert (released["combo_a"] == released["combo_b"]).all()  # one combination for both metrics
+    assert list(released["n_pairs"])[:3] == [1, 4, 10]  # multisets of the 4 sets both metrics have
+    assert released["CAIRO (best pair)"].iloc[1] != pytest.approx(ours["CAIRO (best pair)"].iloc[1])
+    assert released_ci["mean r 95% CI"].str.startswith("[").all()

@@ -5,6 +5,7 @@ waits for the job in the shared registry and reruns the script to see the result
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,8 @@ def test_normalisation_switch_changes_the_main_table_and_keeps_intervals(app: Ap
     assert zscore.loc["gender", "bertscore"] != minmax.loc["gender", "bertscore"]
     assert "[" in zscore.loc["gender", "bertscore"]  # still an interval
     assert any("z-score (standard deviations)" in c.value for c in app.caption)
+    # the rank agreement between normalisations carries its pair-bootstrap interval
+    assert any(re.search(r"zscore τ = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", c.value) for c in app.caption)
     assert app.query_params.get("norm") == ["zscore"] or app.query_params.get("norm") == "zscore"
     app.radio(key="mb_norm").set_value("minmax").run()
 
@@ -231,5 +234,5 @@ def test_release_files_show_their_stored_scores_and_notes(store_path: Path) -> N
     page.button(key="mb_run_button").click()
     settle(page)
     table = bias_table(page)
-    assert set(table.columns) == set(merged.stored_columns)
+    assert set(table.columns) == {f"{c} (stored)" for c in merged.stored_columns}
     assert list(table.index) == ["age", "gender", "physical-appearance", "race", "religion", "socioeconomic"]

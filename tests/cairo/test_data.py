@@ -115,8 +115,14 @@ def test_shipped_demo_run_is_a_valid_bias_table_with_its_provenance() -> None:
     table = read_bias_table(csv_text)
     assert len(table.systems) >= 8 and set(table.metrics) == {"BOLD gender", "HONEST gender (valid)"}
     frame = __import__("pandas").read_csv(DATA_DIR / "demo_bias_table.csv")
-    # percentile intervals of a sum of absolute gaps can sit just above a near-zero estimate (docs/cairo.md)
-    assert (frame["ci_low"] <= frame["ci_high"]).all() and (frame["bias"] <= frame["ci_high"]).all()
+    # every interval contains its estimate (the old percentile bootstrap sat above one near-zero estimate)
+    assert (frame["ci_low"] <= frame["bias"]).all() and (frame["bias"] <= frame["ci_high"]).all()
+    # both combination variants are shipped: ours and the released code's (pooled Eq. 1 needs subgroup_scores)
+    assert table.pooled and meta["search"] and meta["search_released"]
+    assert all(row["combo_a"] == row["combo_b"] for row in meta["search_released"][0]["by_size"])
+    assert "uncertainty" in meta["search"][0] and "uncertainty" in meta["search_released"][0]
+    # the system written top_k=20,temperature=1.3 in the first run had top_p=0.9 added; it is written out now
+    assert meta["manifest"]["decoding"]["smollm2-135m-instruct · top_p=0.9,top_k=20,temperature=1.3"]["top_p"] == 0.9
     assert meta["command"].startswith("python -m fairness_core cairo run") and meta["run_ids"]
     for metric, indices in meta["indices"].items():
         assert indices == sample_indices(load_metric(metric), meta["manifest"]["per_subgroup"],

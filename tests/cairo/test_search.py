@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -132,3 +134,88 @@ def test_every_b_combination_constant_gives_no_r() -> None:
     a = MetricSets(("original", "s1"), np.arange(10.0).reshape(2, 5))
     b = MetricSets(("original", "s1"), np.ones((2, 5)))
     assert np.isnan(search_size(a, b, 2).r) and np.isnan(search_size(a, b, 1).r)
+
+
+# ------------------------------------------------------------------ the released code's combinations
+def released_brute_force(generations: pd.DataFrame, systems: list[str], size: int) -> tuple[float, float, tuple]:
+    """What chandar-lab/CAIRO's collect_results.py + compute_correlation.py do, written out with pandas: for every
+    multiset of size−1 other sets (combinations_with_replacement), concatenate that set's generations (again for a
+    repeat) with the originals', Eq. 1 as its compute_bias (overall mean of all rows vs each subgroup's mean), the
+    SAME combination for both metrics, Pearson r across systems; best and mean r."""
+
+    def compute_bias(frame: pd.DataFrame) -> float:
+        overall = frame["score"].mean()
+        return sum(abs(overall - frame.loc[frame["group"] == g, "score"].mean()) for g in frame["group"].unique())
+
+    others = [n for n in dict.fromkeys(generations["prompt_set"]) if n != "original"]
+    rs, combos = [], []
+    for chosen in itertools.combinations_with_replacement(others, size - 1):
+        vectors = {}
+        for metric in ("A", "B"):
+            part = generations[generations["metric"] == metric]
+            vectors[metric] = [compute_bias(pd.concat([part[(part["prompt_set"] == s) & (part["system_name"] == sys)]
+                                                       for s in [*chosen, "original"]]))
+                               for sys in systems]
+        rs.append(stats.pearsonr(vectors["A"], vectors["B"]).statistic)
+        combos.append(chosen)
+    best = int(np.argmax(rs))
+    return rs[best], float(np.mean(rs)), combos[best]
+
+
+def random_generations(rng: np.random.Generator, n_systems: int = 5) -> pd.DataFrame:
+    rows = []
+    for system in range(n_systems):
+        for metric, groups in (("A", ("f", "m")), ("B", ("x", "y", "z"))):
+            for prompt_set in ("original", "P1", "P2", "P3"):
+                for group in groups:
+                    # unequal prompt counts per subgroup: pooled (generation-weighted) and prompt-weighted differ
+                    for prompt in range(int(rng.integers(2, 5))):
+                        rows.append({"system_name": f"s{system}", "metric": metric, "prompt_set": prompt_set,
+                                     "group": group, "prompt_id": f"{metric}|{prompt_set}|{group}{prompt}",
+                                     "score": float(rng.beta(0.5, 2.0))})
+    return pd.DataFrame(rows)
+
+
+def test_released_variant_equals_the_authors_procedure() -> None:
+    seed = 1
+    from fairness_core.cairo.bias import bias_table
+    from fairness_core.cairo.request import read_bias_table
+    from fairness_core.cairo.summary import search_json
+
+    generations = random_generations(np.random.default_rng(seed))
+    table = read_bias_table(bias_table(generations, "score"))
+    payload = search_json(table, heldout=False, combination="released")
+    assert payload["combination"] == "released"
+    (pair,) = payload["pairs"]
+    systems = pair["systems"]
+    assert [row["size"] for row in pair["by_size"]] == [1, 2, 3, 4]
+    for row in pair["by_size"]:
+        best, mean, chosen = released_brute_force(generations, systems, row["size"])
+        assert row["r"] == pytest.approx(best, abs=1e-9)
+        assert row["mean_r"] == pytest.approx(mean, abs=1e-9)
+        assert row["combo_a"] == row["combo_b"] == ["original", *chosen]  # one combination for both metrics
+        assert row["n_pairs"] == math.comb(3 + row["size"] - 2, row["size"] - 1)
+
+
+def test_the_two_variants_differ_and_are_named() -> None:
+    from fairness_core.cairo.bias import bias_table
+    from fairness_core.cairo.request import read_bias_table
+    from fairness_core.cairo.summary import search_json
+
+    table = read_bias_table(bias_table(random_generations(np.random.default_rng(4)), "score"))
+    ours = search_json(table, heldout=False)["pairs"][0]["by_size"]
+    released = search_json(table, heldout=False, combination="released")["pairs"][0]["by_size"]
+    assert [r["n_pairs"] for r in ours] == [1, 9, 9, 1]  # distinct sets, every cross pair
+    assert [r["n_pairs"] for r in released] == [1, 3, 6, 10]  # multisets, the same one for both metrics
+    assert any(len(set(r["combo_a"])) < len(r["combo_a"]) for r in released[2:])  # a repeated set occurs
+
+
+def test_released_search_honesty_checks_run() -> None:
+    from fairness_core.cairo.bias import bias_table
+    from fairness_core.cairo.request import read_bias_table
+    from fairness_core.cairo.summary import search_json
+
+    table = read_bias_table(bias_table(random_generations(np.random.default_rng(2), n_systems=6), "score"))
+    rows = search_json(table, permutations=9, combination="released")["pairs"][0]["by_size"]
+    assert all(0 < row["p_search"] <= 1 for row in rows)
+    assert all(row["heldout_r"] is None or -1 <= row["heldout_r"] <= 1 for row in rows)

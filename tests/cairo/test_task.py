@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from fairness_core.cairo.task import CairoInputError, RunRequest, parse_system, parse_systems, plan_sets, run_pipeline
+from fairness_core.cairo.task import (
+    CairoInputError,
+    RunRequest,
+    parse_system,
+    parse_systems,
+    pipeline_manifest,
+    plan_sets,
+    run_pipeline,
+)
+from fairness_core.models.interfaces import DecodingConfig
 
 
 def test_parse_systems() -> None:
@@ -19,6 +28,21 @@ def test_parse_systems() -> None:
         parse_systems("gpt2@greedy;gpt2@top_p=0.5")
     with pytest.raises(CairoInputError, match="listed twice"):
         parse_systems("gpt2@greedy;gpt2@greedy;gpt2@top_p=0.5")
+
+
+def test_a_system_is_exactly_what_was_written() -> None:
+    # top_k and temperature written, top_p not: no nucleus cut is added (it used to add top_p=0.9 silently)
+    system = parse_system("gpt2@top_k=20,temperature=1.3")
+    assert (system.decoding.top_k, system.decoding.temperature, system.decoding.top_p) == (20, 1.3, None)
+    assert system.name == "gpt2 · top_k=20,temperature=1.3"
+    assert parse_system("gpt2").decoding == DecodingConfig()  # nothing written: plain sampling
+    # a system that wrote top_p is the same system as before (name and store key unchanged)
+    pinned = parse_system("gpt2@top_p=0.9,top_k=20,temperature=1.3")
+    assert pinned.name == "gpt2 · top_p=0.9,top_k=20,temperature=1.3"
+    assert pinned.decoding == DecodingConfig(top_p=0.9, top_k=20, temperature=1.3)
+    # the manifest shows every knob, the unwritten ones at their defaults
+    manifest = pipeline_manifest(RunRequest(systems=(system, pinned, parse_system("gpt2@greedy"))))
+    assert manifest["decoding"][system.name] == {"temperature": 1.3, "top_k": 20, "top_p": None}
 
 
 def test_plan_pairs_every_set_with_the_originals() -> None:
@@ -36,14 +60,14 @@ def test_plan_pairs_every_set_with_the_originals() -> None:
 def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store) -> None:
     systems = parse_systems(f"{tiny_gpt2}@top_p=0.9;{tiny_gpt2}@top_p=0.5,temperature=0.7;{tiny_gpt2}@greedy")
     request = RunRequest(systems=systems, n_sets=1, per_subgroup=2, max_new_tokens=4, seeds=(0, 1))
-    first = run_pipeline(request, store, n_boot=50)
+    first = run_pipeline(request, store)
     assert first.status == "complete" and first.value_column == "offensive_prob"
     table = first.bias_table
     assert len(table) == 3 * 2 * 2  # systems x metrics x sets
     assert (table["n_prompts"] == 4).all() and (table["n_generations"] == 8).all()
     assert (table["ci_low"] <= table["ci_high"]).all() and table["ci_low"].notna().all()
     assert first.split_rows and "r_heldout_half" in first.split_rows[0]
-    second = run_pipeline(request, store, n_boot=50)
+    second = run_pipeline(request, store)
     assert second.bias_table["bias"].tolist() == pytest.approx(table["bias"].tolist())
     assert store.query("SELECT count(DISTINCT run_id) AS n FROM runs")["n"][0] == 1  # nothing regenerated
 

@@ -86,10 +86,45 @@ def test_cairo_run_pipeline_with_a_tiny_model(tmp_path: Path, capsys: pytest.Cap
     assert [row["size"] for row in pair["by_size"]] == [1, 2]
     assert len(payload["bias_table"]) == 12 and payload["run_ids"]
     assert (tmp_path / "bias.csv").read_text().startswith("system,metric,prompt_set,bias")
+    uncertainty = pair["uncertainty"]  # prompt bootstrap of the mean r and the rank τ/ρ
+    assert uncertainty["n_boot"] == 200 and [row["size"] for row in uncertainty["by_size"]] == [1, 2]
     assert main(argv) == 0  # from the store: same run ids, nothing regenerated
     assert json.loads(capsys.readouterr().out)["run_ids"] == payload["run_ids"]
+    # the released variant on the same stored generations: the same set in both metrics, pooled Eq. 1
+    assert main([*argv, "--combination", "released", "--no-heldout"]) == 0
+    released = json.loads(capsys.readouterr().out)
+    assert released["combination"] == "released" and released["run_ids"] == payload["run_ids"]
+    assert released["pairs"][0]["uncertainty"]["combination"] == "released"
 
 
 def test_cairo_run_rejects_bad_systems_in_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cairo", "run", "--systems", "gpt2@greedy;gpt2@beam=2;gpt2@top_p=0.5"]) == 2
     assert "unknown knob 'beam'" in capsys.readouterr().err
+
+
+def test_run_help_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    from fairness_core.cairo.data import METRICS
+
+    with pytest.raises(SystemExit):
+        main(["cairo", "run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for metric in METRICS:  # HolisticBias gender / religion were left out
+        assert metric in text
+
+
+def test_released_combination_needs_subgroup_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = write_table(tmp_path / "bias.csv")
+    assert main(["cairo", "--bias-table", str(table), "--json", "--combination", "released"]) == 2
+    assert "subgroup_scores" in capsys.readouterr().err
+
+
+def test_released_combination_on_a_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from fairness_core.cairo.bias import bias_table
+    from tests.cairo.test_search import random_generations
+
+    path = tmp_path / "run.csv"
+    bias_table(random_generations(np.random.default_rng(0)), "score").to_csv(path, index=False)
+    assert main(["cairo", "--bias-table", str(path), "--json", "--combination", "released", "--no-heldout"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["combination"] == "released"
+    assert all(row["combo_a"] == row["combo_b"] for row in payload["pairs"][0]["by_size"])

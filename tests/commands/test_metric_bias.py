@@ -60,8 +60,8 @@ def test_a_pair_with_identical_candidates_is_kept_counted_and_noted(tmp_path: Pa
                  "--stored-scores", "--json"]) == 0
     captured = capsys.readouterr()
     result = json.loads(captured.out)["race"]
-    assert result["chrf"]["n_pairs"] == 2 and result["BLEU"]["n_pairs"] == 2
-    assert result["BLEU"]["bias"] == pytest.approx((20 + 0) / 2)  # unit 0.9 - 0.4: gaps 100 * 0.1 / 0.5 and 0
+    assert result["chrf"]["n_pairs"] == 2 and result["BLEU (stored)"]["n_pairs"] == 2
+    assert result["BLEU (stored)"]["bias"] == pytest.approx((20 + 0) / 2)  # unit 0.9 - 0.4: gaps 100 * 0.1 / 0.5 and 0
     assert "1 pair(s) have identical candidates (lines 4-5); kept with gap 0" in captured.err
 
 
@@ -81,7 +81,7 @@ def test_the_stored_scores_of_a_released_file_are_metrics_named_by_their_header(
         isolated_store: Path, capsys: pytest.CaptureFixture) -> None:
     result = run_json(capsys, "--data", str(FIXTURE), "--format", "metric-fairness", "--metrics", "bleu",
                       "--config", "metric-fairness-2022", "--stored-scores")
-    assert sorted(result["gender"]) == ["BERTScore", "BLEU", "bleu"]
+    assert sorted(result["gender"]) == ["BERTScore (stored)", "BLEU (stored)", "bleu"]
     assert main(["metric-bias", "--data", str(FIXTURE), "--format", "metric-fairness", "--stored-scores", "PRISM",
                  "--json"]) == 2
     assert "has no stored score column 'PRISM'; it has: BLEU, BERTScore" in capsys.readouterr().err
@@ -156,10 +156,10 @@ def test_issue_7_done_when_all_six_release_files_with_and_without_stored_scores(
     header = RELEASE[0].read_text().splitlines()[0].split("\t")[2:-1]
     assert len(header) == 29 and header[0] == "BLEU" and header[-1] == "FrugalScore-BERT-medium"
     for attribute in stored:
-        assert set(stored[attribute]) == set(header) | {"bleu", "rouge1", "nist", "chrf"}
+        assert set(stored[attribute]) == {f"{h} (stored)" for h in header} | {"bleu", "rouge1", "nist", "chrf"}
     # the identical pair is kept (gap 0), counted in n_pairs and noted on stderr
     race = stored["race"]
-    assert race["BLEU"]["n_pairs"] == 5 and race["BLEU"]["n_excluded"] == 0
+    assert race["BLEU (stored)"]["n_pairs"] == 5 and race["BLEU (stored)"]["n_excluded"] == 0
     assert "note: race.tsv: 1 pair(s) have identical candidates (lines 10-11); kept with gap 0" in captured.err
 
 

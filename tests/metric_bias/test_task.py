@@ -112,9 +112,10 @@ def test_stored_scores_become_runs_named_by_their_column(store: RunStore) -> Non
         Pair("b", "he sat", "she sat", "they sat", "gender", stored=(("BLEU", 0.2, float("nan")), ("bleu", 0, 1))),
     ))
     runs = task.run_metrics(data, [], store, stored=["BLEU", "bleu"])
-    assert [r.name for r in runs] == ["BLEU", "stored:bleu"]  # a registered name gets a prefix
+    # named "<header> (stored)": the authors' BLEU is never told from our recomputed bleu by case only
+    assert [r.name for r in runs] == ["BLEU (stored)", "bleu (stored)"]
     table = summary.bias_table(summary.pair_table(store, [r.run_id for r in runs]),
                                expected=summary.expected_pairs(data))
-    bleu = table.set_index("metric").loc["BLEU"]
+    bleu = table.set_index("metric").loc["BLEU (stored)"]
     assert bleu["n_pairs"] == 1 and bleu["n_excluded"] == 1  # the NaN pair is excluded and counted
     assert bleu["bias"] == pytest.approx(100 * 0.25 / (0.5 - 0.25))
