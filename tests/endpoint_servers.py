@@ -36,12 +36,13 @@ def free_port() -> int:
 
 
 def build_sampling_gpt2(directory: Path) -> Path:
-    """The tiny GPT-2 of tests/tiny_models.py, with a generation config that samples and a chat template."""
+    """The tiny GPT-2 of tests/tiny_models.py (long positions), with a generation config that samples and a
+    chat template."""
     from transformers import AutoTokenizer, GenerationConfig
 
     from tests.tiny_models import build_tiny_gpt2
 
-    build_tiny_gpt2(directory)
+    build_tiny_gpt2(directory, n_positions=2048)  # room for the adaptation prompt (a few hundred tokens)
     tokenizer = AutoTokenizer.from_pretrained(directory)
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(directory)

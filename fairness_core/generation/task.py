@@ -424,7 +424,9 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict
     raws = [r["raw"] for r in rows]
     usages: dict[int, dict[str, int] | None] = {}
     if fresh:
-        generated, counted = _generate(request, shard["model"], [rows[i] for i in fresh])
+        answered = _generate(request, shard["model"], [rows[i] for i in fresh])
+        # (texts, usages); a plain list of texts is accepted too (scripted generators in tests)
+        generated, counted = answered if isinstance(answered, tuple) else (answered, [None] * len(fresh))
         for i, text, usage in zip(fresh, generated, counted, strict=True):
             raws[i] = text
             usages[i] = usage

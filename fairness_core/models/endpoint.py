@@ -322,6 +322,7 @@ class EndpointLM(CausalLM):
         """One line about a failed request, with the key (if any) masked."""
         status = getattr(error, "status_code", None)
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        text = re.sub(r"^Error code: \d+( - )?", "", text) or "no detail given"  # the status is said once, below
         if isinstance(error, self._openai.APITimeoutError):
             text = f"no answer within {self.endpoint.timeout_s:g} s"
         elif isinstance(error, self._openai.APIConnectionError):
