@@ -594,3 +594,32 @@ def _prompt_logprob_tokens(entries: Sequence[Any], text: str) -> tuple[list[str]
         end -= len(tokens[i]) if values[i] is not None else 0
         offsets[i] = max(end, 0) if values[i] is not None else 0
     return tokens, values, offsets
+
+
+# ------------------------------------------------------------------------------- a local server
+def sampling_folder(source: Path, target: Path) -> Path:
+    """A model folder for `transformers serve` that samples: `source`'s files linked into `target`, with a
+    generation_config.json that sets do_sample (without it, transformers serve decodes greedily and ignores
+    temperature and top_p). Rebuilt when present, so it follows `source`."""
+    import shutil
+
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for path in source.iterdir():
+        if path.is_file() and path.name != "generation_config.json":
+            (target / path.name).symlink_to(path.resolve())
+    settings = {}
+    if (source / "generation_config.json").is_file():
+        settings = json.loads((source / "generation_config.json").read_text(encoding="utf-8"))
+    settings["do_sample"] = True
+    (target / "generation_config.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return target
+
+
+def offline_serving_folder() -> Path:
+    """SmolLM2-135M-Instruct (the offline preset, dequantised once) as a sampling folder in the lab's cache."""
+    from fairness_core.models.loading import gguf_converted_dir
+    from fairness_core.models.presets import get_preset
+
+    converted = gguf_converted_dir(get_preset("smollm2-135m-instruct").spec().resolved())
+    return sampling_folder(converted, lab_config.cache_dir() / "served" / "smollm2-135m-instruct")
