@@ -51,6 +51,16 @@ def build_sampling_gpt2(directory: Path) -> Path:
     return directory
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: on Linux, ask for SIGTERM when the process that started it dies, so a test
+    run killed from outside (no fixture teardown) leaves no server behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class TransformersServer:
     """`transformers serve MODEL_DIR` on a free port; `stop()` terminates it by PID (then kills)."""
 
@@ -66,7 +76,7 @@ class TransformersServer:
         command = [str(Path(sys.executable).parent / "transformers"), "serve", str(model_dir), "--host", "127.0.0.1",
                    "--port", str(self.port), *extra_args]
         self.process = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                                        start_new_session=True, preexec_fn=_die_with_parent)
         self.pid = self.process.pid
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
