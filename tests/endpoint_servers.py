@@ -125,6 +125,8 @@ class FakeServer:
         self.behaviour = behaviour or FakeBehaviour()
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self.lock = threading.Lock()
+        self.in_flight = 0  # completions being answered now (non-probe), and the most at once
+        self.max_in_flight = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -189,7 +191,12 @@ class FakeServer:
         if status != 200:
             return status, {"error": {"message": f"scripted {status}", "type": "test"}}
         if behaviour.delay_s and prompt not in PROBE_PROMPTS:
+            with self.lock:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
             time.sleep(behaviour.delay_s)
+            with self.lock:
+                self.in_flight -= 1
         settings = f"t={body.get('temperature')} p={body.get('top_p')} k={body.get('top_k')} s={body.get('seed')}"
         if path.endswith("/chat/completions"):
             last = body["messages"][-1]["content"]
