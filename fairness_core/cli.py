@@ -12,9 +12,8 @@ import argparse
 import importlib
 import importlib.util
 import json
-import signal
+import os
 import sys
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,13 +54,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from fairness_core.jobs.ray_executor import RayUnavailableError
 
-    # `... | head` should end quietly, not with a BrokenPipeError (signals belong to the main thread only)
-    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE stays ignored: with its default action, a socket write to a peer that went away (an endpoint
+    # server, a Ray node) would kill the process silently instead of raising an error the client retries.
+    # `... | head` still ends quietly: a closed stdout is caught below.
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # here, so a reader that left (`| head`) is caught below, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        return 1
     except (UserFacingError, RayUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -75,6 +80,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished batches are kept in the store and the next run resumes", file=sys.stderr)
         return 130
+
+
+def _stdout_closed() -> bool:
+    """After a BrokenPipeError: is it stdout whose reader left (`| head`)? Then stdout is pointed at /dev/null,
+    so the interpreter's final flush does not fail again. A broken socket elsewhere is not this."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        broken = any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+    if broken:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+    return broken
 
 
 class UserFacingError(Exception):
