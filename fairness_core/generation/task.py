@@ -378,7 +378,8 @@ def _generate(request: dict[str, Any], model: dict[str, Any],
     if getattr(lm, "remote", False):
         from fairness_core.jobs.context import checkpoint
 
-        return _chat(lm, request, rows, configs, progress=checkpoint), [None] * len(rows)
+        answered = _chat(lm, request, rows, configs, progress=checkpoint)
+        return [text for text, _ in answered], [usage for _, usage in answered]
     return _chat(lm, request, rows, configs), [None] * len(rows)
 
 
@@ -390,13 +391,14 @@ def _generate_in_process(lm: Any, request: dict[str, Any], rows: list[dict[str, 
 
 
 def _chat(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]], configs: list[DecodingConfig],
-          progress: Callable[[int, int], None] | None = None) -> list[str]:
-    chat = getattr(lm, "chat", None)
+          progress: Callable[[int, int], None] | None = None) -> list[Any]:
+    """Each row's reply; with `progress` (a remote endpoint) each row's (reply, tokens counted)."""
+    chat = getattr(lm, "chat" if progress is None else "chat_with_usage", None)
     if chat is None:
         raise ModelUnavailableError(f"{lm.name} cannot chat in this version of the model layer")
     # CausalLM.chat: reply j to conversation i depends only on (seed, conversation, j), so one call
     # per (system, seed) with n = the highest sample needed gives each row its own reply.
-    out: list[str] = [""] * len(rows)
+    out: list[Any] = [""] * len(rows)
     groups: dict[tuple[int, int], list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault((row["system"], row["seed"]), []).append(index)

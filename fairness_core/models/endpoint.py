@@ -491,10 +491,12 @@ class EndpointLM(CausalLM):
         return [text for text, _ in self.generate_rows_with_usage(prompts, configs, seeds, max_new_tokens,
                                                                   on_step=on_step, progress=progress)]
 
-    def chat(self, conversations: Sequence[Sequence[Mapping[str, str]]],
-             decoding: DecodingConfig | Sequence[DecodingConfig], n: int = 1, seed: int = 0,
-             progress: Callable[[int, int], None] | None = None) -> list[list[str]]:
-        """`n` replies per conversation through /v1/chat/completions (the server applies its chat template)."""
+    def chat_with_usage(self, conversations: Sequence[Sequence[Mapping[str, str]]],
+                        decoding: DecodingConfig | Sequence[DecodingConfig], n: int = 1, seed: int = 0,
+                        progress: Callable[[int, int], None] | None = None,
+                        ) -> list[list[tuple[str, dict[str, int]]]]:
+        """`n` (reply, tokens counted) per conversation through /v1/chat/completions (the server applies its
+        chat template); reply j's seed comes from (seed, conversation, j)."""
         configs = [decoding] * len(conversations) if isinstance(decoding, DecodingConfig) else list(decoding)
         calls = []
         for messages, config in zip(conversations, configs, strict=True):
@@ -502,10 +504,23 @@ class EndpointLM(CausalLM):
             plain = [{"role": m["role"], "content": m["content"]} for m in messages]
             for j in range(n):
                 body = self.sampling_fields(config, seed=request_seed(seed, plain, j))
-                calls.append(lambda plain=plain, body=body: self._chat_completion(
-                    {"messages": plain, **body}).choices[0].message.content or "")
-        texts = self._run_all(calls, progress)
-        return [texts[i * n : (i + 1) * n] for i in range(len(conversations))]
+                calls.append(lambda plain=plain, body=body: self._one_chat(plain, body))
+        answers = self._run_all(calls, progress)
+        return [answers[i * n : (i + 1) * n] for i in range(len(conversations))]
+
+    def _one_chat(self, messages: list[dict[str, str]], body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        response = self._chat_completion({"messages": messages, **body})
+        usage = getattr(response, "usage", None)
+        return response.choices[0].message.content or "", {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+
+    def chat(self, conversations: Sequence[Sequence[Mapping[str, str]]],
+             decoding: DecodingConfig | Sequence[DecodingConfig], n: int = 1, seed: int = 0,
+             progress: Callable[[int, int], None] | None = None) -> list[list[str]]:
+        """`n` replies per conversation through /v1/chat/completions (the server applies its chat template)."""
+        return [[text for text, _ in replies]
+                for replies in self.chat_with_usage(conversations, decoding, n=n, seed=seed, progress=progress)]
 
     # --------------------------------------------------------------------------- log-likelihood
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],

@@ -173,6 +173,9 @@ def test_generate_gives_each_sample_its_own_seed_and_chat_uses_the_chat_route(fa
     assert lm.generate(["The doctor"], DecodingConfig(top_p=0.5), n=3, seed=4) == first
     replies = lm.chat([[{"role": "user", "content": "Rewrite this."}]], DecodingConfig(greedy=True), n=1)
     assert replies[0][0].startswith("Reply to Rewrite this. [t=0.0")
+    conversation = [{"role": "user", "content": "Rewrite this."}]
+    ((reply, usage),) = lm.chat_with_usage([conversation], DecodingConfig(greedy=True))[0]
+    assert reply == replies[0][0] and usage == {"prompt_tokens": 5, "completion_tokens": 4}  # the server's count
     chat_bodies = [body for path, _, body in fake.requests if path.endswith("/chat/completions")]
     assert chat_bodies[-1]["messages"] == [{"role": "user", "content": "Rewrite this."}]
 
