@@ -157,6 +157,16 @@ def is_endpoint(source: str) -> bool:
     return isinstance(source, str) and source.startswith(ENDPOINT_PREFIX)
 
 
+def model_record(model: str) -> str:
+    """A model string as a request manifest records it: for an endpoint, without the throughput settings
+    (in-flight, timeout, retries), which do not change results, so changing them never misses the store."""
+    if not is_endpoint(model):
+        return model
+    from dataclasses import replace
+
+    return replace(Endpoint.parse(model), max_in_flight=8, timeout_s=120.0, max_retries=4).source()
+
+
 def endpoint_from_flags(url: str | None, model: str | None, key_env: str | None = None,
                         max_in_flight: int | None = None) -> Endpoint | None:
     """The CLI's --endpoint-url/--endpoint-model/--endpoint-key-env as an Endpoint, None when no URL."""
