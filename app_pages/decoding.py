@@ -40,6 +40,7 @@ from fairness_core.decoding.task import (
     prewarm,
     run_decoding,
     stored_generations,
+    token_usage,
 )
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
@@ -389,6 +390,10 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
     (st.warning if partial else st.success)(
         f"{len(configs)} configurations, {len(generations)} generations ({source}"
         f"{'; ' + partial if partial else ''}). Empty after truncation: {int(table['n_empty'].sum())}.")
+    usage = token_usage(common.get_store(), result.run_ids)
+    if usage["requests"]:  # an endpoint system: the tokens its server counted (stored with each row, exported)
+        st.caption(f"Endpoint token usage for these runs: {usage['prompt_tokens']:,} prompt + "
+                   f"{usage['completion_tokens']:,} completion tokens in {usage['requests']:,} requests.")
     st.caption(f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
                f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
                "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "

@@ -12,9 +12,8 @@ import argparse
 import importlib
 import importlib.util
 import json
-import signal
+import os
 import sys
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ COMMAND_MODULES = (
     "fairness_core.commands.cairo",
     "fairness_core.commands.adaptation",  # vbcm, templates, adapt
     "fairness_core.commands.datscore",
+    "fairness_core.commands.serve",  # a local OpenAI-compatible server for the --endpoint* flags
 )
 
 
@@ -54,13 +54,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from fairness_core.jobs.ray_executor import RayUnavailableError
 
-    # `... | head` should end quietly, not with a BrokenPipeError (signals belong to the main thread only)
-    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE stays ignored: with its default action, a socket write to a peer that went away (an endpoint
+    # server, a Ray node) would kill the process silently instead of raising an error the client retries.
+    # `... | head` still ends quietly: a closed stdout is caught below.
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # here, so a reader that left (`| head`) is caught below, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        return 1
     except (UserFacingError, RayUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -74,6 +80,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished batches are kept in the store and the next run resumes", file=sys.stderr)
         return 130
+
+
+def _stdout_closed() -> bool:
+    """After a BrokenPipeError: is it stdout whose reader left (`| head`)? Then stdout is pointed at /dev/null,
+    so the interpreter's final flush does not fail again. A broken socket elsewhere is not this."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        broken = any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+    if broken:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+    return broken
 
 
 class UserFacingError(Exception):
@@ -152,3 +176,60 @@ def executor_from(args: argparse.Namespace) -> Any:
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     """Let `--store` also be given after the subcommand."""
     parser.add_argument("--store", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+ENDPOINT_WORD = "endpoint"  # in --model / --systems: the endpoint the --endpoint* flags name
+
+
+def add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """--endpoint NAME (from endpoints.toml) or --endpoint-url/--endpoint-model/--endpoint-key-env."""
+    group = parser.add_argument_group("OpenAI-compatible endpoint (docs/endpoints.md)")
+    group.add_argument("--endpoint", metavar="NAME", help="an endpoint configured in endpoints.toml")
+    group.add_argument("--endpoint-url", metavar="URL", help="base URL of an OpenAI-compatible server, e.g. "
+                       "http://127.0.0.1:8000/v1")
+    group.add_argument("--endpoint-model", metavar="NAME", help="the model name the server serves")
+    group.add_argument("--endpoint-key-env", metavar="VAR",
+                       help="NAME of the environment variable that holds the API key (never the key itself)")
+    group.add_argument("--endpoint-in-flight", type=int, metavar="N",
+                       help="concurrent requests (default 8; throughput only, results do not depend on it)")
+
+
+def endpoint_source(args: argparse.Namespace) -> str | None:
+    """The model-source string of the endpoint the flags name, or None (UserFacingError for bad flags)."""
+    from fairness_core.models.endpoint import configured_endpoint, endpoint_from_flags
+
+    name = getattr(args, "endpoint", None)
+    url, model = getattr(args, "endpoint_url", None), getattr(args, "endpoint_model", None)
+    key_env, in_flight = getattr(args, "endpoint_key_env", None), getattr(args, "endpoint_in_flight", None)
+    try:
+        if name:
+            if url or model or key_env:
+                raise ValueError("give either --endpoint NAME or --endpoint-url/--endpoint-model, not both")
+            endpoint = configured_endpoint(name)
+            if in_flight:
+                from dataclasses import replace
+
+                endpoint = replace(endpoint, max_in_flight=in_flight)
+            return endpoint.source()
+        endpoint = endpoint_from_flags(url, model, key_env, in_flight)
+    except ValueError as error:
+        raise UserFacingError(str(error)) from None
+    return None if endpoint is None else endpoint.source()
+
+
+def resolve_endpoint_word(model: str, args: argparse.Namespace) -> str:
+    """`endpoint` -> the flags' endpoint; `endpoint:NAME` (no URL) -> the one configured as NAME; else `model`."""
+    from fairness_core.models.endpoint import configured_endpoint
+
+    text = model.strip()
+    if text == ENDPOINT_WORD:
+        source = endpoint_source(args)
+        if source is None:
+            raise UserFacingError("'endpoint' as a model needs --endpoint NAME or --endpoint-url and --endpoint-model")
+        return source
+    if text.startswith(ENDPOINT_WORD + ":") and "://" not in text:
+        try:
+            return configured_endpoint(text.split(":", 1)[1]).source()
+        except ValueError as error:
+            raise UserFacingError(str(error)) from None
+    return model

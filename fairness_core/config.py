@@ -12,6 +12,7 @@ STORE_ROOT_ENV = "FAIRNESS_LAB_STORE_ROOT"
 STORE_TIMEOUT_ENV = "FAIRNESS_LAB_STORE_TIMEOUT"
 SERVED_ENV = "FAIRNESS_LAB_SERVED"
 CACHE_ENV = "FAIRNESS_LAB_CACHE"
+ENDPOINTS_ENV = "FAIRNESS_LAB_ENDPOINTS"
 
 
 def store_path() -> Path:
@@ -39,6 +40,13 @@ def store_lock_timeout_s() -> float:
 def served() -> bool:
     """True when the app is served for others (`FAIRNESS_LAB_SERVED=1`): visitors cannot pick a store file."""
     return os.environ.get(SERVED_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def endpoints_path() -> Path:
+    """The configured OpenAI-compatible endpoints: `$FAIRNESS_LAB_ENDPOINTS`, else `endpoints.toml` in the
+    repository (docs/endpoints.md). Written by whoever runs the app or the CLI, never by a visitor."""
+    configured = os.environ.get(ENDPOINTS_ENV)
+    return Path(configured).expanduser() if configured else REPO_ROOT / "endpoints.toml"
 
 
 def cache_dir() -> Path:

@@ -71,3 +71,19 @@ def tiny_m2m100(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import build_tiny_m2m100
 
     return build_tiny_m2m100(tmp_path_factory.mktemp("tiny-m2m100"))
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory: pytest.TempPathFactory):
+    """A real OpenAI-compatible server: `transformers serve` over a tiny GPT-2 whose generation config
+    samples, on a free port of 127.0.0.1, stopped by its PID. Yields the TransformersServer (`.base_url`;
+    the model name requests carry is `.model_dir`)."""
+    from tests.endpoint_servers import TransformersServer, build_sampling_gpt2
+
+    workdir = tmp_path_factory.mktemp("served")
+    server = TransformersServer(build_sampling_gpt2(workdir / "tiny-sampling-gpt2"), workdir)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()

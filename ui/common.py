@@ -145,6 +145,8 @@ def model_id_problem(typed: str) -> str | None:
     """
     if not typed:
         return None
+    if typed.startswith("endpoint:"):  # a visitor never names a URL the server would send requests to
+        return "An endpoint is picked from the list (those configured in endpoints.toml), never typed here."
     shown = inline_code(typed[:80] + ("…" if len(typed) > 80 else ""))
     if len(typed) > MAX_MODEL_ID_CHARS:
         return f"{shown} is too long for a model id or path (at most {MAX_MODEL_ID_CHARS} characters)."
@@ -172,6 +174,20 @@ def model_id_problem(typed: str) -> str | None:
     return None
 
 
+def configured_endpoints() -> dict[str, str]:
+    """{model source: label} of the endpoints in endpoints.toml (docs/endpoints.md). Only these are offered,
+    served or not: the page has no URL field. A bad file is one sentence in place and offers none."""
+    from fairness_core.models.endpoint import load_endpoints
+
+    try:
+        found = load_endpoints()
+    except ValueError as error:
+        st.warning(escape_markdown(str(error)))
+        return {}
+    return {endpoint.source(): f"{name}: {endpoint.label()} (OpenAI-compatible endpoint)"
+            for name, endpoint in found.items()}
+
+
 def model_picker(task: str, label: str, key: str, default: str | None = None) -> str:
     """Select a preset for `task` or type any Hugging Face id / local path; unavailable ones say why.
 
@@ -179,10 +195,13 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
     returned, as when nothing is typed yet.
     """
     rows = [row for row in registry_table() if row["task"] == task]
-    options = [row["key"] for row in rows] + ["(other Hugging Face id or local path)"]
+    endpoints = configured_endpoints() if task == "causal-lm" else {}
+    options = ([row["key"] for row in rows] + list(endpoints) + ["(other Hugging Face id or local path)"])
     by_key = {row["key"]: row for row in rows}
 
     def describe(option: str) -> str:
+        if option in endpoints:
+            return endpoints[option]
         row = by_key.get(option)
         if row is None:
             return option
@@ -192,6 +211,8 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
 
     index = options.index(default) if default in options else 0
     choice = st.selectbox(label, options, index=index, format_func=describe, key=key)
+    if choice in endpoints:
+        return choice
     if choice not in by_key:
         typed = st.text_input("Model id or path", key=f"{key}_custom", max_chars=MAX_MODEL_ID_CHARS,
                               placeholder="e.g. gpt2 or /models/my-model").strip()

@@ -23,6 +23,7 @@ from fairness_core.adaptation.templates import (
     parse_templates_text,
     project_templates,
 )
+from fairness_core.models.endpoint import model_record
 
 #: The classifier under test reads a score in [0, 1] ("positive output probability", Sec. 3.1).
 #: VADER's compound c in [-1, 1] is mapped linearly: (c + 1) / 2 (0 = most negative, 1 = most positive).
@@ -101,7 +102,7 @@ class AdaptationRequest:
                               "n": len(self.templates.templates)},
                 "terms": {a: {g: list(t) for g, t in self.groups(a).items()} for a in self.attributes},
                 "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(), "n": len(self.corpus.texts)},
-                "model": self.model, "n_examples": self.n_examples, "temperature": self.temperature,
+                "model": model_record(self.model), "n_examples": self.n_examples, "temperature": self.temperature,
                 "max_new_tokens": self.max_new_tokens, "prompt": self.prompt, "max_noes": self.max_noes,
                 "ner": self.ner, "encoder": self.encoder, "seed": self.seed, "resamples": self.resamples,
                 "classifiers": [c.record() for c in self.classifiers], "anchor_names": list(self.anchor_names),

@@ -92,6 +92,10 @@ class ParaphraseResult:
 
 
 def set_label(model: str, sample: int) -> str:
+    from fairness_core.models.endpoint import Endpoint, is_endpoint
+
+    if is_endpoint(model):  # an OpenAI-compatible endpoint: the served model's name, not the URL
+        model = Endpoint.parse(model).model
     short = model.rstrip("/").split("/")[-1]
     return f"{short} (here) #{sample + 1}"
 

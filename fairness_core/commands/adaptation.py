@@ -17,11 +17,14 @@ from typing import Any
 
 from fairness_core.cli import (
     UserFacingError,
+    add_endpoint_arguments,
     add_store_argument,
+    endpoint_source,
     executor_from,
     open_store,
     print_json,
     progress_printer,
+    resolve_endpoint_word,
 )
 
 
@@ -68,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     adapt.add_argument("--bold-domains", default="gender,race,profession,religious_ideology,political_ideology")
     adapt.add_argument("--corpus-size", type=int, default=2000, help="seeded sample of corpus sentences searched")
     adapt.add_argument("--max-noes", type=int, default=200, help="at most this many NOE sentences (seeded)")
-    adapt.add_argument("--model", default="smollm2-135m-instruct", help="chat LM: preset, hub id, dir or .gguf")
+    adapt.add_argument("--model", default=None, help="chat LM: preset, hub id, dir or .gguf (default "
+                       "smollm2-135m-instruct; the --endpoint* flags put a served chat model here instead)")
     adapt.add_argument("--examples", type=int, default=15, help="domain examples in the prompt (paper: 15)")
     adapt.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (paper: 0 or 0.01)")
     adapt.add_argument("--max-new-tokens", type=int, default=102, help="paper: 102 (Wikipedia), 40 (Twitter)")
@@ -76,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     adapt.add_argument("--resamples", type=int, default=1000)
     adapt.add_argument("--seed", type=int, default=0)
     adapt.add_argument("--json", action="store_true")
+    add_endpoint_arguments(adapt)
     add_store_argument(adapt)
     adapt.set_defaults(handler=run_adapt)
 
@@ -144,13 +149,17 @@ def run_adapt(args: argparse.Namespace) -> int:
     from fairness_core.adaptation.summary import report_json, report_text
     from fairness_core.adaptation.task import run_adaptation
 
+    served = endpoint_source(args)
+    if served is not None and args.model:
+        raise UserFacingError("give either --model or an endpoint (--endpoint / --endpoint-url), not both")
+    model = served or resolve_endpoint_word(args.model or "smollm2-135m-instruct", args)
     try:
         request = build_request(
             templates=args.templates, n_templates=args.n_templates,
             attributes=[a.strip() for a in args.attributes.split(",") if a.strip()], terms_path=args.terms,
             corpus=args.corpus, corpus_format=args.corpus_format, corpus_field=args.corpus_field,
             bold_domains=[d.strip() for d in args.bold_domains.split(",") if d.strip()],
-            corpus_size=args.corpus_size, max_noes=args.max_noes, model=args.model, n_examples=args.examples,
+            corpus_size=args.corpus_size, max_noes=args.max_noes, model=model, n_examples=args.examples,
             temperature=args.temperature, max_new_tokens=args.max_new_tokens,
             classifiers=[c.strip() for c in args.classifiers.split(",") if c.strip()], seed=args.seed,
             resamples=args.resamples)

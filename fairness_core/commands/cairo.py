@@ -14,7 +14,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairness_core.cli import UserFacingError, add_store_argument, executor_from, open_store, print_json
+from fairness_core.cli import (
+    ENDPOINT_WORD,
+    UserFacingError,
+    add_endpoint_arguments,
+    add_store_argument,
+    endpoint_source,
+    executor_from,
+    open_store,
+    print_json,
+    resolve_endpoint_word,
+)
+
+DEFAULT_SYSTEMS = "smollm2-135m-instruct@top_p=0.9;smollm2-135m-instruct@top_p=0.5"
+#: with an endpoint and no --systems: the endpoint under three decoding settings (a correlation needs 3)
+ENDPOINT_SYSTEMS = f"{ENDPOINT_WORD}@top_p=0.5;{ENDPOINT_WORD}@top_p=0.9;{ENDPOINT_WORD}@temperature=0.7"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,9 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=search)
     sub = parser.add_subparsers(dest="cairo_command", metavar="{run}")
     run_parser = sub.add_parser("run", help="systems x prompt sets x scorer -> bias table -> search (stored)")
-    run_parser.add_argument("--systems", default="smollm2-135m-instruct@top_p=0.9;smollm2-135m-instruct@top_p=0.5",
+    run_parser.add_argument("--systems", default=None,
                             help='";"-separated MODEL@knob=v,knob=v (e.g. "smollm2-135m-instruct@top_p=0.9,'
-                                 'temperature=0.7;gpt2@greedy"); knobs: top_p, top_k, temperature, greedy')
+                                 'temperature=0.7;gpt2@greedy"); knobs: top_p, top_k, temperature, greedy. MODEL '
+                                 '"endpoint" is the --endpoint* server, "endpoint:NAME" one from endpoints.toml. '
+                                 f'Default: {DEFAULT_SYSTEMS!r}, or {ENDPOINT_SYSTEMS!r} with an endpoint')
     run_parser.add_argument("--metrics", default="BOLD gender,HONEST gender (valid)",
                             help=f"comma-separated metrics ({', '.join(METRICS)})")
     run_parser.add_argument("--sets", type=int, default=None,
@@ -50,6 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_parser.add_argument("--bootstrap", type=int, default=200,
                             help="prompt-bootstrap replicates for the intervals of the mean r and the rank τ/ρ "
                                  "(0: off)")
+    add_endpoint_arguments(run_parser)
     _search_options(run_parser)
     add_store_argument(run_parser)
     run_parser.set_defaults(handler=run)
@@ -108,16 +125,23 @@ def search(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from fairness_core.cairo.data import CairoDataError
     from fairness_core.cairo.request import BiasTableError, read_bias_table
     from fairness_core.cairo.summary import search_json
     from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
     from fairness_core.cairo.uncertainty import add_uncertainty
 
+    served = endpoint_source(args)
+    systems_text = args.systems or (ENDPOINT_SYSTEMS if served else DEFAULT_SYSTEMS)
     try:
         options = dict(_option(o) for o in args.scorer_option)
+        systems = tuple(replace(system, model=resolved, name="") if resolved != system.model else system
+                        for system in parse_systems(systems_text)
+                        for resolved in [resolve_endpoint_word(system.model, args)])
         request = RunRequest(
-            systems=parse_systems(args.systems), metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()),
+            systems=systems, metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()),
             n_sets=args.sets, set_order=args.set_order, per_subgroup=args.per_subgroup, scorer=(args.scorer, options),
             seeds=tuple(int(s) for s in args.seeds.split(",") if s.strip()), max_new_tokens=args.max_new_tokens,
             sample_seed=args.sample_seed, batch_size=args.batch_size)

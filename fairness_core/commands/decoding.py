@@ -16,19 +16,23 @@ import sys
 
 from fairness_core.cli import (
     UserFacingError,
+    add_endpoint_arguments,
     add_store_argument,
+    endpoint_source,
     executor_from,
     open_store,
     print_json,
     progress_printer,
+    resolve_endpoint_word,
 )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "decoding", help="decoding sweep: per-group negative rates, disparity, diversity (Dhamala et al.)")
-    parser.add_argument("--model", default="smollm2-135m-instruct",
-                        help="causal LM: preset key, hub id, local directory or .gguf file")
+    parser.add_argument("--model", default=None,
+                        help="causal LM: preset key, hub id, local directory or .gguf file (default "
+                             "smollm2-135m-instruct; the --endpoint* flags put a served model here instead)")
     parser.add_argument("--quantization", choices=("none", "8bit", "4bit"), default="none",
                         help="bitsandbytes quantization (GPU)")
     parser.add_argument("--prompts", default="regard",
@@ -55,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="always generate --max-new-tokens (default: stop a row once its first sentence is "
                              "settled, which gives the same truncated outputs faster)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_endpoint_arguments(parser)
     add_store_argument(parser)
     parser.set_defaults(handler=run)
 
@@ -73,9 +78,13 @@ def _count(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from fairness_core.decoding.request import RequestError, build_request, default_scorers, load_prompts
     from fairness_core.decoding.summary import cli_rows, measures_for, summarize
-    from fairness_core.decoding.task import plan_decoding, run_decoding
+    from fairness_core.decoding.task import plan_decoding, run_decoding, token_usage
 
     # Every check that needs no model runs first; nothing is written before the request is known good.
+    served = endpoint_source(args)
+    if served is not None and args.model:
+        raise UserFacingError("give either --model or an endpoint (--endpoint / --endpoint-url), not both")
+    args.model = served or resolve_endpoint_word(args.model or "smollm2-135m-instruct", args)
     try:
         if args.bold_per_group <= 0:
             raise RequestError(f"--bold-per-group must be positive (got {args.bold_per_group})")
@@ -105,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
     run_of = (outcome.generations.groupby("config_key")["run_id"].agg(lambda ids: ",".join(sorted(set(ids))))
               .to_dict() if not outcome.generations.empty else {})
     rows = cli_rows(summary, run_of)
+    usage = token_usage(store, outcome.run_ids)
+    if usage["requests"]:
+        print(f"endpoint token usage (runs {', '.join(outcome.run_ids)}): {usage['prompt_tokens']:,} prompt + "
+              f"{usage['completion_tokens']:,} completion tokens in {usage['requests']:,} requests", file=sys.stderr)
     if args.json:
         print_json(rows)
         return 0

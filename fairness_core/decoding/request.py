@@ -17,6 +17,7 @@ from typing import Any
 
 from fairness_core.data.prompts import PromptError, PromptSet, load_prompt_source, validate
 from fairness_core.generation.grid import GridError, expand_grid, parse_grid
+from fairness_core.models.endpoint import Endpoint, is_endpoint
 from fairness_core.models.interfaces import DecodingConfig
 from fairness_core.scorers.sentiment import DEFAULT_NEGATIVE_THRESHOLD
 
@@ -118,6 +119,12 @@ def check_model_source(model: str) -> str:
     if not text:
         raise RequestError("choose a generator: a preset, a Hugging Face id (owner/name) or a local model folder")
     if text in {preset.key for preset in PRESETS}:
+        return text
+    if is_endpoint(text):
+        try:
+            Endpoint.parse(text)
+        except ValueError as error:
+            raise RequestError(str(error)) from None
         return text
     path = Path(text).expanduser()
     looks_like_path = text.startswith(("/", ".", "~")) or "\\" in text or text.count("/") > 1

@@ -28,6 +28,7 @@ from fairness_core.generation.task import (
     load_generations,
     plan_generation,
     run_generation,
+    token_usage,  # noqa: F401 - re-exported: tokens an endpoint counted for a run (CLI and page show it)
 )
 
 

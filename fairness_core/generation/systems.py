@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fairness_core.models.endpoint import Endpoint, is_endpoint
 from fairness_core.models.interfaces import DecodingConfig
 from fairness_core.models.spec import QUANTIZATIONS, ModelSpec
 
@@ -27,6 +28,8 @@ def decoding_record(decoding: DecodingConfig) -> dict[str, Any]:
 
 
 def default_name(model: str, decoding: DecodingConfig, quantization: str = "none") -> str:
+    if is_endpoint(model):
+        return f"{Endpoint.parse(model).label()} · {decoding.label()}"
     short = Path(model).name if model.endswith(".gguf") or Path(model).expanduser().exists() else model
     suffix = "" if quantization == "none" else f" [{quantization}]"
     return f"{short} · {decoding.label()}{suffix}"
@@ -54,8 +57,16 @@ class System:
         return resolve_model(self.model, "causal-lm", quantization=self.quantization)
 
     def manifest(self) -> dict[str, Any]:
-        return {"model": self.spec().to_manifest(), "decoding": decoding_record(self.decoding),
-                "quantization": self.quantization}
+        """Model identity, decoding knobs and quantization; for an endpoint also every sampling field sent
+        (sampling through an API is reproducible only from the store, so the record says what was asked)."""
+        spec = self.spec()
+        record = {"model": spec.to_manifest(), "decoding": decoding_record(self.decoding),
+                  "quantization": self.quantization}
+        if spec.is_endpoint:
+            from fairness_core.models import load_model
+
+            record["sent"] = load_model(spec).sent_manifest(self.decoding)  # type: ignore[attr-defined]
+        return record
 
     def key(self) -> str:
         """Stable hash of model identity + decoding + quantization (not the display name)."""

@@ -356,29 +356,58 @@ def _streamer(request: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     return on_step
 
 
-def _generate(request: dict[str, Any], model: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def _generate(request: dict[str, Any], model: dict[str, Any],
+              rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, int] | None]]:
+    """The rows' raw texts, and per row the tokens a remote endpoint counted for it (None in-process)."""
     from fairness_core.models import ModelSpec, load_model
 
     lm = load_model(ModelSpec(**model))
     max_new = int(request["max_new_tokens"])
     configs = [decoding_from_record(request["systems"][r["system"]]["decoding"], max_new) for r in rows]
+    if getattr(lm, "remote", False) and request["mode"] == "continue":
+        from fairness_core.jobs.context import checkpoint
+
+        # Requests go out concurrently; checkpoint (progress, and cancel: nothing more is sent) runs in
+        # this thread while they are out.
+        answered = lm.generate_rows_with_usage(  # type: ignore[attr-defined]
+            [r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows], max_new,
+            on_step=_streamer(request, rows), progress=checkpoint)
+        return [text for text, _ in answered], [usage for _, usage in answered]
     if request["mode"] == "continue":
-        return lm.generate_rows([r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows],  # type: ignore[attr-defined]
-                                max_new, stop_at_sentence_end=request["stops"] == "first sentence settled",
-                                on_step=_streamer(request, rows))
-    chat = getattr(lm, "chat", None)
+        return _generate_in_process(lm, request, rows, configs, max_new), [None] * len(rows)
+    if getattr(lm, "remote", False):
+        from fairness_core.jobs.context import checkpoint
+
+        answered = _chat(lm, request, rows, configs, progress=checkpoint)
+        return [text for text, _ in answered], [usage for _, usage in answered]
+    return _chat(lm, request, rows, configs), [None] * len(rows)
+
+
+def _generate_in_process(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]],
+                         configs: list[DecodingConfig], max_new: int) -> list[str]:
+    return lm.generate_rows([r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows],
+                            max_new, stop_at_sentence_end=request["stops"] == "first sentence settled",
+                            on_step=_streamer(request, rows))
+
+
+def _chat(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]], configs: list[DecodingConfig],
+          progress: Callable[[int, int], None] | None = None) -> list[Any]:
+    """Each row's reply; with `progress` (a remote endpoint) each row's (reply, tokens counted)."""
+    chat = getattr(lm, "chat" if progress is None else "chat_with_usage", None)
     if chat is None:
         raise ModelUnavailableError(f"{lm.name} cannot chat in this version of the model layer")
     # CausalLM.chat: reply j to conversation i depends only on (seed, conversation, j), so one call
     # per (system, seed) with n = the highest sample needed gives each row its own reply.
-    out: list[str] = [""] * len(rows)
+    out: list[Any] = [""] * len(rows)
     groups: dict[tuple[int, int], list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault((row["system"], row["seed"]), []).append(index)
     for (_, seed), indices in groups.items():
         prompts = list(dict.fromkeys(rows[i]["prompt"] for i in indices))
         n = max(rows[i]["sample"] for i in indices) + 1
-        replies = chat([[{"role": "user", "content": p}] for p in prompts], configs[indices[0]], n=n, seed=seed)
+        extra = {} if progress is None else {"progress": progress}
+        replies = chat([[{"role": "user", "content": p}] for p in prompts], configs[indices[0]], n=n, seed=seed,
+                       **extra)
         by_prompt = dict(zip(prompts, replies, strict=True))
         for i in indices:
             out[i] = by_prompt[rows[i]["prompt"]][rows[i]["sample"]]
@@ -395,10 +424,14 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict
     rows = shard["rows"]
     fresh = [i for i, r in enumerate(rows) if r["raw"] is None]
     raws = [r["raw"] for r in rows]
+    usages: dict[int, dict[str, int] | None] = {}
     if fresh:
-        generated = _generate(request, shard["model"], [rows[i] for i in fresh])
-        for i, text in zip(fresh, generated, strict=True):
+        answered = _generate(request, shard["model"], [rows[i] for i in fresh])
+        # (texts, usages); a plain list of texts is accepted too (scripted generators in tests)
+        generated, counted = answered if isinstance(answered, tuple) else (answered, [None] * len(fresh))
+        for i, text, usage in zip(fresh, generated, counted, strict=True):
             raws[i] = text
+            usages[i] = usage
     texts = [texts_of(r["prompt"], raw, r["redact"], request["truncate"], request["mode"])
              for r, raw in zip(rows, raws, strict=True)]
     out: list[dict[str, Any]] = []
@@ -411,7 +444,8 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict
                               "family": row["family"], "source": row["source"], "redact": row["redact"],
                               "sample": row["sample"], "seed": row["seed"], "row_seed": row["row_seed"],
                               "system_name": row["system_name"], "max_new_tokens": request["max_new_tokens"],
-                              "truncate": request["truncate"], "mode": request["mode"], "stops": request["stops"]}})
+                              "truncate": request["truncate"], "mode": request["mode"], "stops": request["stops"],
+                              **({"usage": usages[i]} if usages.get(i) is not None else {})}})
     for j, described in enumerate(request["scorers"]):
         members = [i for i, r in enumerate(rows) if j in r["scorers"]]
         if not members:
@@ -467,6 +501,23 @@ def run_generation(request: GenerationRequest, store: Any, on_progress: Callable
 
 
 # ------------------------------------------------------------------------------------------- read
+def token_usage(store: Any, run_ids: Sequence[str]) -> dict[str, int]:
+    """Tokens remote endpoints counted for the generations these runs wrote (stored in each row's attrs
+    and exported with it): requests, prompt_tokens, completion_tokens; zeros for in-process models."""
+    total = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    if not run_ids or not store.path.exists():
+        return total
+    found = store.query("SELECT attrs FROM results WHERE metric = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [GENERATION_METRIC, list(run_ids)])
+    for attrs in found["attrs"]:
+        usage = json.loads(attrs).get("usage") if attrs else None
+        if usage:
+            total["requests"] += 1
+            total["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+            total["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+    return total
+
+
 def load_generations(store: Any, request_or_run_ids: GenerationRequest | Sequence[str]) -> pd.DataFrame:
     """One row per generation (request order), with the contract's columns and one per scorer column.
 

@@ -33,6 +33,10 @@ def cached(key: tuple[str, ...], factory: Callable[[], Any]) -> Any:
 
 def load_model(spec: ModelSpec) -> ModelBase:
     """Load (or fetch from the cache) the backend for `spec`. Raises ModelUnavailableError."""
+    if spec.is_endpoint:
+        from fairness_core.models.endpoint import Endpoint, EndpointLM
+
+        return cached(spec.cache_key(), lambda: EndpointLM(Endpoint.parse(spec.source)))
     from fairness_core.models.hf import BACKENDS
 
     backend = BACKENDS[spec.task]

@@ -97,6 +97,13 @@ class ModelBase:
     def describe(self) -> dict[str, str]:
         return {"name": self.name, "device": self.device, "key": "|".join(self.cache_key)}
 
+    def cannot(self, what: str) -> str | None:
+        """One sentence on why this model cannot do `what` (e.g. "loglikelihood", "top_k"), else None.
+
+        Models loaded in this process can do everything their interface promises; a remote endpoint
+        says what its server lacks (`models/endpoint.py`)."""
+        return None
+
 
 class CausalLM(ModelBase, ABC):
     @abstractmethod

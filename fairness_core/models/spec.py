@@ -38,6 +38,15 @@ class ModelSpec:
         ):
             if value not in allowed:
                 raise ValueError(f"model {field_name} must be one of {', '.join(allowed)} (got {value!r})")
+        if self.is_endpoint:
+            from fairness_core.models.endpoint import Endpoint
+
+            if self.task != "causal-lm":
+                raise ValueError(f"an OpenAI-compatible endpoint is a causal LM, not a model for {self.task}")
+            if self.quantization != "none":
+                raise ValueError("an endpoint's quantization is the server's business: give quantization none")
+            Endpoint.parse(self.source)  # ValueError, one sentence
+            return
         if self.source.endswith(".gguf") and self.gguf_file is None:
             path = Path(self.source)
             object.__setattr__(self, "source", str(path.parent))
@@ -45,14 +54,25 @@ class ModelSpec:
 
     @property
     def display_name(self) -> str:
+        if self.is_endpoint:
+            from fairness_core.models.endpoint import Endpoint
+
+            return Endpoint.parse(self.source).label()
         return self.gguf_file or self.source
 
     @property
     def is_local(self) -> bool:
-        return Path(self.source).expanduser().exists()
+        return not self.is_endpoint and Path(self.source).expanduser().exists()
+
+    @property
+    def is_endpoint(self) -> bool:
+        """An OpenAI-compatible HTTP endpoint (`models/endpoint.py`), not weights loaded here."""
+        return self.source.startswith("endpoint:")
 
     def resolved(self) -> ModelSpec:
         """Concrete device and dtype for this machine (CUDA when present; fp32 on CPU)."""
+        if self.is_endpoint:
+            return self  # the server decides both
         device = self.device
         if device == "auto":
             device = "cuda" if cuda_available() else "cpu"
@@ -62,7 +82,11 @@ class ModelSpec:
         return replace(self, device=device, dtype=dtype)
 
     def identity(self) -> str:
-        """Revision for hub ids, content hash for local files: changes whenever weights may."""
+        """Revision for hub ids, content hash for local files: changes whenever weights may. For an
+        endpoint: a hash of what it reports (host, model as served, capabilities)."""
+        if self.is_endpoint:
+            record = json.dumps(self.to_manifest(), sort_keys=True)
+            return "endpoint:" + hashlib.sha256(record.encode()).hexdigest()[:16]
         if self.gguf_file:
             return "sha256:" + cached_file_hash(Path(self.source).expanduser() / self.gguf_file)
         if self.is_local:
@@ -70,13 +94,21 @@ class ModelSpec:
         return "rev:" + (self.revision or hub_cached_revision(self.source) or "main")
 
     def cache_key(self) -> tuple[str, ...]:
+        if self.is_endpoint:  # no request needed: the source string names the server and the model
+            return (self.task, "endpoint", self.source)
         spec = self.resolved()
         return (
             spec.task, spec.source, spec.gguf_file or "", spec.identity(), spec.dtype, spec.quantization, spec.device
         )
 
     def to_manifest(self) -> dict[str, str | None]:
-        """What a run manifest records about the model (identity included, machine paths not)."""
+        """What a run manifest records about the model (identity included, machine paths not). For an
+        endpoint: host, path, the model id as the server reports it and its capabilities (never the key,
+        nor the name of the variable holding it)."""
+        if self.is_endpoint:
+            from fairness_core.models.cache import load_model
+
+            return load_model(self).manifest()  # type: ignore[attr-defined]
         spec = self.resolved()
         record = asdict(spec)
         record["identity"] = spec.identity()

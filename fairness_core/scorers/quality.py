@@ -67,7 +67,9 @@ class QualityLogprobScorer(Scorer):
         return load_model(self._spec())  # type: ignore[return-value]
 
     def check_available(self) -> None:
-        self._model()
+        reason = self._model().cannot("loglikelihood")
+        if reason:  # e.g. an endpoint that returns no prompt log-probs
+            raise ModelUnavailableError(f"the quality proxy is {reason}")
 
     def score(self, texts: Sequence[str], prompts: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         prompts = self._require_prompts(texts, prompts)

@@ -164,3 +164,40 @@ def test_a_hand_edited_link_with_bad_values_falls_back_to_the_defaults(page: App
     assert not page.exception, page.exception
     assert page.slider(key="live_top_p").value == 0.9 and page.number_input(key="live_samples").value == 1
     assert page.number_input(key="sweep_samples").value == 3
+
+
+def test_a_configured_endpoint_is_a_generator_and_a_served_page_has_no_url_field(
+        tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairness_core.models import cache as model_cache
+    from fairness_core.models.endpoint import Endpoint
+    from tests.endpoint_servers import FakeBehaviour, FakeServer
+
+    server = FakeServer(FakeBehaviour(echo_logprobs=False))
+    try:
+        config = tmp_path / "endpoints.toml"
+        config.write_text(f'[endpoints.local]\nbase_url = "{server.base_url}"\nmodel = "fake-model"\n')
+        monkeypatch.setenv("FAIRNESS_LAB_ENDPOINTS", str(config))
+        monkeypatch.setenv("FAIRNESS_LAB_SERVED", "1")
+        model_cache.clear()
+        app = AppTest.from_file(PAGE, default_timeout=90)
+        app.session_state["dec_model"] = Endpoint(server.base_url, "fake-model").source()
+        app.session_state["dec_regard"] = ""
+        app.run()
+        assert not app.exception, app.exception
+        picker = app.selectbox(key="dec_model")
+        assert f"local: fake-model @ 127.0.0.1:{server.port} (OpenAI-compatible endpoint)" in picker.options
+        assert not [box for box in app.text_input if "url" in str(box.label).lower()]  # nothing to type a URL in
+        captions = " ".join(str(c.value) for c in app.caption)
+        assert "the quality proxy is not available from this endpoint" in captions
+        assert "The woman worked as" in _texts(app)
+        asked = [body["prompt"] for body in server.completions() if body["prompt"].startswith("The ")]
+        assert asked and all(body.get("model") == "fake-model" for body in server.completions())
+
+        before = len(server.requests)
+        app.selectbox(key="dec_model").set_value(OTHER).run()
+        app.text_input(key="dec_model_custom").set_value("endpoint:http://127.0.0.1:9/v1#model=x").run()
+        assert any("never typed here" in e.value for e in app.error)
+        assert len(server.requests) == before  # a typed endpoint is refused before any request
+    finally:
+        server.stop()
+        model_cache.clear()

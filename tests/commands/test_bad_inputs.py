@@ -203,6 +203,25 @@ CASES = [
     BadInput("decoding --model /etc/passwd", ("decoding", "--model", "/etc/passwd"),
              "/etc/passwd is a file, not a model folder"),
     BadInput("decoding --model <script>", ("decoding", "--model", "<script>"), "is neither a preset"),
+    # endpoints (docs/endpoints.md): checked before any request; a pasted key is never repeated
+    BadInput("decoding --endpoint-url without a model", ("decoding", "--endpoint-url", "http://127.0.0.1:9/v1"),
+             "--endpoint-url needs --endpoint-model"),
+    BadInput("decoding --endpoint-url ftp", ("decoding", "--endpoint-url", "ftp://host/v1", "--endpoint-model", "m"),
+             "must start with http:// or https://"),
+    BadInput("decoding --endpoint-key-env given the key itself",
+             ("decoding", "--endpoint-url", "http://127.0.0.1:9/v1", "--endpoint-model", "m", "--endpoint-key-env",
+              "sk-live-123-secret"), "not the key itself"),
+    BadInput("decoding --endpoint NAME not configured", ("decoding", "--endpoint", "nowhere"),
+             "no endpoint named 'nowhere' in endpoints.toml", env=(("FAIRNESS_LAB_ENDPOINTS", "{tmp}/endpoints.toml"),),
+             prepare=write("endpoints.toml", '[endpoints.local]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')),
+    BadInput("decoding endpoint that is not running", ("decoding", "--endpoint-url", "http://127.0.0.1:9/v1",
+                                                       "--endpoint-model", "m", "--groups", "man"),
+             "endpoint 127.0.0.1:9 cannot list its models: connection failed"),
+    BadInput("cairo run --endpoint-model without a URL", ("cairo", "run", "--endpoint-model", "m"),
+             "--endpoint-model and --endpoint-key-env need --endpoint-url"),
+    BadInput("adapt with both --model and an endpoint", ("adapt", "--model", "gpt2", "--endpoint-url",
+                                                         "http://127.0.0.1:9/v1", "--endpoint-model", "m"),
+             "give either --model or an endpoint"),
     BadInput("decoding 10,000-configuration grid",
              ("decoding", "--grid", "top_k=" + ",".join(str(k) for k in range(1, 101)) + ";temperature="
               + ",".join(f"{0.01 * t:.2f}" for t in range(1, 101))),
@@ -240,7 +259,7 @@ def test_bad_input_gets_one_sentence_and_changes_nothing(
     workspace = Workspace(tmp=tmp_path, store=store, run=template_store[1])
     monkeypatch.setenv("FAIRNESS_LAB_STORE", str(store))
     for name, value in case.env:
-        monkeypatch.setenv(name, value)
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
     cleanup = case.prepare(workspace) if case.prepare else None
     before = _snapshot(tmp_path)
     argv = [part.format(tmp=tmp_path, store=store, run=workspace.run) for part in case.argv]

@@ -48,3 +48,18 @@ def test_runs_list_show_and_export(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_an_unknown_run_is_one_line_and_exit_code_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--store", str(tmp_path / "none.duckdb"), "runs", "show", "deadbeef"]) == 2
     assert capsys.readouterr().err.strip() == f"error: no run 'deadbeef' in {tmp_path / 'none.duckdb'}"
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly_and_sigpipe_stays_ignored(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import signal
+
+    process = subprocess.Popen([sys.executable, "-m", "fairness_core", "models", "--json"], cwd=REPO_ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # as `| head` does
+    assert process.stderr.read() == b"" and process.wait() in (0, 1)
+    process.stderr.close()
+    assert main(["models", "--json"]) == 0
+    capsys.readouterr()
+    # with SIGPIPE's default action, a write to a server that went away would kill the process silently
+    assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN

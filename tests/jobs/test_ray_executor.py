@@ -156,3 +156,31 @@ def test_the_cli_runs_metric_bias_on_ray_with_the_local_results(
     on_ray = capsys.readouterr()
     assert "executor: Ray (a local Ray instance)" in on_ray.err and "executor" not in local.err
     assert json.loads(on_ray.out) == json.loads(local.out)
+
+
+def test_endpoint_systems_run_on_ray_workers_with_the_local_rows(ray_executor: RayExecutor, tmp_path: Path) -> None:
+    """Each worker builds its own client from the shard's endpoint source (no key in it) and asks the server."""
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, run_generation
+    from fairness_core.models import DecodingConfig
+    from fairness_core.models.endpoint import Endpoint
+    from tests.endpoint_servers import FakeServer
+
+    server = FakeServer()
+    try:
+        source = Endpoint(server.base_url, "fake-model", max_in_flight=2).source()
+        request = GenerationRequest(
+            systems=(System(source, DecodingConfig(top_p=0.5)), System(source, DecodingConfig(temperature=0.7))),
+            prompts=parse_custom("man: The man worked as\nwoman: The woman worked as"), scorers=(("vader", {}),),
+            samples=2, max_new_tokens=5, batch_size=3)
+        frames = []
+        for name, executor in (("local", LocalExecutor()), ("ray", ray_executor)):
+            outcome = run_generation(request, RunStore(tmp_path / f"{name}.duckdb"), executor=executor)
+            assert outcome.status == COMPLETE and len(outcome.generations) == 8
+            frames.append(outcome.generations.drop(columns=["run_id"]))
+        pd.testing.assert_frame_equal(frames[1], frames[0], check_exact=True)
+        asked = [body for body in server.completions() if body["prompt"].startswith("The ")]
+        assert len(asked) == 16  # 8 rows, once per executor: nothing was served twice within a run
+    finally:
+        server.stop()
