@@ -80,9 +80,9 @@ def home() -> None:
             question, paper = PAGE_STORIES[script]
             with st.container(border=True):
                 st.page_link(script, label=title, icon=icon)
-                st.markdown(question)
+                st.markdown(question)  # markdown: developer text
                 if paper != "—":
-                    st.caption(f"Paper: {paper}")
+                    st.caption(common.escape_markdown(f"Paper: {paper}"))
     else:
         st.info(
             "No analysis pages are installed in this build yet. The compute core already works from "
@@ -102,7 +102,7 @@ def sidebar() -> None:
 
     with st.sidebar:
         st.markdown("### Machine")
-        st.caption(describe_device()["summary"])
+        st.caption(common.escape_markdown(describe_device()["summary"]))
         st.markdown("### Run store")
         if common.served():
             st.caption(f"{common.inline_code(str(common.store_path()))} (set by the server; visitors cannot change it)")
@@ -129,14 +129,15 @@ def sidebar() -> None:
         if not common.ray_installed():
             st.caption("Ray is not installed here, so batches run in this process.")
         elif common.executor_name() == "ray":
-            st.caption(f"{common.get_executor().describe()}; it starts with the first job.")
+            st.caption(common.escape_markdown(f"{common.get_executor().describe()}; it starts with the first job."))
         st.markdown("### Models")
         rows = common.registry_table()
         available = [row["model"] for row in rows if row["status"] == "available"]
-        st.caption("Available here: " + (", ".join(available) if available else "none"))
+        st.caption(common.escape_markdown("Available here: " + (", ".join(available) if available else "none")))
         with st.expander("All models and why some are unavailable"):
             for row in rows:
-                st.markdown(f"**{row['model']}** ({row['status']}) — {row['why']}")
+                st.markdown(f"**{common.escape_markdown(row['model'])}** ({common.escape_markdown(row['status'])}) — "
+                            f"{common.escape_markdown(row['why'])}")
 
 
 @st.cache_resource(show_spinner=False)

@@ -60,7 +60,7 @@ st.caption("Zayed et al. 2024, *Why Don't Prompt-Based Fairness Metrics Correlat
            "Mistral-7B and Llama-2-7b-chat (their licences may apply).")
 with st.expander("Deviations from the paper"):
     for line in DEVIATIONS:
-        st.markdown(f"- {line}")
+        st.markdown(f"- {line}")  # markdown: developer text
 
 
 @st.cache_data(show_spinner=False)
@@ -103,7 +103,7 @@ for column, name in zip(columns, chosen_metrics, strict=False):
         try:
             overview, subgroups = metric_overview(name)
         except CairoDataError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             continue
         targets[name] = subgroups
         st.markdown(f"**{common.escape_markdown(name)}** — {len(overview)} sets")
@@ -145,14 +145,21 @@ if source == "Shipped offline run" and demo:
     split_rows = meta.get("prompt_split", [])
     used_indices = meta.get("indices", {})
     st.caption("Computed on this project's machine by a real offline run (not hand-written): "
-               + common.inline_code(meta.get("command", "cairo run")) + f" — {meta.get('computed', '')}.")
+               + common.inline_code(meta.get("command", "cairo run")) + " — " + common.escape_markdown(
+                   f"{meta.get('computed', '')}."))
     with st.expander("Provenance of the shipped run"):
         st.json(meta.get("manifest", {}))
 elif source == "Upload a bias table":
     upload = st.file_uploader("CSV with columns system,metric,prompt_set,bias[,n_prompts]", type=["csv"],
                               key="cairo_upload")
     if upload is not None:
-        csv_text = upload.getvalue().decode("utf-8", errors="replace")
+        # The upload is bytes, never a path: even a one-line file naming a server file is read as a CSV.
+        try:
+            csv_text = upload.getvalue().decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            st.error(common.escape_markdown(f"{upload.name} is not UTF-8 text (byte {error.start}); save it as a "
+                                            "UTF-8 CSV."))
+            st.stop()
 else:
     from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, pipeline_manifest, run_pipeline
 
@@ -170,7 +177,13 @@ else:
     scorer = st.selectbox("Scorer", ["offensive", "toxicity", "regard", "honest"], key="cairo_scorer",
                           help="offensive runs offline; toxicity/regard need a hub classifier; honest needs a "
                                "HurtLex file (not shipped: CC BY-NC-SA).")
-    lexicon = st.text_input("HurtLex TSV path (honest only)", "", key="cairo_lexicon") if scorer == "honest" else ""
+    lexicon = ""
+    if scorer == "honest" and common.served():  # a visitor never names a server file (docs/SECURITY.md)
+        st.caption("The HONEST lexicon is the one the server's owner configured ($FAIRNESS_LAB_HONEST_LEXICON); "
+                   "visitors cannot choose a file.")
+    elif scorer == "honest":
+        lexicon = st.text_input("HurtLex TSV path (honest only; empty: $FAIRNESS_LAB_HONEST_LEXICON)", "",
+                                key="cairo_lexicon")
     extra = st.session_state.get("cairo_extra_sets", {})
     try:
         scorer_options = {"lexicon_path": lexicon} if lexicon else {}
@@ -182,7 +195,7 @@ else:
     except (CairoInputError, ValueError) as error:
         request, problems = None, [str(error)]
     if problems:
-        st.error(problems[0])
+        st.error(common.escape_markdown(problems[0]))
     else:
         st.caption(f"{len(request.systems)} systems. Correlations across few, similar systems are weak evidence.")
         store, executor = common.get_store(), common.get_executor()
@@ -198,10 +211,10 @@ else:
                 split_rows = result.split_rows
                 used_indices = result.indices
                 run_generations = (result.generations, result.value_column)
-                st.success(f"Bias table from {len(result.generations)} stored generations (runs "
-                           f"{', '.join(result.run_ids)}).")
+                st.success(common.escape_markdown(f"Bias table from {len(result.generations)} stored generations (runs "
+                           f"{', '.join(result.run_ids)})."))
                 for note in result.notes:
-                    st.caption(note)
+                    st.caption(common.escape_markdown(note))
 
 if csv_text is None:
     st.info("Choose or compute a bias table to search.")
@@ -209,7 +222,7 @@ if csv_text is None:
 try:
     table = read_bias_table(csv_text, "the bias table")
 except BiasTableError as error:
-    st.error(str(error))
+    st.error(common.escape_markdown(str(error)))
     st.stop()
 shown = table.frame.copy()
 raw = pd.read_csv(io.StringIO(csv_text))
@@ -225,7 +238,7 @@ with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metric
     st.download_button("Download the bias table (CSV)", csv_text, file_name="cairo_bias_table.csv",
                        key="cairo_download")
 for note in table.notes:
-    st.caption(note)
+    st.caption(common.escape_markdown(note))
 
 # ------------------------------------------------------------------------------ 3. search
 st.header("3 · Combination search")
@@ -263,9 +276,10 @@ heldout_best = best.get("held-out r (LOSO)")
 m2.metric(f"Held-out r at that size (leave-one-system-out, n = {n_systems})",
           r_text(heldout_best))
 if n_systems < 10:
-    st.warning(f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
+    st.warning(common.escape_markdown(
+        f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
                "systems are similar (here decoding settings of one model can be). The best of many combinations "
-               "is high by selection alone: compare it with the held-out r and the permutation p-value.")
+               "is high by selection alone: compare it with the held-out r and the permutation p-value."))
 st.altair_chart(cairo_charts.correlation_vs_size(sizes, n_systems, pair["metric_a"], pair["metric_b"]),
                 width="stretch")
 common.how_to_read(
@@ -284,8 +298,9 @@ if uncertainty is None and run_generations is not None:
     uncertainty = cached_uncertainty(csv_text, run_generations[0], run_generations[1], json.dumps(pair), combination)
 if uncertainty:
     st.dataframe(uncertainty_frame(pair, uncertainty), hide_index=True, width="stretch", key="cairo_uncertainty")
-    st.caption(f"95% intervals from {uncertainty['n_boot']} prompt-bootstrap replicates (original prompts redrawn "
-               "within subgroups, one draw for every set and system, the chosen combinations kept).")
+    st.caption(common.escape_markdown(
+        f"95% intervals from {uncertainty['n_boot']} prompt-bootstrap replicates (original prompts redrawn "
+               "within subgroups, one draw for every set and system, the chosen combinations kept)."))
 else:
     st.caption("No intervals for the mean r and the rank agreement: they resample prompts, and an uploaded bias "
                "table has only per-set biases (compute the table here to get them).")
@@ -311,14 +326,14 @@ left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n
 right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems), width="stretch")
 ranks, agreement = rankings(values)
 st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
-st.caption(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
+st.caption(common.escape_markdown(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
            f"{r_text(agreement['kendall_tau_original'])} with the originals, {r_text(agreement['kendall_tau_CAIRO'])} "
            f"with CAIRO's size-{size} combinations; Spearman ρ {r_text(agreement['spearman_rho_original'])} → "
            f"{r_text(agreement['spearman_rho_CAIRO'])}."
            + (" Prompt-bootstrap 95% intervals: τ original [{:.2f}, {:.2f}]; ρ original [{:.2f}, {:.2f}].".format(
                uncertainty["kendall_tau_original_low"], uncertainty["kendall_tau_original_high"],
                uncertainty["spearman_rho_original_low"], uncertainty["spearman_rho_original_high"])
-              if uncertainty and uncertainty.get("kendall_tau_original_low") is not None else ""))
+              if uncertainty and uncertainty.get("kendall_tau_original_low") is not None else "")))
 st.dataframe(ranks, hide_index=True, width="stretch")
 
 st.subheader("Prompts of the selected combinations")
@@ -329,7 +344,7 @@ for metric_name, combo in ((pair["metric_a"], row["combo_a"]), (pair["metric_b"]
         prompts = combination_prompts(metric_name, combo, indices=used_indices.get(metric_name),
                                       extra_sets=extra.get(metric_name), limit=300)
     except CairoDataError as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         continue
     st.dataframe(prompts, hide_index=True, width="stretch", height=220)
 
@@ -368,11 +383,12 @@ if para_model:
         para = para_job.result
         kept = int(para.provenance["kept"].sum()) if not para.provenance.empty else 0
         dropped = ", ".join(f"{n} {reason}" for reason, n in para.dropped.items()) or "none"
-        st.success(f"{kept} of {len(para.provenance)} paraphrases kept; dropped: {dropped}.")
+        st.success(common.escape_markdown(f"{kept} of {len(para.provenance)} paraphrases kept; dropped: {dropped}."))
         st.dataframe(para.provenance[["set", "subgroup", "original", "paraphrase", "reason", "model", "seed",
                                       "sample", "instruction", "run_id"]], hide_index=True, width="stretch")
         if st.button("Use these sets in 'Compute one here'", key="cairo_para_use"):
             extra_sets = dict(st.session_state.get("cairo_extra_sets", {}))
             extra_sets[para.metric] = {**extra_sets.get(para.metric, {}), **para.sets}
             st.session_state["cairo_extra_sets"] = extra_sets
-            st.success(f"{len(para.sets)} set(s) added to {para.metric} for the next computation.")
+            st.success(common.escape_markdown(
+                f"{len(para.sets)} set(s) added to {para.metric} for the next computation."))

@@ -64,7 +64,7 @@ st.caption("*DATScore: Evaluating Translation with Data Augmented Translations* 
            "Trans2 = Ref translated) in 8 directions (Eq. 1), weighted one-vs-rest (Eq. 3) into DATScore (Eq. 2).")
 with st.expander("Deviations from the paper (also in docs/datscore.md)"):
     for line in DEVIATIONS:
-        st.markdown(f"- {line}")
+        st.markdown(f"- {line}")  # markdown: developer text
 
 source = st.radio("Data", ["Synthetic demo set (fr→en)", "Upload segments (src, ref, hypo)",
                            "Upload direction scores (no model)"], horizontal=True, key="ds_source")
@@ -88,16 +88,16 @@ def direction_upload_view() -> None:
         da = read_direct_assessment(da_file.name, scores.segments, da_file.getvalue(), source=upload.name) \
             if da_file else None
     except RequestError as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         return
     for note in scores.notes:
-        st.caption(note)
+        st.caption(common.escape_markdown(note))
     result = corpus_scores(scores.segments, scores.directions, scores.matrix)
     st.subheader("Direction weights (Eq. 3)")
     st.dataframe(weights_table(result), hide_index=True, width="stretch")
     negative = negative_weight_note(result.weights_dict())
     if negative:
-        st.warning(negative)
+        st.warning(common.escape_markdown(negative))
     st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
     st.subheader("DATScore per segment (Eq. 2)")
     st.dataframe(pd.DataFrame({"segment_id": result.segments, "DATScore": result.scores}), hide_index=True,
@@ -150,12 +150,13 @@ with st.expander("Segments, languages and backbone", expanded=True):
         max_new = int(b2.number_input("Max tokens per augmented translation", 8, 128, 32, key="ds_max_new"))
         request = ScoreRequest(segments, src_lang, tgt_lang, model or " ", max_new)
     except RequestError as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         st.stop()
     trans1, trans2 = D.augmentation_languages(request.src_lang, request.tgt_lang)
-    st.caption(f"{len(segments.segments)} segments; Trans1 = Src → {trans1}, Trans2 = Ref → {trans2} "
+    st.caption(common.escape_markdown(
+        f"{len(segments.segments)} segments; Trans1 = Src → {trans1}, Trans2 = Ref → {trans2} "
                f"(Section 4.1). Work: {len(segments.segments) * 8} scored directions and "
-               f"{len({s.src for s in segments.segments}) + len({s.ref for s in segments.segments})} translations.")
+               f"{len({s.src for s in segments.segments}) + len({s.ref for s in segments.segments})} translations."))
 
 store, executor = common.get_store(), common.get_executor()
 
@@ -163,7 +164,7 @@ store, executor = common.get_store(), common.get_executor()
 try:
     outcome = find_stored(request, store)
 except ModelUnavailableError as error:
-    st.error(str(error))
+    st.error(common.escape_markdown(str(error)))
     st.stop()
 
 job_request = {"data": segments.content_hash(), "src": request.src_lang, "tgt": request.tgt_lang, "model": model,
@@ -177,7 +178,7 @@ if outcome is None:
 
     if model in _BY_KEY and not availability(_BY_KEY[model]).usable:
         unavailable = f"{_BY_KEY[model].label} is unavailable here: {availability(_BY_KEY[model]).reason}."
-        st.warning(unavailable)
+        st.warning(common.escape_markdown(unavailable))
     if st.button("Score", type="primary", key="ds_run",
                  disabled=unavailable is not None or (job is not None and job.running)):
         jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
@@ -192,11 +193,13 @@ if outcome is None:
 
 label = metric_label_for(outcome.backbone["kind"])
 if outcome.backbone["kind"] != "seq2seq":
-    st.warning(f"**{label}** — LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt "
-               "and scores log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore.")
+    st.warning(f"**{common.escape_markdown(label)}** — " + common.escape_markdown(
+        f"LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt and scores "
+        "log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore."))
 if segments.synthetic:
-    st.info(f"Synthetic data: {segments.name}. τ below is measured against the known degradation order, not human "
-            "judgements.")
+    st.info(common.escape_markdown(
+        f"Synthetic data: {segments.name}. τ below is measured against the known degradation order, not human "
+            "judgements."))
 
 w1, w2 = st.columns(2)
 term_weighting = w1.radio("Token aggregation (Eq. 1)", [W.ENTROPY, W.UNIFORM, W.SUM, W.ENTROPY_MEAN], key="ds_terms",
@@ -249,12 +252,13 @@ with corpus_tab:
     left, right = st.columns(2)
     left.dataframe(table, hide_index=True, width="stretch")
     right.plotly_chart(charts.weights_bars(table), width="stretch")
-    st.caption(f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus. The 95% "
+    st.caption(common.escape_markdown(
+        f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus. The 95% "
                "interval of each Eq. 3 weight resamples source segments (with all their hypotheses) and "
-               "recomputes the correlations.")
+               "recomputes the correlations."))
     negative = negative_weight_note(dict(zip(D.LABELS, map(float, W.one_vs_rest_weights(matrix)), strict=True)))
     if negative:
-        st.warning(negative)
+        st.warning(common.escape_markdown(negative))
     st.subheader("Correlation between directions")
     st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
     common.how_to_read("Pearson r between the scores of two directions over the segments. Eq. 3 sums each row "
@@ -266,7 +270,8 @@ with corpus_tab:
                                                 hypo_tokens=hypothesis_tokens(outcome.scores)),
                                        ranking or None, human or None, n_resamples=1000))
         statistic = "Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|"
-        st.subheader(f"Meta-evaluation: {statistic}" + (" — synthetic" if segments.synthetic else ""))
+        st.subheader("Meta-evaluation: " + ("Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|")
+                     + (" — synthetic" if segments.synthetic else ""))
         table6 = rows[rows["kind"].isin(["full", "ablation", "covariate"])]
         st.dataframe(table6[["variant", "changes", "value", "ci_low", "ci_high", "difference", "difference_ci_low",
                              "difference_ci_high", "n", "units"]], hide_index=True, width="stretch")

@@ -166,7 +166,8 @@ def build_prompts() -> PromptSet:
         groups = middle.multiselect("Groups", available, default=available[:3], key="dec_bold_groups")
         per_group = right.number_input("Prompts per group", 1, 200, 10, key="dec_bold_n")
         with contextlib.suppress(Exception):  # the licence line is informative only
-            st.caption(f"BOLD licence: {dataset_licence('BOLD')}. Names of people are redacted before scoring.")
+            st.caption(common.escape_markdown(
+                f"BOLD licence: {dataset_licence('BOLD')}. Names of people are redacted before scoring."))
         return bold_prompts(domain, per_group=int(per_group), groups=groups or None)
     text = st.text_area("Custom prompts: 'group: prompt' lines, group,prompt[,family] CSV, or JSON",
                         "woman: The woman said that\nman: The man said that", key="dec_custom")
@@ -189,7 +190,7 @@ with st.expander("Model, prompts and measures", expanded=True):
         model = check_model_source(model)
         prompts = build_prompts()
     except (RequestError, PromptError) as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         st.stop()
     st.caption(f"{len(prompts.items)} prompts over {len(prompts.groups)} groups in "
                f"{len(prompts.families)} families.")
@@ -228,10 +229,9 @@ def first_visit(model_name: str) -> None:
 
 def card(row: pd.Series, negative: bool, show_full: bool) -> None:
     """One generation as literal text with a coloured negative/neutral label (no emoji)."""
-    label = ":red-badge[negative]" if negative else ":gray-badge[not negative]"
     body = (row["prompt"] + " " + str(row["raw"]).strip()) if show_full else row["scored_text"]
-    empty = " *(empty after truncation)*" if row["empty"] else ""
-    st.markdown(f"{label} {common.escape_markdown(body)}{empty}")
+    st.markdown((":red-badge[negative] " if negative else ":gray-badge[not negative] ") + common.escape_markdown(body)
+                + (" *(empty after truncation)*" if row["empty"] else ""))
 
 
 live_tab, sweep_tab = st.tabs(["Live: one setting", "Sweep: a grid"])
@@ -274,21 +274,23 @@ with live_tab:
                                     scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
             plan = plan_decoding(request, common.get_store())
             if not plan.from_store:
-                status.info(f"Generating with {config.label()}: the text appears as the model writes it; the "
-                            "measures follow.")
+                status.info(common.escape_markdown(
+                    f"Generating with {config.label()}: the text appears as the model writes it; the "
+                            "measures follow."))
                 if plan.plan.n_to_generate < plan.plan.n_wanted:
                     cards.show_stored(stored_generations(plan, common.get_store()))
             outcome = run_decoding(plan, common.get_store(), threads=1, cancel=cards.cancel, on_partial=cards.update)
         except RequestError as error:
-            status.error(str(error))
+            status.error(common.escape_markdown(str(error)))
             st.stop()
         cards.resume_interruption()
         elapsed = time.monotonic() - started
         live = outcome.generations
         summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
         configs = summary.configs
-        source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
-        status.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
+        status.markdown(f"**{common.escape_markdown(config.label())}** — "
+                        + ("served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s")
+                        + "; diversity (trigram entropy) "
                         f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
                         + common.interval_text(configs["disparity_ci_low"].iloc[0],
                                                configs["disparity_ci_high"].iloc[0]))
@@ -335,20 +337,21 @@ with sweep_tab:
     try:
         grid_configs = expand_grid(parse_grid(grid_text), int(sweep_max_new))
     except GridError as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         st.stop()
     confirmed = False
     try:
         work = check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new))
-        st.caption(f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} "
-                   f"samples: {work.describe()} (stored generations are reused and cost nothing).")
+        st.caption(common.escape_markdown(
+            f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} "
+                   f"samples: {work.describe()} (stored generations are reused and cost nothing)."))
     except LimitError as error:
         try:
             check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new), True)
         except LimitError:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             st.stop()
-        st.warning(str(error))
+        st.warning(common.escape_markdown(str(error)))
         confirmed = st.checkbox("Run this large sweep anyway", key="sweep_confirm")
     job_key = jobs.followed(SWEEP_KEY, "sweep-", "sweep")
     job = jobs.get(job_key) if job_key else None
@@ -362,7 +365,7 @@ with sweep_tab:
                                           full_length=full_length, confirmed=confirmed)
             sweep_plan = plan_decoding(sweep_request, common.get_store())
         except RequestError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             st.stop()
         store, executor = common.get_store(), common.get_executor()
         job_key = jobs.key_for("sweep", {"request": sweep_plan.manifest(), "store": str(store.path)})
@@ -394,10 +397,11 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
     if usage["requests"]:  # an endpoint system: the tokens its server counted (stored with each row, exported)
         st.caption(f"Endpoint token usage for these runs: {usage['prompt_tokens']:,} prompt + "
                    f"{usage['completion_tokens']:,} completion tokens in {usage['requests']:,} requests.")
-    st.caption(f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
+    st.caption(common.escape_markdown(
+        f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
                f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
                "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "
-               "log-probability under a scorer model), not the paper's human ratings.")
+               "log-probability under a scorer model), not the paper's human ratings."))
 
     rates = {m.label: m for m in summary.rates}
     measure = rates[st.selectbox("Fairness measure", list(rates), key="sweep_measure")]
@@ -416,12 +420,13 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
         if confirmed_flips:
             st.warning("**Advantaged group toggles** (both gaps' 95% intervals exclude 0):\n"
                        + "\n".join(f"- {common.escape_markdown(f.describe(knob))}" for f in confirmed_flips))
-        st.caption(f"An ordering flip is called only when the paired gap between two groups has a 95% interval "
+        st.caption(common.escape_markdown(
+            f"An ordering flip is called only when the paired gap between two groups has a 95% interval "
                    f"excluding 0 before and after it; {len(flips) - len(confirmed_flips)} sign change(s) of point "
-                   "estimates inside the noise are not called.")
+                   "estimates inside the noise are not called."))
 
     st.subheader("Disparity against the hyper-parameter")
-    st.caption(f"Measure: {measure.label}.")
+    st.caption(common.escape_markdown(f"Measure: {measure.label}."))
     per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
     columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
     if columns[0] in per_family:
@@ -438,7 +443,7 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
         "groups really differ is what the flip rule above reads, from the signed paired gap.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
-    st.caption(f"Share negative by: {measure.label}; 95% interval bars on both axes.")
+    st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
     configs["pareto"] = pareto_front(configs)
     configs["marker"] = configs.apply(lambda r: "library default (p=0.9)" if r["library_default"]
                                       else ("Pareto front" if r["pareto"] else "other"), axis=1)

@@ -166,7 +166,8 @@ def choose_dataset() -> pairdata.PairDataset | None:
             return load_dataset("demo", (str(path),))
         return load_dataset("demo", ())
     except mb.RequestError as error:
-        st.error(f"Could not use this data: {error}. Nothing was stored; fix the file or pick another source.")
+        st.error(common.escape_markdown(
+            f"Could not use this data: {error}. Nothing was stored; fix the file or pick another source."))
         return None
 
 
@@ -226,7 +227,7 @@ def choose_metrics(dataset: pairdata.PairDataset) -> tuple[list[Metric], list[st
                                    idf=idf and takes["idf"], baseline=baseline if takes["baseline"] else None
                                    ) if names else []
     except mb.RequestError as error:
-        st.error(f"Metric options: {error}")
+        st.error(common.escape_markdown(f"Metric options: {error}"))
         return [], stored, False
     return metrics, stored, True
 
@@ -294,7 +295,7 @@ try:
     request = mb.build_request(dataset, metrics, stored)
     work_estimate = mb.estimate(request)
 except mb.RequestError as error:
-    st.error(str(error))
+    st.error(common.escape_markdown(str(error)))
     st.stop()
 store = common.get_store()
 key = request_key(dataset, metrics, stored, str(store.path))
@@ -303,9 +304,10 @@ is_default = (st.session_state.get("mb_source") == SOURCES[0] and list(st.sessio
               == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default")
 run_col, estimate_col = st.columns([1, 4])
 too_long = work_estimate.seconds > mb.MAX_SECONDS
-estimate_col.caption(f"Estimated time: {work_estimate.describe()}; runs already in the store are read back in "
+estimate_col.caption(common.escape_markdown(
+    f"Estimated time: {work_estimate.describe()}; runs already in the store are read back in "
                      "seconds instead." + (" Above the page's limit of 4 h: tick “run anyway” to start it."
-                                           if too_long else ""))
+                                           if too_long else "")))
 confirmed = estimate_col.checkbox("Run anyway", key="mb_confirm_long") if too_long else True
 if job is None and is_default:  # the default view computes itself on the first visit
     job = jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
@@ -324,7 +326,7 @@ if job.running or job.error is not None:
     st.stop()
 runs, skipped = job.result
 for line in skipped:
-    st.warning(line)
+    st.warning(common.escape_markdown(line))
 if not runs:
     st.stop()
 run_ids = tuple(r.run_id for r in runs)
@@ -339,11 +341,11 @@ if partial or len(runs) < len(metrics) + bool(stored) - len(skipped):
     counts = pairs_frame.groupby("metric")["item"].nunique() if not pairs_frame.empty else pd.Series(dtype=int)
     done = ", ".join(f"{r.name}: {int(counts.get(r.name, 0))} of {len(dataset)} pairs" for r in runs if r.partial)
     missing = [m.name for m in metrics if m.name not in primary_names and not any(m.label in s for s in skipped)]
-    st.warning("Partial results (the run was cancelled): "
+    st.warning(common.escape_markdown("Partial results (the run was cancelled): "
                + "; ".join(filter(None, [done, f"not started: {', '.join(missing)}" if missing else ""]))
-               + ". Press Run to resume; finished batches are kept.")
+               + ". Press Run to resume; finished batches are kept."))
 for note in summary.notes(primary):
-    st.warning(f"{note}; the bias uses the other pairs.")
+    st.warning(common.escape_markdown(f"{note}; the bias uses the other pairs."))
 
 tab_bias, tab_norm, tab_views, tab_pairs, tab_edit, tab_runs = st.tabs(
     ["Bias table", "Normalisation", "P / R / F and backbone size", "Per-example gaps", "Edit references", "Runs"])
@@ -369,8 +371,9 @@ with tab_bias:
             "learned in pre-training.")
     st.dataframe(charts.bias_cells(shown_primary, digits=2 if normalisation == "minmax" else 4), width="stretch",
                  key="mb_bias_table")
-    st.caption(f"Bias [95% bootstrap interval], {NORM_LABELS[normalisation]}. Pairs used and excluded (a "
-               "non-finite score excludes a pair; it is never mapped to a number):")
+    st.caption(common.escape_markdown(
+        f"Bias [95% bootstrap interval], {NORM_LABELS[normalisation]}. Pairs used and excluded (a "
+               "non-finite score excludes a pair; it is never mapped to a number):"))
     st.dataframe(shown_primary.pivot(index="attribute", columns="metric", values="n_excluded").rename_axis(
         columns="excluded pairs"), width="stretch", key="mb_excluded")
     st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
@@ -387,10 +390,11 @@ with tab_norm:
     per_norm = {name: t[t["metric"].isin(primary_names)].groupby("metric")["bias"].mean().to_dict()
                 for name, t in tables.items()}
     agreement = summary.rank_agreement_interval(pairs_frame, primary_names, list(NORMALISATIONS), n_resamples=300)
-    left.caption("Kendall τ of each ranking with the min-max ranking [95% bootstrap interval, pairs resampled "
+    left.caption(common.escape_markdown(
+        "Kendall τ of each ranking with the min-max ranking [95% bootstrap interval, pairs resampled "
                  "within attributes, the same pairs for every metric]: "
                  + ", ".join(f"{k} τ = {v['tau']:.2f} [{v['ci_low']:.2f}, {v['ci_high']:.2f}]"
-                             for k, v in agreement.items()))
+                             for k, v in agreement.items())))
     with right:
         common.how_to_read(
             "The paper rescales with **min-max**, which depends on the most extreme scores in the data. "
@@ -438,8 +442,9 @@ with tab_pairs:
     chosen_metrics = st.multiselect("Metric", gap_metrics, default=default_metric, key="mb_f_metric")
     min_gap = st.slider("Minimum |gap| (0-100 scale)", 0.0, 100.0, 0.0, 0.5, key="mb_f_gap")
     gaps = summary.pair_table(store, run_ids, attributes or None, chosen_metrics or None, min_gap)
-    st.caption(f"{len(gaps)} pairs for {', '.join(chosen_metrics) or 'all metrics'}, largest gap first "
-               "(DuckDB query over the stored rows).")
+    st.caption(common.escape_markdown(
+        f"{len(gaps)} pairs for {', '.join(chosen_metrics) or 'all metrics'}, largest gap first "
+               "(DuckDB query over the stored rows)."))
     st.dataframe(gaps[["item", "attribute", "metric", "gap", "score1", "score2", "candidate1", "candidate2",
                        "reference", "stereotypical"]].round(4), hide_index=True, width="stretch", key="mb_gap_table")
     if not gaps.empty:
@@ -480,7 +485,7 @@ with tab_pairs:
                                    "the encoder's space. When *she* matches *nurse* but *he* matches *the*, the gap "
                                    "comes from a gender association the encoder learned.")
             except ModelUnavailableError as error:
-                st.warning(f"Alignment unavailable here: {error}")
+                st.warning(common.escape_markdown(f"Alignment unavailable here: {error}"))
 
     stored_runs = [r.name for r in runs if r.name not in METRICS]
     computed_runs = [r.name for r in runs if r.name in METRICS]
@@ -514,9 +519,10 @@ with tab_edit:
         try:
             new = dataset.with_references(dict(zip(edited["item"], edited["reference"], strict=True)))
             path = pairdata.save_version(new, pairdata.versions_dir(common.store_path()))
-            st.success(f"Saved version `{new.content_hash()[:12]}` as {path.name}; pick “Saved version” above.")
+            st.success(f"Saved version {common.inline_code(new.content_hash()[:12])} as "
+                       f"{common.escape_markdown(path.name)}; pick “Saved version” above.")
         except pairdata.PairDataError as error:
-            st.error(f"Not saved: {error}")
+            st.error(common.escape_markdown(f"Not saved: {error}"))
 
 with tab_runs:
     labels = [f"{r.label} — {r.run_id}" for r in runs]

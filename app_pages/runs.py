@@ -107,15 +107,16 @@ if info.status == "failed":
     st.error("This run failed; the error it recorded:")
     st.code(info.error or "unknown error", language=None)
 elif note := status_note(info):
-    st.warning(f"This run was {note}.")
+    st.warning(common.escape_markdown(f"This run was {note}."))
 st.dataframe(table[table["run_id"] == info.run_id], hide_index=True, width="stretch", column_order=COLUMN_ORDER,
              column_config=COLUMNS)
 common.manifest_box(info.manifest, info.run_id, from_cache=True)
-st.caption("Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items())))
+st.caption(common.escape_markdown(
+    "Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items()))))
 try:
     rows = store.query("SELECT item, grp, variant, metric, value, text FROM results WHERE run_id = ? "
                        "ORDER BY shard, rowid LIMIT 500", [info.run_id])
-    st.markdown(f"First {len(rows)} of {info.n_rows} rows")
+    st.markdown(f"First {len(rows)} of {info.n_rows:,} rows")
     st.dataframe(rows, hide_index=True, width="stretch")
     common.export_buttons(info.run_id, key="export_open_run")
 except StoreError as error:

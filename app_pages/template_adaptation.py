@@ -58,7 +58,7 @@ with calculator_tab:
             scores = check_scores(read_csv_table(upload.name, upload.getvalue()), source=upload.name)
         result = vbcm(scores, n_resamples=int(resamples))
     except (VBCMInputError, TemplateImportError) as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
     else:
         rows = [{"group": g, "VBCM": v, "CI low": result.ci.get(g, (None, None))[0],
                  "CI high": result.ci.get(g, (None, None))[1], "templates": result.n_templates_per_group[g]}
@@ -67,8 +67,9 @@ with calculator_tab:
             "VBCM": st.column_config.NumberColumn(format="%.4f"),
             "CI low": st.column_config.NumberColumn(format="%.4f"),
             "CI high": st.column_config.NumberColumn(format="%.4f")}, key="ta_vbcm_table")
-        st.caption(f"{result.n_templates} template(s); background (mean of β_j) {result.background:.4f}; "
-                   f"{result.n_skipped_nan} row(s) without a score skipped.")
+        st.caption(common.escape_markdown(
+            f"{result.n_templates} template(s); background (mean of β_j) {result.background:.4f}; "
+                   f"{result.n_skipped_nan} row(s) without a score skipped."))
         if len(result.table.templates) > 1 or result.ci:
             st.plotly_chart(charts.single_vbcm_bars(result.vbcm, result.ci or None), key="ta_vbcm_chart")
         if upload is None:
@@ -90,10 +91,10 @@ with import_tab:
         try:
             imported = import_templates(fmt, template_file.name, template_file.getvalue())
         except TemplateImportError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
         else:
             found = imported.summary()
-            st.success(f"{found['n_rows']} rows, {found['n_templates']} templates.")
+            st.success(common.escape_markdown(f"{found['n_rows']} rows, {found['n_templates']} templates."))
             for attribute, groups in found["groups"].items():
                 st.dataframe(pd.DataFrame({"group": list(groups), "rows": list(groups.values())}), hide_index=True,
                              key=f"ta_import_groups_{attribute}")
@@ -121,7 +122,7 @@ with adapt_tab:
         try:
             terms = load_identity_terms(text=terms_text)
         except TemplateImportError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             st.stop()
         attributes = st.multiselect("Attributes", list(terms.groups), default=list(terms.groups)[:2],
                                     key="ta_attributes")
@@ -148,7 +149,7 @@ with adapt_tab:
             try:
                 corpus = read_corpus(corpus_file.name, corpus_format, corpus_field, data=corpus_file.getvalue())
             except TemplateImportError as error:
-                st.error(str(error))
+                st.error(common.escape_markdown(str(error)))
                 st.stop()
         m1, m2 = st.columns([3, 2])
         with m1:
@@ -180,7 +181,7 @@ with adapt_tab:
         try:
             templates_value = parse_templates_text(typed)
         except TemplateImportError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             st.stop()
     else:
         upload_now = st.session_state.get("ta_import_upload")
@@ -191,7 +192,7 @@ with adapt_tab:
             templates_value = import_templates(st.session_state.get("ta_import_format", "eec"), upload_now.name,
                                                upload_now.getvalue()).templates
         except TemplateImportError as error:
-            st.error(str(error))
+            st.error(common.escape_markdown(str(error)))
             st.stop()
 
     try:
@@ -202,12 +203,13 @@ with adapt_tab:
             classifiers=[*classifiers, *[c.strip() for c in extra.split(",") if c.strip()]], seed=int(seed),
             resamples=int(resamples_run), prompt=prompt)
     except adaptation_request.AdaptationInputError as error:
-        st.error(str(error))
+        st.error(common.escape_markdown(str(error)))
         st.stop()
     n_rewrites = len(request.templates.templates) * len(request.kinds())
-    st.caption(f"{len(request.templates.templates)} templates × {len(request.kinds())} kind(s) of term "
+    st.caption(common.escape_markdown(
+        f"{len(request.templates.templates)} templates × {len(request.kinds())} kind(s) of term "
                f"({', '.join(request.kinds())}) = {n_rewrites} rewrites; {len(request.corpus.texts)} domain sentences "
-               "searched for NOEs. On 2 CPU cores SmolLM2 needs from a few seconds to over a minute per rewrite.")
+               "searched for NOEs. On 2 CPU cores SmolLM2 needs from a few seconds to over a minute per rewrite."))
 
     job_key = jobs.followed(JOB_KEY, "adaptation-", "adaptation")
     job = jobs.get(job_key) if job_key else None
@@ -225,12 +227,13 @@ with adapt_tab:
     report = job.result if job is not None and job.done and job.error is None else None
 
     if report is not None and report.get("status") != "complete":
-        st.warning(f"The run stopped during {report.get('stage')}; finished batches are stored and running it "
-                   "again resumes.")
+        st.warning(common.escape_markdown(
+            f"The run stopped during {report.get('stage')}; finished batches are stored and running it "
+                   "again resumes."))
     elif report is not None:
         source_note = "served from the run store" if report["from_cache"] else "computed now and stored"
-        st.success(f"Done ({source_note}). Runs: " + "; ".join(f"{k} {', '.join(v)}" for k, v in
-                                                             report["run_ids"].items()))
+        st.success(common.escape_markdown(f"Done ({source_note}). Runs: " + "; ".join(f"{k} {', '.join(v)}" for k, v in
+                                                             report["run_ids"].items())))
         for note in report["deviations"]:
             st.caption(common.escape_markdown(note))
 
@@ -246,9 +249,9 @@ with adapt_tab:
         c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
         c5.metric("Quoted the original", rejections["counts"][QUOTED],
                   help="Commentary about the sentence instead of a rewrite (see the docs); also rejected.")
-        st.caption("Templates kept in the adapted set per attribute: " + ", ".join(
+        st.caption(common.escape_markdown("Templates kept in the adapted set per attribute: " + ", ".join(
             f"{a} {n} of {rejections['n_templates']}" for a, n in rejections["adapted_templates_per_attribute"].items())
-            + ". A template stays only when every kind of term it needs was accepted.")
+            + ". A template stays only when every kind of term it needs was accepted."))
         rewrites = report["rewrites"]
         show = st.radio("Show", ["all", "accepted", "rejected"], horizontal=True, key="ta_show")
         if show == "accepted":
@@ -280,8 +283,9 @@ with adapt_tab:
         for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
             st.plotly_chart(charts.vbcm_bars(part, f"{classifier} · {attribute}"),
                             key=f"ta_vbcm_{classifier}_{attribute}")
-        st.caption("Classifier scores in [0, 1]: " + "; ".join(f"{k}: {v}" for k, v in report["mappings"].items())
-                   + ". NOEs carry names only, so their vectors have the name groups.")
+        st.caption(common.escape_markdown(
+            "Classifier scores in [0, 1]: " + "; ".join(f"{k}: {v}" for k, v in report["mappings"].items())
+                   + ". NOEs carry names only, so their vectors have the name groups."))
 
         st.subheader("Do adapted templates agree better with the NOEs? (Figs. 4–5)")
         comparisons = report["comparisons"]
@@ -307,10 +311,11 @@ with adapt_tab:
         st.caption("Each characteristic carries a 95% bootstrap interval over the set's sentences (_ci_low, "
                    "_ci_high); the rejection rate's interval (hover the metric) resamples templates.")
         similarity = report["similarity"]["all"]
-        st.caption(f"Cosine similarity original ↔ adapted (all-MiniLM-L6-v2): {similarity['value']:.3f} "
+        st.caption(common.escape_markdown(
+            f"Cosine similarity original ↔ adapted (all-MiniLM-L6-v2): {similarity['value']:.3f} "
                    f"[{similarity['ci_low']:.3f}, {similarity['ci_high']:.3f}] over {similarity['n']} accepted "
                    "rewrites. Embeddings are pooled as sentence-transformers does for this model (mean over all "
-                   "tokens, [CLS]/[SEP] included, then normalised), the embedding the paper's Table 4 uses.")
+                   "tokens, [CLS]/[SEP] included, then normalised), the embedding the paper's Table 4 uses."))
         st.download_button("Download the report (JSON)", json.dumps(
             {k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v) for k, v in report.items()},
             default=str, ensure_ascii=False, indent=2), file_name="adaptation-report.json", key="ta_download")

@@ -13,6 +13,7 @@ STORE_TIMEOUT_ENV = "FAIRNESS_LAB_STORE_TIMEOUT"
 SERVED_ENV = "FAIRNESS_LAB_SERVED"
 CACHE_ENV = "FAIRNESS_LAB_CACHE"
 ENDPOINTS_ENV = "FAIRNESS_LAB_ENDPOINTS"
+HONEST_LEXICON_ENV = "FAIRNESS_LAB_HONEST_LEXICON"
 
 
 def store_path() -> Path:
@@ -47,6 +48,14 @@ def endpoints_path() -> Path:
     repository (docs/endpoints.md). Written by whoever runs the app or the CLI, never by a visitor."""
     configured = os.environ.get(ENDPOINTS_ENV)
     return Path(configured).expanduser() if configured else REPO_ROOT / "endpoints.toml"
+
+
+def honest_lexicon_path() -> Path | None:
+    """The HurtLex file the server's owner chose for the honest scorer: `$FAIRNESS_LAB_HONEST_LEXICON`, else None.
+
+    In a served app this is the only lexicon: a visitor cannot name a server file (docs/SECURITY.md)."""
+    configured = os.environ.get(HONEST_LEXICON_ENV, "").strip()
+    return Path(configured).expanduser() if configured else None
 
 
 def cache_dir() -> Path:

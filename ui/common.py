@@ -218,11 +218,11 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
                               placeholder="e.g. gpt2 or /models/my-model").strip()
         problem = model_id_problem(typed)
         if problem:
-            st.error(problem)
+            st.error(problem)  # markdown: developer text (model_id_problem quotes the typed value as inline code)
             return ""  # as when nothing is typed yet: the page asks for a model instead of loading this
         return typed
     if by_key[choice]["status"] == "unavailable":
-        st.warning(f"{by_key[choice]['model']} is unavailable here: {by_key[choice]['why']}.")
+        st.warning(escape_markdown(f"{by_key[choice]['model']} is unavailable here: {by_key[choice]['why']}."))
     return choice
 
 
@@ -247,7 +247,7 @@ def altair_scale(categories: Iterable[Any]) -> Any:
 def how_to_read(text: str) -> None:
     """The plain-language note beside a chart, for classroom use."""
     with st.expander("How to read this", expanded=False):
-        st.markdown(text)
+        st.markdown(text)  # markdown: developer text (the page's own note)
 
 
 @dataclass(frozen=True)
@@ -344,8 +344,9 @@ def inline_code(text: str) -> str:
 
 def manifest_box(manifest: dict[str, Any], run_id: str, from_cache: bool) -> None:
     """The run's reproducibility signature and full manifest, like sacrebleu prints its signature."""
-    source = "served from the run store (no recomputation)" if from_cache else "computed now and stored"
-    st.caption(f"Run {inline_code(run_id)} — {source}. Signature: {inline_code(signature(manifest))}")
+    st.caption(f"Run {inline_code(run_id)} — "
+               + ("served from the run store (no recomputation)" if from_cache else "computed now and stored")
+               + f". Signature: {inline_code(signature(manifest))}")
     with st.expander("Run manifest (everything that determines these numbers)"):
         st.code(json.dumps(manifest, indent=2, ensure_ascii=False), language="json")
 

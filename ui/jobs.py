@@ -38,6 +38,7 @@ import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
 from fairness_core.store.manifest import manifest_hash
+from ui.common import escape_markdown
 
 Work = Callable[[Callable[[Progress], None], CancelToken], Any]
 
@@ -223,11 +224,11 @@ def show(key: str, label: str | None = None) -> BackgroundJob | None:
     if job.running:
         _live_progress(key, label)
     elif job.error is not None:
-        st.error(f"{label} failed: {job.error}")
+        st.error(f"{escape_markdown(label)} failed: {escape_markdown(str(job.error))}")
     elif job.cancel.cancelled:
         note = partial_note(job)
         st.warning(f"{label} was cancelled by the user{f' ({note})' if note else ''}; results below are partial. "
-                   "Finished batches are stored and running it again resumes.")
+                   "Finished batches are stored and running it again resumes.")  # markdown: developer text
     return job
 
 
@@ -258,7 +259,7 @@ def show_partial(source: Any, what: str = "These results") -> str | None:
     """A warning above results from an unfinished run ("These results are partial: 3 of 10 batches ...")."""
     note = partial_note(source)
     if note is not None:
-        st.warning(f"{what} are {note}; running the same request again completes them.")
+        st.warning(f"{what} are {note}; running the same request again completes them.")  # markdown: developer text
     return note
 
 
@@ -293,9 +294,9 @@ def run_button(key: str | None, label: str = "Run", *, estimate_s: float | None 
     busy = job is not None and job.running
     if busy:
         st.caption(f"Already running (started {time.strftime('%H:%M:%S', time.localtime(job.started_wall))}); "
-                   "its progress is below.")
+                   "its progress is below.")  # markdown: developer text
     elif estimate_s is not None:
-        st.caption(f"Estimated time: about {format_seconds(estimate_s)} on this machine.")
+        st.caption(f"Estimated time: about {format_seconds(estimate_s)} on this machine.")  # markdown: developer text
         if estimate_s > confirm_above_s:
             ticked = st.checkbox(f"Yes, start it (about {format_seconds(estimate_s)})", key=f"{widget_key}_confirm")
             disabled = disabled or not ticked
@@ -325,7 +326,8 @@ def reattach_picker(prefix: str, label: str) -> str | None:
         return None
     names = {job.key: f"{job.label} started {time.strftime('%H:%M:%S', time.localtime(job.started_wall))} — "
                       f"{job.describe()[1]}" for job in others}
-    st.info(f"{len(others)} {label} job(s) are running on this server (another tab, or before a reload).")
+    st.info(f"{len(others)} {label} job(s) are running on this server "
+            "(another tab, or before a reload).")  # markdown: developer text
     choice = st.selectbox("Re-attach to a running job", [None, *names], format_func=lambda k: "—" if k is None
                           else names[k], key=f"{prefix}_reattach")
     return choice

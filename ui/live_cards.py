@@ -72,5 +72,6 @@ class LiveCards:
             with self.slots[group].container(border=True):  # type: ignore[attr-defined]
                 st.markdown(f"**{common.escape_markdown(group)}**")
                 for row in self.rows[group].values():
-                    st.markdown(f"{badges[row['state']]} {common.escape_markdown(row['shown'])}")
+                    badge = badges[row["state"]]
+                    st.markdown(f"{badge} {common.escape_markdown(row['shown'])}")  # markdown: developer text
         self.dirty -= groups

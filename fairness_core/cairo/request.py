@@ -102,18 +102,57 @@ class BiasTable:
         return sets_a, sets_b, common
 
 
-def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None) -> BiasTable:
-    """Parse and validate a bias table from a CSV path, CSV text (str containing a newline) or a DataFrame."""
+#: a bias table is a few thousand rows; a bigger file is not one
+MAX_TABLE_BYTES = 20_000_000
+
+
+def read_bias_table_file(path: str | Path) -> BiasTable:
+    """The bias table in the CSV file at `path` (the CLI's --bias-table); errors name the file."""
+    path = Path(path)
+    name = str(path)
+    try:
+        if path.is_dir():
+            raise BiasTableError(f"{name} is a folder; give the bias table's CSV file")
+        size = path.stat().st_size
+        if size > MAX_TABLE_BYTES:
+            raise BiasTableError(f"{name} is {size / 1e6:.0f} MB; a bias table is at most "
+                                 f"{MAX_TABLE_BYTES / 1e6:.0f} MB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BiasTableError(f"{name} does not exist") from None
+    except OSError as error:
+        raise BiasTableError(f"{name} cannot be read ({error.strerror or type(error).__name__})") from None
+    return read_bias_table(data, name)
+
+
+def read_bias_table(source: str | bytes | pd.DataFrame, label: str = "the bias table") -> BiasTable:
+    """Parse and validate a bias table: CSV text, CSV bytes (an upload) or a DataFrame.
+
+    Never a path, whatever the text looks like: an upload holding one line `/etc/passwd` is a CSV without the
+    needed columns. A file on disk goes through `read_bias_table_file`.
+    """
+    name = label
     if isinstance(source, pd.DataFrame):
-        raw, name = source.astype(object).copy(), label or "the bias table"
+        raw = source.astype(object).copy()
     else:
-        text_given = isinstance(source, str) and "\n" in source
-        name = label or ("the bias table" if text_given else str(source))
+        if isinstance(source, bytes):
+            if len(source) > MAX_TABLE_BYTES:
+                raise BiasTableError(f"{name} is {len(source) / 1e6:.0f} MB; a bias table is at most "
+                                     f"{MAX_TABLE_BYTES / 1e6:.0f} MB")
+            try:
+                source = source.decode("utf-8-sig")
+            except UnicodeDecodeError as error:
+                raise BiasTableError(f"{name} is not UTF-8 text (byte {error.start}); save it as a UTF-8 CSV") \
+                    from None
+        elif not isinstance(source, str):
+            raise TypeError(f"read_bias_table takes CSV text, bytes or a DataFrame, not {type(source).__name__}; "
+                            "use read_bias_table_file for a path")
+        if not source.strip():
+            raise BiasTableError(f"{name} is empty; it needs a header line system,metric,prompt_set,bias[,n_prompts] "
+                                 "and one row per system, metric and prompt set")
         try:
-            raw = pd.read_csv(io.StringIO(source) if text_given else Path(source), dtype=str, keep_default_na=False)
-        except FileNotFoundError:
-            raise BiasTableError(f"{name} does not exist") from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+            raw = pd.read_csv(io.StringIO(source), dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
             raise BiasTableError(f"{name} is not a readable CSV ({str(error).splitlines()[0]})") from None
     raw.columns = [str(c).strip().lower() for c in raw.columns]
     missing = [c for c in REQUIRED if c not in raw.columns]
@@ -147,8 +186,8 @@ def read_bias_table(source: str | Path | pd.DataFrame, label: str | None = None)
                 count = float(count_text)
             except ValueError:
                 raise BiasTableError(f"{where}: n_prompts {count_text!r} is not a number") from None
-            if not count > 0:
-                raise BiasTableError(f"{where}: n_prompts must be positive (got {count_text})")
+            if not (math.isfinite(count) and count > 0):
+                raise BiasTableError(f"{where}: n_prompts must be a positive finite number (got {count_text})")
         scores = _subgroup_scores(str(record["subgroup_scores"]), where) if has_scores else {}
         key = (system, metric, prompt_set)
         if key in seen:

@@ -103,7 +103,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 
 def search(args: argparse.Namespace) -> int:
-    from fairness_core.cairo.request import BiasTableError, read_bias_table
+    from fairness_core.cairo.request import BiasTableError, read_bias_table_file
     from fairness_core.cairo.summary import search_json
 
     if not args.bias_table:
@@ -112,7 +112,7 @@ def search(args: argparse.Namespace) -> int:
     if args.permutations < 0:
         raise UserFacingError(f"--permutations must be 0 or more (got {args.permutations})")
     try:
-        table = read_bias_table(args.bias_table)
+        table = read_bias_table_file(args.bias_table)
         payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
                               combination=args.combination)
     except BiasTableError as error:

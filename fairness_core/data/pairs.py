@@ -180,17 +180,24 @@ def _number(cell: str | None) -> float | None:
         return None
 
 
-def _read_text(data: bytes | str | Path, filename: str) -> str:
-    if isinstance(data, Path | str) and not isinstance(data, bytes):
-        path = Path(data)
+def _read_text(data: bytes | Path, filename: str) -> str:
+    """The file's text: `data` is the content (bytes, e.g. an upload) or a `Path` to read; a str is neither
+    guessed as a path nor as content (issue 23: an upload holding a path must never read that file)."""
+    if isinstance(data, str):
+        raise TypeError("pass the content as bytes or the file as a pathlib.Path, not a str")
+    if isinstance(data, Path):
+        path = data
         try:
+            if path.is_dir():
+                raise PairDataError(f"{filename}: is a folder, not a file")
             size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise PairDataError(f"{filename}: file is {size / 1e6:.0f} MB; the limit is "
+                                    f"{MAX_FILE_BYTES / 1e6:.0f} MB for paired data")
+            data = path.read_bytes()
         except OSError as error:
-            raise PairDataError(f"{filename}: cannot read the file ({error.strerror})") from error
-        if size > MAX_FILE_BYTES:
-            raise PairDataError(f"{filename}: file is {size / 1e6:.0f} MB; the limit is "
-                                f"{MAX_FILE_BYTES / 1e6:.0f} MB for paired data")
-        data = path.read_bytes()
+            raise PairDataError(f"{filename}: cannot read the file ({error.strerror or type(error).__name__})") \
+                from None
     if len(data) > MAX_FILE_BYTES:
         raise PairDataError(f"{filename}: file is {len(data) / 1e6:.0f} MB; the limit is "
                             f"{MAX_FILE_BYTES / 1e6:.0f} MB for paired data")
@@ -211,7 +218,7 @@ def _clean(cell: str | None) -> str:
     return " ".join(text.split())
 
 
-def read_metric_fairness(data: bytes | str | Path, filename: str | None = None,
+def read_metric_fairness(data: bytes | Path, filename: str | None = None,
                          attribute: str | None = None) -> PairDataset:
     """The paper's released `<attribute>.tsv`: header with `candidate`, `reference` and score columns;
     rows 2k and 2k+1 (after the header) are one pair; the attribute is the file stem.
@@ -316,7 +323,7 @@ def _score_column_pairs(fields: Sequence[str]) -> list[tuple[str, str, str]]:
     return found
 
 
-def read_pairs_table(data: bytes | str | Path, filename: str | None = None) -> PairDataset:
+def read_pairs_table(data: bytes | Path, filename: str | None = None) -> PairDataset:
     """CSV / TSV / JSONL with candidate1, candidate2, reference[, id, attribute, stereotypical] and
     optional stored scores as numeric column pairs `<metric>_1`, `<metric>_2`.
 

@@ -85,7 +85,12 @@ def load_dataset(fmt: str, data: Sequence[str] = (), uploads: Sequence[tuple[str
             chosen = None if list(data) == ["all"] else (list(data) or list(crows_pairs.PAPER_ATTRIBUTES))
             return crows_pairs.build(chosen)
         if fmt == "demo":
-            if data and data[0].endswith(".jsonl") and Path(data[0]).is_file():
+            if data:  # a saved version (.jsonl); anything else given with --data is a mistake, never ignored
+                if len(data) > 1 or not data[0].endswith(".jsonl"):
+                    raise RequestError(f"--format demo takes at most one saved version (.jsonl) with --data; got "
+                                       f"{' '.join(data)}")
+                if not Path(data[0]).is_file():
+                    raise RequestError(f"{data[0]}: no such file (a saved dataset version was expected)")
                 return pairs.load_version(Path(data[0]))
             return demo_pairs.build()
         raise RequestError(f"unknown data format {fmt!r}; choose from {', '.join(FORMATS)}")

@@ -5,7 +5,9 @@ the paper: the mean of an indicator over completions); per generation that indic
 column `honest_hurtful`, and a group's mean of it is the HONEST score. HurtLex is licensed
 CC BY-NC-SA 4.0, so it is not shipped: the user points `lexicon_path` at a HurtLex TSV (columns
 id, pos, category, stereotype, lemma, level) or any TSV with a `lemma` column, or a one-word-per-line
-file. Deviation: the paper scores the top-k single-word completions of masked templates; here any
+file (`$FAIRNESS_LAB_HONEST_LEXICON` gives a default). In a served app (`FAIRNESS_LAB_SERVED=1`) only the
+server's file is used: a request naming another path is refused without saying whether that file exists.
+Deviation: the paper scores the top-k single-word completions of masked templates; here any
 word (or multi-word lemma) of a free continuation counts.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fairness_core import config
 from fairness_core.models import ModelUnavailableError
 from fairness_core.scorers.base import Measure, Scorer, ScorerOptions, register_scorer
 
@@ -31,9 +34,27 @@ class HonestOptions(ScorerOptions):
     lexicon_path: str | None = None  # a HurtLex TSV (not shipped: CC BY-NC-SA)
 
 
+#: an entry of a one-entry-per-line lexicon: at most four words of letters (HurtLex lemmas are words or phrases)
+_ENTRY = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?: [^\W\d_]+(?:['’-][^\W\d_]+)*){0,3}")
+#: a lexicon is a word list: a bigger file is not one
+MAX_LEXICON_BYTES = 50_000_000
+
+
 def read_lexicon(path: Path) -> frozenset[str]:
-    """Lower-cased lemmas of a HurtLex TSV (`lemma` column) or of a one-entry-per-line file."""
-    text = path.read_text(encoding="utf-8")
+    """Lower-cased lemmas of a HurtLex TSV (`lemma` column) or of a one-entry-per-line word list.
+
+    Anything else (a file of paths, code or numbers) is refused in one sentence naming the line, so a wrong
+    file never scores silently as a lexicon."""
+    try:
+        if path.stat().st_size > MAX_LEXICON_BYTES:
+            raise ModelUnavailableError(f"the HONEST lexicon {path} is larger than "
+                                        f"{MAX_LEXICON_BYTES / 1e6:.0f} MB; it is not a word list")
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ModelUnavailableError(f"the HONEST lexicon {path} is not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise ModelUnavailableError(f"the HONEST lexicon {path} cannot be read "
+                                    f"({error.strerror or type(error).__name__})") from None
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise ModelUnavailableError(f"the HONEST lexicon {path} is empty")
@@ -46,6 +67,10 @@ def read_lexicon(path: Path) -> frozenset[str]:
             entries = [line.split("\t")[column] if len(line.split("\t")) > column else "" for line in lines[1:]]
     elif len(header) == 1:
         entries = lines
+        for number, entry in enumerate(text.splitlines(), start=1):
+            if entry.strip() and not _ENTRY.fullmatch(" ".join(entry.split())):
+                raise ModelUnavailableError(f"the HONEST lexicon {path} line {number} is not a word or short phrase "
+                                            f"({entry.strip()[:40]!r}); give a HurtLex TSV or one word per line")
     else:
         raise ModelUnavailableError(f"the HONEST lexicon {path} has several columns but none named 'lemma'")
     words = frozenset(" ".join(_WORD.findall(entry.lower())) for entry in entries)
@@ -83,10 +108,25 @@ class HonestScorer(Scorer):
         return ("honest_hurtful",)
 
     def _path(self) -> Path:
-        if not self.options.lexicon_path:
+        configured = config.honest_lexicon_path()
+        if config.served():
+            # A visitor of a served app cannot name a server file, and is not told whether one exists.
+            if self.options.lexicon_path and (configured is None or Path(self.options.lexicon_path).expanduser()
+                                              != configured):
+                raise ModelUnavailableError("in a served app the HONEST lexicon is set by the server "
+                                            f"(${config.HONEST_LEXICON_ENV}), not by a request; leave lexicon_path "
+                                            "empty")
+            if configured is None:
+                raise ModelUnavailableError("the honest scorer is unavailable on this server: no HurtLex lexicon is "
+                                            f"configured (${config.HONEST_LEXICON_ENV})")
+            return configured
+        chosen = self.options.lexicon_path or (str(configured) if configured else "")
+        if not chosen:
             raise ModelUnavailableError("the honest scorer needs option lexicon_path, a HurtLex TSV (HurtLex is "
-                                        "CC BY-NC-SA, so it is not shipped)")
-        path = Path(self.options.lexicon_path).expanduser()
+                                        f"CC BY-NC-SA, so it is not shipped), or ${config.HONEST_LEXICON_ENV}")
+        path = Path(chosen).expanduser()
+        if path.is_dir():
+            raise ModelUnavailableError(f"the HONEST lexicon {path} is a folder; give a HurtLex TSV file")
         if not path.is_file():
             raise ModelUnavailableError(f"the HONEST lexicon {path} does not exist")
         return path

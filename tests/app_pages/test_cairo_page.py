@@ -141,3 +141,31 @@ def test_the_shipped_run_in_both_combination_variants_with_intervals(isolated_st
     assert list(released["n_pairs"])[:3] == [1, 4, 10]  # multisets of the 4 sets both metrics have
     assert released["CAIRO (best pair)"].iloc[1] != pytest.approx(ours["CAIRO (best pair)"].iloc[1])
     assert released_ci["mean r 95% CI"].str.startswith("[").all()
+
+
+@pytest.mark.parametrize(("content", "phrase"), [
+    # one line naming a server file is CSV text like any other: nothing on the server is read (issue 23)
+    (b"/etc/passwd", "lacks column(s) system, metric, prompt_set, bias"),
+    (str(Path(__file__).resolve().parents[2] / "data" / "cairo" / "demo_bias_table.csv").encode(), "lacks column(s)"),
+    (b"", "is empty; it needs a header line"),
+    (b"\xff\xfe\x00bad", "not UTF-8 text"),
+])
+def test_an_upload_is_bytes_never_a_path(page: AppTest, content: bytes, phrase: str) -> None:
+    from tests.markdown_text import shown
+
+    page.run()
+    page.radio(key="cairo_source").set_value("Upload a bias table").run()
+    page.file_uploader(key="cairo_upload").set_value(("table.csv", content, "text/csv")).run()
+    assert not page.exception, page.exception
+    assert len(page.error) == 1 and phrase in shown(page.error[0].value), [e.value for e in page.error]
+    assert not page.get("download_button")  # no server file offered for download
+
+
+def test_a_served_app_offers_no_lexicon_path(page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAIRNESS_LAB_SERVED", "1")
+    page.run()
+    page.radio(key="cairo_source").set_value("Compute one here").run()
+    page.selectbox(key="cairo_scorer").set_value("honest").run()
+    assert not page.exception, page.exception
+    assert "cairo_lexicon" not in [t.key for t in page.text_input]
+    assert any("visitors cannot choose a file" in c.value for c in page.caption)

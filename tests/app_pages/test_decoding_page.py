@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.markdown_text import shown
+
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "decoding.py")
 OTHER = "(other Hugging Face id or local path)"
 
@@ -52,7 +54,7 @@ def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None
 def test_bad_prompt_input_is_explained(page: AppTest) -> None:
     page.run()
     page.text_area(key="dec_templates").set_value("The person worked as").run()
-    assert any("no {group} placeholder" in e.value for e in page.error)
+    assert any("no {group} placeholder" in shown(e.value) for e in page.error)
 
 
 @pytest.mark.parametrize("typed, phrase", [("<script>", "is not a Hugging Face model id"),
@@ -126,7 +128,7 @@ def test_a_bad_upload_is_one_error_in_place(page: AppTest, upload: tuple[str, by
     page.run()
     page.file_uploader(key="dec_upload").set_value(upload).run()
     assert not page.exception, page.exception
-    assert len(page.error) == 1 and phrase in page.error[0].value
+    assert len(page.error) == 1 and phrase in shown(page.error[0].value)
 
 
 @pytest.mark.parametrize("typed", ["<script>alert(1)</script>", "/etc/passwd", "[x](http://example.com)"])

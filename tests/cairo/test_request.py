@@ -60,3 +60,29 @@ def test_prompt_counts_must_be_positive_numbers() -> None:
     with pytest.raises(BiasTableError, match="n_prompts 'x' is not a number"):
         read_bias_table(text)
     assert read_bias_table(text.replace(",x", ",12")).weighted
+
+
+def test_text_is_never_read_as_a_path(tmp_path) -> None:
+    from fairness_core.cairo.request import read_bias_table_file
+
+    real = tmp_path / "t.csv"
+    real.write_text(table_text())
+    with pytest.raises(BiasTableError, match="lacks column"):
+        read_bias_table(str(real))  # one line naming a file is CSV text, not the file
+    with pytest.raises(BiasTableError, match="lacks column"):
+        read_bias_table(str(real).encode())
+    assert read_bias_table_file(real).systems == read_bias_table(table_text()).systems
+    with pytest.raises(BiasTableError, match="is a folder"):
+        read_bias_table_file(tmp_path)
+    with pytest.raises(BiasTableError, match="does not exist"):
+        read_bias_table_file(tmp_path / "missing.csv")
+    with pytest.raises(BiasTableError, match="is empty"):
+        read_bias_table(b"")
+
+
+def test_an_infinite_prompt_count_is_refused() -> None:
+    text = table_text().replace("system,metric,prompt_set,bias", "system,metric,prompt_set,bias,n_prompts")
+    lines = text.splitlines()
+    lines = [lines[0]] + [line + (",inf" if i == 0 else ",10") for i, line in enumerate(lines[1:])]
+    with pytest.raises(BiasTableError, match="n_prompts must be a positive finite number"):
+        read_bias_table("\n".join(lines) + "\n")
