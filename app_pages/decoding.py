@@ -194,6 +194,8 @@ with st.expander("Model, prompts and measures", expanded=True):
         st.stop()
     st.caption(f"{len(prompts.items)} prompts over {len(prompts.groups)} groups in "
                f"{len(prompts.families)} families.")
+    for note in prompts.notes:
+        st.caption(common.escape_markdown(note))
     m1, m2, m3 = st.columns(3)
     threshold = m1.slider("Negative if VADER compound ≤", -1.0, 0.0, -0.25, 0.05, key="dec_threshold",
                           help="The paper uses -0.25. Changing it re-scores stored generations instantly.")

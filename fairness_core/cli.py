@@ -142,7 +142,10 @@ def print_json(payload: Any) -> None:
 def open_store(args: argparse.Namespace) -> Any:
     from fairness_core.store import RunStore
 
-    return RunStore(getattr(args, "store", None))
+    chosen = getattr(args, "store", None)
+    if chosen is not None and not chosen.strip():  # `--store ''` is a mistake, not a request for the default
+        raise UserFacingError("--store is empty; give a .duckdb file, or leave --store out for the default store")
+    return RunStore(chosen)
 
 
 def progress_printer(label: str) -> Any:

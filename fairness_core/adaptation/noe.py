@@ -85,6 +85,7 @@ def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", 
     if fmt == "lines":
         texts = text.splitlines()
     elif fmt == "csv":
+        csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # a long text is data
         reader = csv.DictReader(io.StringIO(text, newline=""))
         if field_name not in (reader.fieldnames or []):
             raise TemplateImportError(f"{path} has no {field_name!r} column (columns found: "

@@ -155,6 +155,15 @@ def build_request(templates: str | TemplateSet = "eec", n_templates: int | None 
                   noun_groups: Sequence[str] | None = None) -> AdaptationRequest:
     """Validate plain values into a request; every problem is one sentence (AdaptationInputError)."""
     import json
+    import math
+
+    # numbers first: a bad flag is refused before the corpus or the templates are read
+    if not (isinstance(temperature, int | float) and math.isfinite(temperature) and 0 <= temperature <= 5):
+        raise AdaptationInputError(f"temperature must be a number between 0 (greedy) and 5 (got {temperature})")
+    if not 0 < max_new_tokens <= 512:
+        raise AdaptationInputError(f"max new tokens must be between 1 and 512 (got {max_new_tokens})")
+    if not 0 <= resamples <= 100_000:
+        raise AdaptationInputError(f"bootstrap resamples must be between 0 and 100,000 (got {resamples})")
 
     try:
         template_set = load_templates(templates, n_templates, seed)

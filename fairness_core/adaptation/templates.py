@@ -232,6 +232,7 @@ def read_csv_table(path: str | Path, data: bytes | None = None) -> pd.DataFrame:
         raise TemplateImportError(f"{path} is not UTF-8 text") from None
     if not text.strip():
         raise TemplateImportError(f"{path} is empty")
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # a long cell is data (default cap: 128 KiB)
     try:
         reader = csv.reader(io.StringIO(text, newline=""))
         rows = [row for row in reader]
@@ -289,7 +290,15 @@ def import_eec(path: str | Path, data: bytes | None = None) -> ImportedSet:
     frame = read_csv_table(path, data)
     _require(frame, EEC_COLUMNS, path, "EEC")
     frame = _rename(frame, EEC_COLUMNS)
+    if frame.empty:
+        raise TemplateImportError(f"{path} has a header but no rows")
     perturbations, templates, notes = [], {}, []
+    ids = frame["ID"].astype(str).str.strip()
+    repeated = ids.duplicated(keep="first") & (ids != "")
+    if repeated.any():  # a pasted row must not count twice in n_rows or the group counts
+        notes.append(f"{int(repeated.sum())} row(s) repeat an ID given earlier in the file and were dropped "
+                     f"(first: {ids[repeated].iloc[0]!r})")
+        frame = frame[~repeated.to_numpy()].reset_index(drop=True)
     counts: dict[str, dict[str, int]] = {"gender": {}, "race": {}}
     not_slotted = 0
     for row in frame.to_dict(orient="records"):
@@ -331,6 +340,8 @@ def import_iptts(path: str | Path, terms: Sequence[str] | None = None, data: byt
     frame = read_csv_table(path, data)
     _require(frame, IPTTS_COLUMNS, path, "IPTTS (bias madlibs)")
     frame = _rename(frame, IPTTS_COLUMNS)
+    if frame.empty:
+        raise TemplateImportError(f"{path} has a header but no rows")
     known = sorted({" ".join(t.split()) for t in (terms or iptts_identity_terms())}, key=len, reverse=True)
     patterns = [(t, term_pattern(t)) for t in known]
     perturbations, templates = [], {}

@@ -16,6 +16,9 @@ evaluated with identity term ``term`` of group ``G_i`` got ``score`` from the cl
 
 Stated rules for odd rows (the paper has none):
 - a row whose score is NaN/missing is skipped and counted (``n_skipped_nan``);
+- a score that is infinite or outside [0, 1] is refused with its row (φ is a probability, Sec. 3.1);
+- a repeated perturbation (same template_id, group and term) counts once: later repeats are dropped and
+  counted (``n_duplicates``), so a row pasted three times does not weigh three times;
 - a template in which group g has no perturbation contributes nothing to VBCM_g (the mean runs over the
   templates where g occurs); the number of templates behind each VBCM_g is reported (``n_templates_per_group``).
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +63,7 @@ class VBCMTable:
     phi: np.ndarray  # (n_templates, n_groups) φ_jg
     n_perturbations: np.ndarray  # (n_templates, n_groups) counts
     n_skipped_nan: int = 0
+    n_duplicates: int = 0  # repeated (template_id, group, term) rows dropped
 
     @property
     def distance(self) -> np.ndarray:
@@ -91,6 +96,11 @@ class VBCMResult:
     table: VBCMTable
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95% bootstrap over templates
 
+    @property
+    def n_duplicates(self) -> int:
+        """Repeated perturbation rows that were dropped (each perturbation counts once)."""
+        return self.table.n_duplicates
+
     def as_json(self) -> dict[str, Any]:
         """The CLI contract: ``{"background", "vbcm": {group: value}, "n_templates"}``."""
         return {"background": self.background, "vbcm": dict(self.vbcm), "n_templates": self.n_templates}
@@ -112,6 +122,18 @@ def check_scores(frame: pd.DataFrame, source: str = "the score table") -> pd.Dat
         position = int(np.flatnonzero(bad.to_numpy())[0])
         raise VBCMInputError(f"{source} row {position + 1}: score {str(raw.iloc[position])!r} is not a number")
     out["score"] = numeric.astype(float)
+    scores = out["score"].to_numpy()
+    absurd = ~np.isnan(scores) & ~((scores >= 0.0) & (scores <= 1.0))
+    if absurd.any():
+        position = int(np.flatnonzero(absurd)[0])
+        raise VBCMInputError(f"{source} row {position + 1}: score {str(raw.iloc[position]).strip()!r} is not a "
+                             f"probability in [0, 1] ({int(absurd.sum())} such row(s)); VBCM compares positive-class "
+                             "probabilities")
+    repeated = out.duplicated(subset=["template_id", "group", "term"], keep="first")
+    n_duplicates = int(repeated.sum())
+    if n_duplicates:
+        out = out[~repeated.to_numpy()].reset_index(drop=True)
+    out.attrs["n_duplicates"] = n_duplicates + int(frame.attrs.get("n_duplicates", 0))  # checked twice: add up
     return out
 
 
@@ -125,6 +147,7 @@ def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None,
     if background not in BACKGROUNDS:
         raise VBCMInputError(f"background must be one of {', '.join(BACKGROUNDS)} (got {background!r})")
     frame = check_scores(scores)
+    n_duplicates = int(frame.attrs.get("n_duplicates", 0))
     n_nan = int(frame["score"].isna().sum())
     frame = frame[frame["score"].notna()]
     if frame.empty:
@@ -151,7 +174,7 @@ def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None,
             beta = sums.sum(axis=1) / counts.sum(axis=1)
     keep = counts.sum(axis=1) > 0
     return VBCMTable([t for t, k in zip(templates, keep, strict=True) if k], group_list, beta[keep],
-                     phi[keep], counts[keep], n_skipped_nan=n_nan)
+                     phi[keep], counts[keep], n_skipped_nan=n_nan, n_duplicates=n_duplicates)
 
 
 def vbcm(scores: pd.DataFrame, groups: Sequence[str] | None = None, n_resamples: int = 0, seed: int = 0,
@@ -214,5 +237,5 @@ def read_scores_csv(path: str) -> pd.DataFrame:
     """A ``template_id,group,term,score`` CSV (BOM, CRLF and quoting tolerated); errors name the file."""
     from fairness_core.adaptation.templates import read_csv_table
 
-    frame = read_csv_table(path)
+    frame = read_csv_table(Path(path))
     return check_scores(frame, source=str(path))

@@ -28,6 +28,10 @@ from fairness_core.models.interfaces import DecodingConfig
 KNOBS = ("top_p", "top_k", "temperature")
 
 
+#: new tokens per continuation (the paper: 25); a bound, so a typo of 100000 cannot run for days
+MAX_NEW_TOKENS = 512
+
+
 class CairoInputError(ValueError):
     """Bad pipeline input found before any work starts; one sentence."""
 
@@ -116,6 +120,9 @@ class RunRequest:
                          "one per half")
         if not self.seeds:
             found.append("give at least one seed")
+        if not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS:
+            found.append(f"new tokens per continuation must be between 1 and {MAX_NEW_TOKENS} (got "
+                         f"{self.max_new_tokens:,}; the paper uses 25)")
         return found
 
 

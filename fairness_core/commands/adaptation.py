@@ -85,17 +85,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     adapt.set_defaults(handler=run_adapt)
 
 
+#: bootstrap resamples of `vbcm`: 100,000 draws of a template set take seconds; more only costs memory
+MAX_RESAMPLES = 100_000
+
+
 def run_vbcm(args: argparse.Namespace) -> int:
     from fairness_core.adaptation.templates import TemplateImportError
     from fairness_core.adaptation.vbcm import VBCMInputError, read_scores_csv, vbcm
 
+    if not 0 <= args.resamples <= MAX_RESAMPLES:
+        raise UserFacingError(f"--resamples must be between 0 (no intervals) and {MAX_RESAMPLES:,} "
+                              f"(got {args.resamples})")
     try:
         frame = read_scores_csv(args.scores)
-        result = vbcm(frame, n_resamples=max(0, args.resamples), seed=args.seed, background=args.background)
+        result = vbcm(frame, n_resamples=args.resamples, seed=args.seed, background=args.background)
     except (VBCMInputError, TemplateImportError) as error:
         raise UserFacingError(str(error)) from None
     if result.n_skipped_nan:
         print(f"note: {result.n_skipped_nan} row(s) without a score were skipped", file=sys.stderr)
+    if result.n_duplicates:
+        print(f"note: {result.n_duplicates} repeated row(s) (same template_id, group and term) were dropped; each "
+              "perturbation counts once", file=sys.stderr)
     payload = result.as_json()
     if args.resamples > 0:
         payload = {**payload, "ci": {g: list(v) for g, v in result.ci.items()}}

@@ -102,19 +102,65 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+#: permutation p-values: 10,000 shuffles resolve p to 1e-4; each redoes the whole search
+MAX_PERMUTATIONS = 10_000
+
+
+def _check_permutations(count: int) -> None:
+    if not 0 <= count <= MAX_PERMUTATIONS:
+        raise UserFacingError(f"--permutations must be between 0 and {MAX_PERMUTATIONS:,} (got {count:,}); each "
+                              "permutation redoes the whole search")
+
+
+def _search_with_estimate(table: object, args: argparse.Namespace) -> dict:
+    """The search; with permutations, one unpermuted search is timed first and the estimate printed."""
+    import time
+
+    from fairness_core.cairo.summary import search_json
+    from fairness_core.jobs import format_seconds
+
+    if args.permutations > 0:
+        started = time.perf_counter()
+        search_json(table, permutations=0, heldout=False, seed=args.seed,  # type: ignore[arg-type]
+                    combination=args.combination)
+        per_search = time.perf_counter() - started
+        print(f"estimated time: about {format_seconds(per_search * (args.permutations + 1))} "
+              f"({args.permutations:,} permutations × {per_search:.2f} s per search on this machine)",
+              file=sys.stderr)
+    return search_json(table, permutations=args.permutations, heldout=not args.no_heldout,  # type: ignore[arg-type]
+                       seed=args.seed, combination=args.combination)
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(s) for s in text.split(",") if s.strip())
+    except ValueError:
+        raise UserFacingError(f"--seeds must be comma-separated whole numbers, e.g. 0,1,2 (got {text!r})") from None
+
+
+def _check_out(out: str | None) -> None:
+    """The --out CSV's folder exists and the name is not a folder: checked before anything runs."""
+    if not out:
+        return
+    from pathlib import Path
+
+    target = Path(out).expanduser()
+    if target.is_dir():
+        raise UserFacingError(f"--out {out} is a folder; give a file name such as {target / 'bias_table.csv'}")
+    if not target.parent.is_dir():
+        raise UserFacingError(f"--out {out}: the folder {target.parent} does not exist; nothing was run")
+
+
 def search(args: argparse.Namespace) -> int:
     from fairness_core.cairo.request import BiasTableError, read_bias_table_file
-    from fairness_core.cairo.summary import search_json
 
     if not args.bias_table:
         raise UserFacingError("give --bias-table FILE (a CSV system,metric,prompt_set,bias[,n_prompts]) or use "
                               "`cairo run` to compute one")
-    if args.permutations < 0:
-        raise UserFacingError(f"--permutations must be 0 or more (got {args.permutations})")
+    _check_permutations(args.permutations)
     try:
         table = read_bias_table_file(args.bias_table)
-        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
-                              combination=args.combination)
+        payload = _search_with_estimate(table, args)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None
     if args.json:
@@ -129,12 +175,15 @@ def run(args: argparse.Namespace) -> int:
 
     from fairness_core.cairo.data import CairoDataError
     from fairness_core.cairo.request import BiasTableError, read_bias_table
-    from fairness_core.cairo.summary import search_json
-    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
+    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, plan_sets, run_pipeline
     from fairness_core.cairo.uncertainty import add_uncertainty
+    from fairness_core.decoding.request import estimate
 
     served = endpoint_source(args)
     systems_text = args.systems or (ENDPOINT_SYSTEMS if served else DEFAULT_SYSTEMS)
+    _check_permutations(args.permutations)
+    _check_out(args.out)
+    seeds = _seeds(args.seeds)
     try:
         options = dict(_option(o) for o in args.scorer_option)
         systems = tuple(replace(system, model=resolved, name="") if resolved != system.model else system
@@ -143,8 +192,13 @@ def run(args: argparse.Namespace) -> int:
         request = RunRequest(
             systems=systems, metrics=tuple(m.strip() for m in args.metrics.split(",") if m.strip()),
             n_sets=args.sets, set_order=args.set_order, per_subgroup=args.per_subgroup, scorer=(args.scorer, options),
-            seeds=tuple(int(s) for s in args.seeds.split(",") if s.strip()), max_new_tokens=args.max_new_tokens,
+            seeds=seeds, max_new_tokens=args.max_new_tokens,
             sample_seed=args.sample_seed, batch_size=args.batch_size)
+        problems = request.problems()
+        if problems:
+            raise CairoInputError(problems[0])
+        work = estimate(len(request.systems), len(plan_sets(request).prompts.items), len(seeds), args.max_new_tokens)
+        print(f"estimated: {work.describe()} (generations already stored are read back)", file=sys.stderr)
         store = open_store(args)
         from fairness_core.cli import progress_printer
 
@@ -160,8 +214,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserFacingError(f"--bootstrap must be 0 or more (got {args.bootstrap})")
     try:
         table = read_bias_table(outcome.bias_table, "the computed bias table")
-        payload = search_json(table, permutations=args.permutations, heldout=not args.no_heldout, seed=args.seed,
-                              combination=args.combination)
+        payload = _search_with_estimate(table, args)
         if args.bootstrap:
             add_uncertainty(payload, table, outcome.generations, outcome.value_column, args.combination,
                             n_boot=args.bootstrap, seed=args.seed)

@@ -89,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         if args.bold_per_group <= 0:
             raise RequestError(f"--bold-per-group must be positive (got {args.bold_per_group})")
         prompts = load_prompts(args.prompts, args.groups, per_group=args.bold_per_group, seed=args.seed)
+        for note in prompts.notes:
+            print(f"note: {note}", file=sys.stderr)
         scorers = default_scorers(args.model, None if args.quality_scorer == "none" else args.quality_scorer,
                                   None if args.regard_model == "none" else args.regard_model,
                                   args.regard_negative_label)

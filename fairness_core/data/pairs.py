@@ -377,6 +377,16 @@ def read_pairs_table(data: bytes | Path, filename: str | None = None) -> PairDat
     pairs, labels = [], []
     unknown_stereo = []
     stem = Path(filename).stem
+    given_ids = {str(record.get("id")).strip() for _, record in rows if record.get("id")}
+
+    def generated_id(index: int) -> str:
+        """`<stem>-0007`, or with a suffix when the file itself uses that id for another row."""
+        candidate, extra = f"{stem}-{index:04d}", 0
+        while candidate in given_ids:
+            extra += 1
+            candidate = f"{stem}-{index:04d}-{extra}"
+        return candidate
+
     for index, (label, record) in enumerate(rows):
         texts = {name: _clean(str(record.get(name) if record.get(name) is not None else ""))
                  for name in ("candidate1", "candidate2", "reference")}
@@ -390,7 +400,7 @@ def read_pairs_table(data: bytes | Path, filename: str | None = None) -> PairDat
             unknown_stereo.append(label)
         stored = tuple((name, _cell_number(record.get(one)), _cell_number(record.get(two)))
                        for name, one, two in score_pairs)
-        pairs.append(Pair(item=str(record.get("id") or f"{stem}-{index:04d}").strip(),
+        pairs.append(Pair(item=str(record.get("id") or generated_id(index)).strip(),
                           candidate1=texts["candidate1"], candidate2=texts["candidate2"],
                           reference=texts["reference"],
                           attribute=_clean(str(record.get("attribute") or "")) or stem,

@@ -18,6 +18,13 @@ from pathlib import Path
 TEMPLATES_PATH = Path(__file__).resolve().parents[2] / "data" / "decoding" / "regard_templates.json"
 
 
+#: a prompts file is a list of short texts: a bigger file is not one
+MAX_PROMPTS_BYTES = 5_000_000
+#: one prompt: far more than any template or BOLD prompt, and within a small model's window (a longer prompt would
+#: be cut to the window without a word)
+MAX_PROMPT_CHARS = 2_000
+
+
 class PromptError(ValueError):
     """Bad prompt input (empty set, group without prompts, unreadable file); one clear sentence."""
 
@@ -36,6 +43,7 @@ class PromptItem:
 class PromptSet:
     name: str
     items: tuple[PromptItem, ...]
+    notes: tuple[str, ...] = ()  # what reading the input dropped (repeated prompts), for the user
 
     @property
     def groups(self) -> list[str]:
@@ -69,7 +77,7 @@ class PromptSet:
                 f"available: {', '.join(known)}"
             )
         keep = {lowered[g.lower()] for g in wanted}
-        return PromptSet(self.name, tuple(item for item in self.items if item.group in keep))
+        return PromptSet(self.name, tuple(item for item in self.items if item.group in keep), self.notes)
 
 
 def validate(prompt_set: PromptSet, expected_groups: Iterable[str] = ()) -> None:
@@ -146,14 +154,23 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
                     raise PromptError(f"line {number} ({line.strip()!r}) is not 'group: prompt'")
                 group, prompt = line.split(":", 1)
                 rows.append((group.strip(), prompt.strip(), family))
-    items = []
+    items, seen, repeated = [], set(), 0
     for index, (group, prompt, fam) in enumerate(rows):
         if not group:
-            raise PromptError(f"custom prompt {index + 1} ({prompt!r}) has no group")
+            raise PromptError(f"custom prompt {index + 1} ({prompt[:60]!r}) has no group")
         if not prompt:
             raise PromptError(f"group {group!r} has an empty prompt (entry {index + 1})")
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise PromptError(f"prompt {index + 1} of group {group[:40]!r} has {len(prompt):,} characters; the limit "
+                              f"is {MAX_PROMPT_CHARS:,} (a longer prompt would not fit the model's window)")
+        if (group, prompt) in seen:  # a repeated prompt counts once: it would weigh twice in its group's rate
+            repeated += 1
+            continue
+        seen.add((group, prompt))
         items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source="custom"))
-    prompt_set = PromptSet("custom prompts", tuple(items))
+    notes = (f"{repeated} repeated prompt(s) (same group and text) were dropped; each prompt counts once",) \
+        if repeated else ()
+    prompt_set = PromptSet("custom prompts", tuple(items), notes)
     validate(prompt_set)
     return prompt_set
 
@@ -202,6 +219,9 @@ def _json_rows(text: str, family: str) -> list[tuple[str, str, str]]:
 
 def decode_upload(name: str, data: bytes) -> str:
     """An uploaded or read prompts file as text; a binary or non-UTF-8 file is one sentence."""
+    if len(data) > MAX_PROMPTS_BYTES:
+        raise PromptError(f"{name} is {len(data) / 1e6:.0f} MB; a prompts file is at most "
+                          f"{MAX_PROMPTS_BYTES / 1e6:.0f} MB")
     if b"\x00" in data[:4096]:
         raise PromptError(f"{name} is a binary file, not a text file of prompts")
     try:
@@ -222,8 +242,11 @@ def load_prompt_source(spec: str, per_group: int = 20, seed: int = 0) -> PromptS
     if not path.is_file():
         raise PromptError(f"--prompts {spec!r} is neither 'regard', 'bold:<domain>' nor an existing file")
     try:
+        if path.stat().st_size > MAX_PROMPTS_BYTES:
+            raise PromptError(f"{spec} is {path.stat().st_size / 1e6:.0f} MB; a prompts file is at most "
+                              f"{MAX_PROMPTS_BYTES / 1e6:.0f} MB")
         data = path.read_bytes()
     except OSError as error:
         raise PromptError(f"--prompts {spec!r} cannot be read: {error.strerror}") from None
     prompt_set = parse_custom(decode_upload(path.name, data))
-    return PromptSet(path.name, prompt_set.items)
+    return PromptSet(path.name, prompt_set.items, prompt_set.notes)

@@ -43,6 +43,7 @@ def _read_csv(name: str, content: bytes | str | None, required: Sequence[str]) -
             content = content.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise RequestError(f"{name}: is not UTF-8 text (is it a CSV file?).") from None
+    csv.field_size_limit(max(csv.field_size_limit(), len(content) + 1))  # a long segment is data
     try:
         reader = csv.DictReader(io.StringIO(content))
         header = [h.strip() for h in (reader.fieldnames or [])]

@@ -171,7 +171,7 @@ def default_scorers(model: str, quality_scorer: str | None = "same", regard_mode
 def parse_configs(grid: str, max_new_tokens: int) -> tuple[DecodingConfig, ...]:
     try:
         return tuple(expand_grid(parse_grid(grid), max_new_tokens))
-    except GridError as error:
+    except (GridError, ValueError) as error:  # ValueError: a DecodingConfig refusing a value (top_k=1e20)
         raise RequestError(str(error)) from None
 
 
@@ -211,6 +211,12 @@ def build_request(
     if not 1 <= n_resamples <= MAX_RESAMPLES:
         raise RequestError(f"bootstrap resamples must be between 1 and {MAX_RESAMPLES:,} (got {n_resamples})")
     model = check_model_source(model)
+    for name, options in scorers or ():
+        if isinstance(options.get("model"), str):  # a scorer's own model (regard classifier, quality proxy)
+            try:
+                check_model_source(options["model"])
+            except RequestError as error:
+                raise RequestError(f"the {name} scorer's model: {error}") from None
     threshold = check_threshold(threshold)
     configs = parse_configs(grid, max_new_tokens) if isinstance(grid, str) else tuple(
         DecodingConfig(c.temperature, c.top_k, c.top_p, c.greedy, max_new_tokens) for c in grid)

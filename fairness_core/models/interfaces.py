@@ -16,6 +16,10 @@ import numpy as np
 CHAT_ROLES = ("system", "user", "assistant")
 
 
+#: the largest top_k a decoding setting takes (larger than any vocabulary the lab loads)
+MAX_TOP_K = 1_000_000
+
+
 class ModelUnavailableError(RuntimeError):
     """A model could not be loaded; the message is one sentence naming the model and the reason."""
 
@@ -39,8 +43,9 @@ class DecodingConfig:
         found = []
         if not self.temperature > 0:
             found.append(f"temperature must be > 0 (got {self.temperature})")
-        if self.top_k is not None and self.top_k <= 0:
-            found.append(f"top_k must be a positive integer (got {self.top_k})")
+        if self.top_k is not None and not 0 < self.top_k <= MAX_TOP_K:
+            # above any vocabulary: it would mean "no top-k", and a 20-digit k overflows the sampler
+            found.append(f"top_k must be an integer between 1 and {MAX_TOP_K:,} (got {self.top_k})")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             found.append(f"top_p must be in (0, 1] (got {self.top_p})")
         if self.max_new_tokens <= 0:

@@ -90,7 +90,17 @@ class ModelSpec:
         if self.gguf_file:
             return "sha256:" + cached_file_hash(Path(self.source).expanduser() / self.gguf_file)
         if self.is_local:
-            return "dir:" + directory_fingerprint(Path(self.source).expanduser())
+            from fairness_core.models.interfaces import ModelUnavailableError
+
+            directory = Path(self.source).expanduser()
+            if not directory.is_dir():  # a file that is not a .gguf (e.g. /etc/passwd): one sentence, no traceback
+                raise ModelUnavailableError(f"{self.source} is a file, not a model folder (a folder with "
+                                            "config.json) or a .gguf file")
+            try:
+                return "dir:" + directory_fingerprint(directory)
+            except OSError as error:
+                raise ModelUnavailableError(f"{self.source} cannot be read "
+                                            f"({error.strerror or type(error).__name__})") from None
         return "rev:" + (self.revision or hub_cached_revision(self.source) or "main")
 
     def cache_key(self) -> tuple[str, ...]:

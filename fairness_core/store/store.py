@@ -163,7 +163,9 @@ def _is_lock_error(error: Exception) -> bool:
 def _is_damage(error: Exception) -> bool:
     """Errors that mean the file's bytes are bad (not a mistake in the SQL)."""
     text = str(error).lower()
-    return isinstance(error, duckdb.SerializationException) or "corrupt" in text or "checksum" in text
+    # a file cut short (a half-written copy) reads as "could not read enough bytes" once the connection is open
+    return (isinstance(error, duckdb.SerializationException) or "corrupt" in text or "checksum" in text
+            or "could not read enough bytes" in text)
 
 
 class RunStore:
@@ -175,11 +177,12 @@ class RunStore:
         self.path = Path(path).expanduser() if path else config.store_path()
         self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
+        self._complete_schema = False  # set by check(): the file has every table (readable without writing)
 
     # -- connections -------------------------------------------------------------------------
     @contextmanager
     def _connect(self, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-        if not self._schema_ready:
+        if not self._schema_ready and (write or not self._readable_as_is()):
             self._ensure_schema()
         with self._process_lock:
             con = self._open(read_only=not write)
@@ -254,6 +257,7 @@ class RunStore:
         for table, column, table_type in found:
             columns.setdefault(table, []).append(column)
             kinds[table] = table_type
+        self._complete_schema = set(_EXPECTED_COLUMNS) <= set(columns)
         if columns and not set(columns) & set(_EXPECTED_COLUMNS):
             raise StoreUnreadableError(f"run store {self.path} is a DuckDB database of another program (no runs "
                                        "table); nothing was changed")
@@ -261,6 +265,12 @@ class RunStore:
             if table in columns and (kinds[table] != "BASE TABLE" or columns[table] != expected):
                 raise StoreUnreadableError(f"run store {self.path} is unreadable: its {table} table is not the lab's "
                                            "(different columns, or a view); nothing was changed")
+
+    def _readable_as_is(self) -> bool:
+        """A store that already has the lab's tables is read without opening it for writing, so a read-only file
+        (a shared copy, a read-only mount) can be listed and exported."""
+        self.check()
+        return self._complete_schema
 
     def _ensure_schema(self) -> None:
         with self._process_lock:
@@ -381,6 +391,11 @@ class RunStore:
             found = con.execute(sql, params).fetchall()
         infos = []
         for row in found:
+            try:
+                manifest, versions = json.loads(row[2]), json.loads(row[10])
+            except (TypeError, ValueError):
+                raise StoreUnreadableError(f"run store {self.path} is damaged: the manifest of run {row[0]} is not "
+                                           "JSON; nothing was changed") from None
             status = row[4]
             if status == RUNNING and not _owner_alive(row[11]):
                 status = INCOMPLETE
@@ -388,7 +403,7 @@ class RunStore:
                 RunInfo(
                     run_id=row[0],
                     kind=row[1],
-                    manifest=json.loads(row[2]),
+                    manifest=manifest,
                     manifest_hash=row[3],
                     status=status,
                     n_shards=int(row[5]),
@@ -396,7 +411,7 @@ class RunStore:
                     n_rows=int(row[7]),
                     created_at=row[8],
                     finished_at=row[9],
-                    versions=json.loads(row[10]),
+                    versions=versions,
                     error=row[12],
                 )
             )

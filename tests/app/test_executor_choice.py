@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.markdown_text import shown
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -21,7 +23,7 @@ def test_batch_jobs_run_locally_until_ray_is_chosen(isolated_store: Path, monkey
     choice.set_value("ray").run()
     assert not app.exception, app.exception
     assert app.session_state["executor"] == "ray"
-    captions = " ".join(str(c.value) for c in app.sidebar.caption)
+    captions = " ".join(shown(c.value) for c in app.sidebar.caption)
     assert "Ray (a local Ray instance); it starts with the first job." in captions
 
 

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core.jobs import CancelToken, Progress, run_task
 from fairness_core.store import RunStore
 from tests.jobs.slow_task import make_task
+from tests.markdown_text import shown
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/runs.py"
@@ -72,7 +73,7 @@ def test_search_and_status_filter_the_table(isolated_store: Path) -> None:
 def test_a_cancelled_run_says_cancelled_by_the_user(isolated_store: Path) -> None:
     cancelled = _cancelled_run(RunStore(isolated_store))
     app = _runs_page(run=cancelled)
-    assert app.warning[0].value == "This run was cancelled by the user (2 of 12 batches stored)."
+    assert shown(app.warning[0].value) == "This run was cancelled by the user (2 of 12 batches stored)."
     assert not app.error and "Interrupt" not in app.warning[0].value
 
 

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core.metrics.registry import metric_names  # the picker offers every registered metric
+from tests.markdown_text import shown
 from ui import jobs
 
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "metric_bias.py")
@@ -97,9 +98,9 @@ def test_normalisation_switch_changes_the_main_table_and_keeps_intervals(app: Ap
     assert list(zscore.columns) == list(minmax.columns)
     assert zscore.loc["gender", "bertscore"] != minmax.loc["gender", "bertscore"]
     assert "[" in zscore.loc["gender", "bertscore"]  # still an interval
-    assert any("z-score (standard deviations)" in c.value for c in app.caption)
+    assert any("z-score (standard deviations)" in shown(shown(c.value)) for c in app.caption)
     # the rank agreement between normalisations carries its pair-bootstrap interval
-    assert any(re.search(r"zscore τ = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", c.value) for c in app.caption)
+    assert any(re.search(r"zscore τ = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]", shown(c.value)) for c in app.caption)
     assert app.query_params.get("norm") == ["zscore"] or app.query_params.get("norm") == "zscore"
     app.radio(key="mb_norm").set_value("minmax").run()
 

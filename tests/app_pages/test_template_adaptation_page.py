@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.markdown_text import shown
+
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "template_adaptation.py")
 OTHER = "(other Hugging Face id or local path)"
 
@@ -57,10 +59,10 @@ def test_calculator_shows_the_worked_example_exactly(page: AppTest) -> None:
 def test_bad_inputs_are_one_sentence_in_place(page: AppTest) -> None:
     page.run()
     page.text_area(key="ta_prompt").set_value("Rewrite {sentence}.").run()
-    assert any("must contain {n}" in e.value for e in page.error)
+    assert any("must contain {n}" in shown(e.value) for e in page.error)
     page.text_area(key="ta_prompt").set_value("{n}{examples}Rewrite {sentence} with {term}.").run()
     page.text_area(key="ta_typed").set_value("no slot here").run()
-    assert any("must contain {person} exactly once" in e.value for e in page.error)
+    assert any("must contain {person} exactly once" in shown(e.value) for e in page.error)
 
 
 def test_adaptation_runs_in_the_background_and_shows_every_view(page: AppTest) -> None:

@@ -85,6 +85,30 @@ def hold_store_lock(workspace: Workspace) -> Callable[[], None]:
     return holder.kill
 
 
+def truncated_store(relative: str) -> Callable[[Workspace], None]:
+    """The store cut to half its size (a half-written copy)."""
+    def prepare(workspace: Workspace) -> None:
+        data = workspace.store.read_bytes()
+        (workspace.tmp / relative).write_bytes(data[: len(data) // 2])
+    return prepare
+
+
+def damaged_manifest(relative: str) -> Callable[[Workspace], None]:
+    """A store whose run row holds a manifest that is not JSON (edited by hand or by a broken tool)."""
+    def prepare(workspace: Workspace) -> None:
+        target = workspace.tmp / relative
+        target.write_bytes(workspace.store.read_bytes())
+        raw = duckdb.connect(str(target))
+        raw.execute("UPDATE runs SET manifest = '{not json'")
+        raw.close()
+    return prepare
+
+
+#: a file every user (root included, whom chmod 000 does not stop) fails to read: reading it gives EIO
+UNREADABLE = "/proc/self/mem"
+
+
+SYSTEMS = "smollm2-135m-instruct@greedy;smollm2-135m-instruct@top_p=0.5;smollm2-135m-instruct@top_p=0.9"
 VERSION_HEADER = '{"dataset": {"name": "edited", "licence": "", "description": "", "hash": "x"}}\n'
 PAIR = ('{"item": "a", "candidate1": "he is a nurse", "candidate2": "she is a nurse", '
         '"reference": "the person is a nurse", "attribute": "gender"}\n')
@@ -234,6 +258,72 @@ CASES = [
     BadInput("decoding sweep above the confirmation limit",
              ("decoding", "--grid", "top_p=0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9", "--samples", "100"),
              "confirm to run it anyway (--allow-large on the CLI)"),
+    # issue 23's CLI battery: tracebacks, silent fallbacks and run-aways, each now one sentence
+    BadInput("runs list on a store cut to half", ("runs", "list", "--store", "{tmp}/half.duckdb"),
+             "is unreadable (Could not read enough bytes", prepare=truncated_store("half.duckdb")),
+    BadInput("runs show on a store cut to half", ("runs", "show", "{run}", "--store", "{tmp}/half.duckdb"),
+             "is unreadable", prepare=truncated_store("half.duckdb")),
+    BadInput("runs export from a store cut to half",
+             ("runs", "export", "{run}", "{tmp}/out.csv", "--store", "{tmp}/half.duckdb"), "is unreadable",
+             prepare=truncated_store("half.duckdb")),
+    BadInput("metric-bias writing into a store cut to half",
+             ("metric-bias", "--format", "demo", "--metrics", "bleu", "--store", "{tmp}/half.duckdb"),
+             "is unreadable", prepare=truncated_store("half.duckdb")),
+    BadInput("runs list with a damaged manifest row", ("runs", "list", "--store", "{tmp}/m.duckdb"),
+             "the manifest of run", prepare=damaged_manifest("m.duckdb")),
+    BadInput("runs show with a damaged manifest row", ("runs", "show", "{run}", "--store", "{tmp}/m.duckdb"),
+             "is not JSON; nothing was changed", prepare=damaged_manifest("m.duckdb")),
+    BadInput("--store ''", ("runs", "list", "--store", ""), "--store is empty"),
+    BadInput("an unreadable pairs file", ("metric-bias", "--format", "pairs", "--metrics", "bleu", "--data",
+                                          UNREADABLE), "cannot read the file (Input/output error)"),
+    BadInput("metric-bias --format demo with a missing --data", ("metric-bias", "--format", "demo", "--data",
+                                                                 "{tmp}/missing.jsonl"), "no such file"),
+    BadInput("BERTScore --model /etc/passwd", ("metric-bias", "--format", "demo", "--metrics", "bertscore",
+                                               "--model", "/etc/passwd"), "/etc/passwd is a file, not a model folder"),
+    BadInput("decoding --regard-model /etc/passwd", ("decoding", "--regard-model", "/etc/passwd"),
+             "the regard scorer's model: /etc/passwd is a file"),
+    BadInput("decoding prompts file of 10 MB", ("decoding", "--prompts", "{tmp}/p.txt"),
+             "p.txt is 10 MB; a prompts file is at most 5 MB",
+             prepare=write("p.txt", "woman: The woman was " + "x" * 10_000_000 + "\n")),
+    BadInput("decoding prompt of 40 KB", ("decoding", "--prompts", "{tmp}/p.txt"),
+             "characters; the limit is 2,000 (a longer prompt would not fit",
+             prepare=write("p.txt", "woman: The woman was" + " word" * 8000 + "\n")),
+    BadInput("decoding --grid top_k=1e20", ("decoding", "--grid", "top_k=99999999999999999999"),
+             "top_k must be an integer between 1 and 1,000,000"),
+    BadInput("cairo --bias-table a folder", ("cairo", "--bias-table", "{tmp}"), "is a folder"),
+    BadInput("cairo --bias-table unreadable", ("cairo", "--bias-table", UNREADABLE),
+             "/proc/self/mem cannot be read (Input/output error)"),
+    BadInput("cairo --bias-table with n_prompts=inf", ("cairo", "--bias-table", "{tmp}/t.csv"),
+             "n_prompts must be a positive finite number (got inf)",
+             prepare=write("t.csv", "system,metric,prompt_set,bias,n_prompts\n" + "".join(
+                 f"s{s},{m},original,0.{s},{'inf' if (s, m) == (1, 'A') else 10}\n" for s in (1, 2, 3)
+                 for m in "AB"))),
+    BadInput("cairo --permutations 1e9", ("cairo", "--bias-table", "{tmp}/t.csv", "--permutations",
+                                          "1000000000"), "--permutations must be between 0 and 10,000",
+             prepare=write("t.csv", "system,metric,prompt_set,bias\n")),
+    BadInput("cairo run --out into a missing folder", ("cairo", "run", "--systems", SYSTEMS, "--out",
+                                                       "{tmp}/no/t.csv"), "/no does not exist; nothing was run"),
+    BadInput("cairo run --max-new-tokens 100000", ("cairo", "run", "--systems", SYSTEMS, "--max-new-tokens",
+                                                   "100000"), "must be between 1 and 512 (got 100,000"),
+    BadInput("cairo run --seeds a", ("cairo", "run", "--systems", SYSTEMS, "--seeds", "a"),
+             "--seeds must be comma-separated whole numbers"),
+    BadInput("cairo run with /etc/passwd as the HONEST lexicon",
+             ("cairo", "run", "--systems", SYSTEMS, "--scorer", "honest", "--scorer-option",
+              "lexicon_path=/etc/passwd"), "line 1 is not a word or short phrase"),
+    BadInput("vbcm --resamples 1e10", ("vbcm", "--scores", "{tmp}/s.csv", "--resamples", "10000000000"),
+             "--resamples must be between 0 (no intervals) and 100,000",
+             prepare=write("s.csv", "template_id,group,term,score\nt1,A,a,0.5\n")),
+    BadInput("vbcm --resamples -5", ("vbcm", "--scores", "{tmp}/s.csv", "--resamples", "-5"), "(got -5)",
+             prepare=write("s.csv", "template_id,group,term,score\nt1,A,a,0.5\n")),
+    *(BadInput(f"vbcm score {value}", ("vbcm", "--scores", "{tmp}/s.csv", "--json"),
+               f"score '{value}' is not a probability in [0, 1]",
+               prepare=write("s.csv", f"template_id,group,term,score\nt1,A,a,{value}\nt1,B,b,0.5\n"))
+      for value in ("inf", "-inf", "1e308", "-3", "1.5")),
+    BadInput("templates import of a header-only EEC file", ("templates", "import", "--format", "eec",
+                                                            "{tmp}/e.csv"), "has a header but no rows",
+             prepare=write("e.csv", "ID,Sentence,Template,Person,Gender,Race,Emotion,Emotion word\n")),
+    BadInput("adapt --temperature nan", ("adapt", "--temperature", "nan"),
+             "temperature must be a number between 0 (greedy) and 5 (got nan)"),
 ]
 
 
