@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="all runs, newest first: what each computed, filterable")
     listing.add_argument("--kind", action="append", help="only runs of this kind (e.g. metric-bias); repeatable")
     listing.add_argument("--status", action="append",
-                         choices=("running", "complete", "cancelled", "failed", "incomplete"),
+                         choices=("running", "complete", "cancelled", "failed", "incomplete", "superseded"),
                          help="only runs with this status; repeatable")
     listing.add_argument("--search", default="",
                          help="words that must all appear in a run's description (dataset, version, metrics "

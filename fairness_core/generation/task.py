@@ -493,11 +493,29 @@ def run_generation(request: GenerationRequest, store: Any, on_progress: Callable
         outcome = run_task(plan.task, store, on_progress=on_progress, cancel=cancel, executor=executor,
                            on_partial=on_partial)
         status = outcome.status
+        if status == "complete":
+            _supersede_interrupted(store, plan.task.request, outcome.run_id)
     generations = load_generations(store, request)
     run_ids = set(generations["run_id"].dropna()) if not generations.empty else set()
     if plan.task is not None:
         run_ids.add(outcome.run_id)
     return GenerationOutcome(plan, generations, sorted(run_ids), from_cache=plan.task is None, status=status)
+
+
+def _supersede_interrupted(store: Any, manifest: dict[str, Any], completed: str) -> None:
+    """A resumed request runs only its missing rows, so it gets a new run id; once it completes, the unfinished
+    runs of the same request (same manifest apart from the missing-work digest) are marked superseded by it."""
+    from fairness_core.store import CANCELLED, FAILED, INCOMPLETE
+    from fairness_core.store.manifest import build_manifest
+
+    def without_work(stored: dict[str, Any]) -> dict[str, Any]:
+        return {**stored, "request": {k: v for k, v in (stored.get("request") or {}).items() if k != "work"}}
+
+    request_part = without_work(build_manifest(KIND, manifest))
+    earlier = [info.run_id for info in store.list_runs(kind=KIND)
+               if info.run_id != completed and info.status in (INCOMPLETE, CANCELLED, FAILED)
+               and without_work(info.manifest) == request_part]
+    store.supersede(earlier, completed)
 
 
 # ------------------------------------------------------------------------------------------- read

@@ -15,7 +15,16 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.store.store import CANCELLED, CANCELLED_BY_USER, FAILED, INCOMPLETE, RunInfo, RunStore, open_duckdb
+from fairness_core.store.store import (
+    CANCELLED,
+    CANCELLED_BY_USER,
+    FAILED,
+    INCOMPLETE,
+    SUPERSEDED,
+    RunInfo,
+    RunStore,
+    open_duckdb,
+)
 
 SUMMARY_COLUMNS = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size",
                    "batches", "rows", "created", "note")
@@ -55,6 +64,8 @@ def status_note(info: RunInfo) -> str:
         return f"failed: {_short(info.error or 'unknown error', 160)} ({done})"
     if info.status == INCOMPLETE:
         return f"interrupted ({done}); running the same request again resumes it"
+    if info.status == SUPERSEDED:
+        return f"{info.error or 'superseded'}: that run completed this request ({done} here are part of it)"
     return ""
 
 
@@ -70,8 +81,12 @@ def search_runs(
     statuses: Sequence[str] | None = None,
     search: str = "",
 ) -> pd.DataFrame:
-    """The store's catalogue filtered by kind, status and free text (every word must appear somewhere)."""
-    return filter_catalogue(catalogue(store.list_runs()), kinds=kinds, statuses=statuses, search=search)
+    """The store's catalogue filtered by kind, status and free text (every word must appear somewhere).
+
+    Superseded runs (an interrupted run whose request a later run completed) are listed only when asked for by
+    status, so each request shows once."""
+    runs = [info for info in store.list_runs() if statuses is not None or info.status != SUPERSEDED]
+    return filter_catalogue(catalogue(runs), kinds=kinds, statuses=statuses, search=search)
 
 
 def filter_catalogue(

@@ -70,6 +70,8 @@ CREATE TABLE IF NOT EXISTS results (
 
 # Statuses written to the table. A `running` run whose owning process is gone reads as `incomplete`.
 RUNNING, COMPLETE, CANCELLED, FAILED, INCOMPLETE = "running", "complete", "cancelled", "failed", "incomplete"
+#: an unfinished run whose request a later run completed (its stored batches are part of that request's results)
+SUPERSEDED = "superseded"
 #: what a cancelled run records as its reason (never an exception's repr)
 CANCELLED_BY_USER = "cancelled by the user"
 
@@ -330,6 +332,18 @@ class RunStore:
             con.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, error = ?, owner = NULL WHERE run_id = ?",
                 [status, _now() if status == COMPLETE else None, error, run_id],
+            )
+
+    def supersede(self, run_ids: Sequence[str], by: str) -> None:
+        """Mark unfinished runs as superseded by run `by`, which completed their request (resume under a new id).
+
+        Their stored batches stay (the completed request reads them); the catalogue then lists the request once."""
+        if not run_ids:
+            return
+        with self._connect(write=True) as con:
+            con.execute(
+                "UPDATE runs SET status = ?, error = ?, owner = NULL WHERE list_contains(?, run_id) AND status != ?",
+                [SUPERSEDED, f"superseded by run {by}", list(run_ids), COMPLETE],
             )
 
     def write_shard(self, run_id: str, shard: int, rows: pd.DataFrame | Sequence[dict[str, Any]]) -> int:

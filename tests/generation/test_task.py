@@ -99,6 +99,27 @@ def test_a_cancelled_run_resumes_and_matches_an_uninterrupted_one(tiny_gpt2: Pat
     pd.testing.assert_frame_equal(resumed.generations[columns], fresh.generations[columns])
 
 
+
+def test_a_resumed_request_is_listed_once(tiny_gpt2: Path, store) -> None:
+    """Resuming runs the missing rows under a new run id; the interrupted run is then marked superseded by it, so
+    the catalogue lists the request once (issue 23: ghosts of interrupted runs)."""
+    from fairness_core.store.catalog import search_runs
+
+    cancel = CancelToken()
+    request = _request(tiny_gpt2, batch_size=5)
+    partial = run_generation(request, store, cancel=cancel,
+                             on_progress=lambda progress: cancel.cancel() if progress.done >= 1 else None)
+    interrupted = partial.plan.task
+    assert partial.status == "cancelled" and interrupted is not None
+    resumed = run_generation(request, store)
+    assert resumed.status == "complete"
+    listed = search_runs(store)
+    assert len(listed) == 1 and listed["status"].tolist() == ["complete"]
+    ghosts = search_runs(store, statuses=["superseded"])
+    assert len(ghosts) == 1 and "superseded by run" in ghosts["note"].iloc[0]
+    assert len(resumed.generations) == 16  # the superseded run's rows are still part of the result
+
+
 def test_systems_sharing_a_model_share_a_batch_and_texts_do_not_depend_on_it(tiny_gpt2: Path, tmp_path) -> None:
     from fairness_core.store import RunStore
 
