@@ -15,7 +15,7 @@ import streamlit as st
 
 from fairness_core.adaptation import request as adaptation_request
 from fairness_core.adaptation import summary, task
-from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT, QUOTED
+from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT, QUOTED, UNCHANGED
 from fairness_core.adaptation.templates import DATA_DIR, TemplateImportError, import_templates, load_identity_terms
 from fairness_core.adaptation.vbcm import VBCMInputError, check_scores, vbcm
 from ui import adaptation_charts as charts
@@ -247,8 +247,9 @@ with adapt_tab:
                   "No interval: fewer than 2 templates.")
         c3.metric("Lost the term", rejections["counts"]["lost the identity term"])
         c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
-        c5.metric("Quoted the original", rejections["counts"][QUOTED],
-                  help="Commentary about the sentence instead of a rewrite (see the docs); also rejected.")
+        c5.metric("Quoted or unchanged", rejections["counts"][QUOTED] + rejections["counts"][UNCHANGED],
+                  help="Commentary about the sentence instead of a rewrite, or the template itself returned (up to "
+                       "case, spacing and punctuation); both rejected.")
         st.caption(common.escape_markdown("Templates kept in the adapted set per attribute: " + ", ".join(
             f"{a} {n} of {rejections['n_templates']}" for a, n in rejections["adapted_templates_per_attribute"].items())
             + ". A template stays only when every kind of term it needs was accepted."))
@@ -263,8 +264,9 @@ with adapt_tab:
         common.how_to_read(
             "*original* is the template filled with the anchor term, *adapted* the model's reply after cleaning "
             "(first line, labels and quotes removed), *reply* the raw reply. A reply is accepted only if it "
-            "contains the anchor term exactly once and does not quote the original sentence inside commentary; "
-            "the slot is then put back where the term was.")
+            "contains the anchor term exactly once, differs from the original by more than case, spacing and "
+            "punctuation, and does not quote the original sentence inside commentary; the slot is then put back "
+            "where the term was.")
 
         st.subheader("Naturally occurring examples (Table 2)")
         noes = report["noes"]
@@ -296,9 +298,18 @@ with adapt_tab:
             if "adapted vs NOEs" not in set(comparisons["comparison"]):
                 st.caption("No rewrite was accepted for the name groups, so there is no adapted set: only the "
                            "original templates are compared with the NOEs.")
-            st.plotly_chart(charts.comparison_bars(comparisons, "mae"), key="ta_mae_chart")
-            if comparisons["r"].notna().any():
-                st.plotly_chart(charts.comparison_bars(comparisons, "r"), key="ta_r_chart")
+            readable = []
+            for (classifier, attribute), part in comparisons.groupby(["classifier", "attribute"], sort=False):
+                problem = summary.comparison_problem(part)
+                if problem:  # too few accepted rewrites, or nothing changed: say it instead of drawing bars
+                    st.warning(common.escape_markdown(f"{classifier} · {attribute}: {problem}."))
+                    part = part[part["comparison"] == "original vs NOEs"]  # that comparison needs no rewrite
+                readable.append(part)
+            shown = pd.concat(readable)
+            if not shown.empty:
+                st.plotly_chart(charts.comparison_bars(shown, "mae"), key="ta_mae_chart")
+                if shown["r"].notna().any():
+                    st.plotly_chart(charts.comparison_bars(shown, "r"), key="ta_r_chart")
             common.how_to_read(
                 "MAE and Pearson r compare two VBCM vectors over the name groups (the NOEs have names only; each "
                 "set's background is then over those groups). *adapted − original* is the change from adapting: a "

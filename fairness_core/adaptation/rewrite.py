@@ -44,7 +44,8 @@ PLACEHOLDERS = ("{n}", "{examples}", "{sentence}", "{term}")
 
 LOST, REPEATED, EMPTY, ACCEPTED = "lost the identity term", "repeated the identity term", "empty reply", "accepted"
 QUOTED = "quoted the original (commentary, not a rewrite)"
-STATUSES = (ACCEPTED, LOST, REPEATED, QUOTED, EMPTY)
+UNCHANGED = "unchanged (the template itself, up to case, spacing and punctuation)"
+STATUSES = (ACCEPTED, LOST, REPEATED, QUOTED, UNCHANGED, EMPTY)
 _LABEL = re.compile(r"^\s*(?:rewrite(?:d)?(?: text)?|here(?:'s| is)[^:]*|domain-specific text|answer)\s*:\s*",
                     flags=re.IGNORECASE)
 _QUOTES = "\"'“”‘’`"
@@ -116,6 +117,9 @@ def judge(template_id: str, kind: str, anchor: str, template_text: str, reply: s
     original = fill(template_text, anchor)
     if not cleaned:
         return Rewrite(template_id, kind, anchor, original, reply, cleaned, EMPTY, None, 0)
+    if _core(cleaned) == _core(original):  # an "adapted" template equal to its original adapts nothing
+        return Rewrite(template_id, kind, anchor, original, reply, cleaned, UNCHANGED, None,
+                       contains_term(cleaned, anchor))
     if quotes_original(cleaned, original):
         count = contains_term(cleaned, anchor)
         return Rewrite(template_id, kind, anchor, original, reply, cleaned, QUOTED, None, count)

@@ -131,6 +131,28 @@ def vbcm_frame(results: dict[tuple[str, str, str], VBCMResult]) -> pd.DataFrame:
                                        "n_templates"])
 
 
+#: fewer adapted templates than this: the comparison is shown as numbers with a warning, never as bars (a bootstrap
+#: over 4 templates has too few distinct resamples to mean anything)
+MIN_ADAPTED_TEMPLATES = 5
+#: an MAE between adapted and original (VBCM units, 0..1) whose interval stays below this is "no difference"
+NO_DIFFERENCE_MAE = 1e-3
+
+
+def comparison_problem(frame: pd.DataFrame) -> str | None:
+    """One sentence when a classifier × attribute's comparison cannot be read as a result, else None."""
+    n_adapted = int(frame["n_adapted_templates"].iloc[0])
+    if n_adapted < MIN_ADAPTED_TEMPLATES:
+        return (f"only {n_adapted} adapted template(s) were accepted; a comparison of adapted templates needs at "
+                f"least {MIN_ADAPTED_TEMPLATES}, so only original vs NOEs is drawn: the adapted rows of the table "
+                "are not evidence either way")
+    between = frame[frame["comparison"] == "adapted vs original"]
+    if len(between) and between["mae_ci_high"].iloc[0] < NO_DIFFERENCE_MAE:
+        return ("no difference measurable: the adapted templates give the same VBCM as the originals "
+                f"(MAE below {NO_DIFFERENCE_MAE:g} with its interval), so 'closer to the NOEs' cannot come from "
+                "adapting")
+    return None
+
+
 def comparisons(result: AdaptationResult) -> pd.DataFrame:
     """MAE and r of original vs NOEs and adapted vs NOEs over the name groups (β_j over those groups, as the
     NOEs have names only), and the adapted − original differences with joint CIs.
@@ -149,6 +171,7 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
                 frame = score_table(result, set_name, attribute, classifier.label, groups)
                 if not frame.empty and frame["score"].notna().any():
                     tables[set_name] = vbcm(frame[["template_id", "group", "term", "score"]], groups=groups).table
+            start = len(rows)
             for name in ("original", "adapted"):
                 if name in tables and "noe" in tables:
                     comparison = compare(tables[name], tables["noe"], groups, paired=False,
@@ -165,8 +188,10 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
                                    n_resamples=request.resamples, seed=request.seed)
                 rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),
                                  gain.r_difference.as_dict() if gain.r_difference else None, len(groups)))
+            for row in rows[start:]:
+                row["n_adapted_templates"] = len(tables["adapted"].templates) if "adapted" in tables else 0
     return pd.DataFrame(rows, columns=["classifier", "attribute", "comparison", "mae", "mae_ci_low", "mae_ci_high",
-                                       "r", "r_ci_low", "r_ci_high", "n_groups"])
+                                       "r", "r_ci_low", "r_ci_high", "n_groups", "n_adapted_templates"])
 
 
 def _row(classifier: str, attribute: str, comparison: str, m: dict, r: dict | None, n: int) -> dict[str, Any]:

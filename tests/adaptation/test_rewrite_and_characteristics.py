@@ -14,6 +14,7 @@ from fairness_core.adaptation.rewrite import (
     PAPER_PROMPT,
     QUOTED,
     REPEATED,
+    UNCHANGED,
     build_prompt,
     clean_reply,
     judge,
@@ -46,7 +47,10 @@ def test_cleaning_and_judging() -> None:
         "{person} wrote an essay."
     commentary = 'The sentence "Kevin feels sad" is a domain-specific text that uses the style of the domain.'
     assert judge("t", "names", "Kevin", template, commentary).status == QUOTED
-    assert judge("t", "names", "Kevin", template, "Kevin feels sad.").status == ACCEPTED  # unadapted copy: kept
+    # the template itself (up to case, spacing and punctuation) adapts nothing: rejected with its reason (issue 23)
+    for copy in ("Kevin feels sad.", "kevin  feels sad", "KEVIN FEELS SAD!", '"Kevin feels sad."'):
+        assert judge("t", "names", "Kevin", template, copy).status == UNCHANGED, copy
+    assert judge("t", "names", "Kevin", template, "Kevin feels sad today.").status == ACCEPTED
 
 
 def table(templates: list[str], phi: list[list[float]]) -> VBCMTable:
@@ -122,3 +126,17 @@ def test_rejection_rate_intervals_resample_templates() -> None:
     alike = pd.DataFrame([(f"t{i}", "names", LOST) for i in range(5)], columns=["template_id", "kind", "status"])
     assert rejection_intervals(alike, 100, 0)["all"] == (1.0, 1.0)
     assert rejection_intervals(frame.iloc[:2], 100, 0) == {}  # one template: nothing to resample
+
+
+def test_a_comparison_on_too_few_or_unchanged_templates_says_so() -> None:
+    import pandas as pd
+
+    from fairness_core.adaptation.summary import comparison_problem
+
+    def frame(n_adapted: int, mae_high: float) -> pd.DataFrame:
+        return pd.DataFrame([{"comparison": "adapted vs original", "mae": mae_high / 2, "mae_ci_high": mae_high,
+                              "n_adapted_templates": n_adapted}])
+
+    assert "only 4 adapted template(s) were accepted" in comparison_problem(frame(4, 0.2))
+    assert "no difference measurable" in comparison_problem(frame(12, 0.0))
+    assert comparison_problem(frame(12, 0.2)) is None
