@@ -58,6 +58,14 @@ DEVIATIONS = (
     "prompt and score log P(Y | translation prompt with X). It is not the paper's M2M-100 DATScore.",
 )
 
+#: said on the page whenever the LM variant ran (issue 23: its "translations" read like "El tradendo a la comería")
+OFFLINE_LM_CANNOT_TRANSLATE = (
+    "The small offline LM cannot translate: Trans1 and Trans2 below are not translations, so the directions into "
+    "and out of them measure how the LM continues a prompt, not translation quality. Read the numbers as a "
+    "demonstration of the method's arithmetic (Eqs. 1–4); with a real translation model (M2M-100 and the like, "
+    "online) they become the paper's DATScore."
+)
+
 st.title("DATScore demo")
 st.caption("*DATScore: Evaluating Translation with Data Augmented Translations* — builds on BARTScore (Yuan et "
            "al., 2021). Scores Hypo against Src, Ref and two augmented translations (Trans1 = Src translated, "
@@ -183,6 +191,7 @@ if outcome is None:
                  disabled=unavailable is not None or (job is not None and job.running)):
         jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
                                                                      executor=executor), label="DATScore")
+        st.session_state.setdefault("ds_started_here", set()).add(job_key)
     job = jobs.show(job_key, label="DATScore")
     if job is not None and job.done and job.error is None and job.result is not None:
         outcome = job.result
@@ -195,7 +204,8 @@ label = metric_label_for(outcome.backbone["kind"])
 if outcome.backbone["kind"] != "seq2seq":
     st.warning(f"**{common.escape_markdown(label)}** — " + common.escape_markdown(
         f"LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt and scores "
-        "log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore."))
+        "log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore.")
+        + " **" + OFFLINE_LM_CANNOT_TRANSLATE + "**")
 if segments.synthetic:
     st.info(common.escape_markdown(
         f"Synthetic data: {segments.name}. τ below is measured against the known degradation order, not human "
@@ -290,8 +300,13 @@ with corpus_tab:
                            "direction (dashed line: the full DATScore). Bars carry 95% bootstrap intervals over "
                            "source segments; whether a bar differs from the full DATScore is the paired "
                            "difference interval in the table above (the *difference* columns), not bar overlap.")
+    # A result read back from the store right after this session's job computed it was computed now, not served.
+    finished = jobs.get(job_key)
+    computed_here = (job_key in st.session_state.get("ds_started_here", set()) and finished is not None
+                     and finished.done and finished.error is None and finished.result is not None
+                     and not finished.result.from_cache)
     for run_id in (outcome.translations_run, outcome.directions_run):
         info = store.get_run(run_id)
         if info is not None:
-            common.manifest_box(info.manifest, run_id, outcome.from_cache)
+            common.manifest_box(info.manifest, run_id, outcome.from_cache and not computed_here)
             common.export_buttons(run_id, key=f"ds_export_{run_id}")

@@ -18,7 +18,7 @@ entropy (Eq. 4) term weighting come from one forward pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -75,6 +75,15 @@ class Backbone(Protocol):
     def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]: ...
 
 
+def readable_tokens(tokenizer: Any, pieces: Sequence[str]) -> list[str]:
+    """Each sub-word piece as a reader sees it ("Ġtrain" -> " train", "▁le" -> " le"): the tokenizer's own
+    convert_tokens_to_string, one piece at a time, so positions still line up with the log-probs."""
+    try:
+        return [tokenizer.convert_tokens_to_string([piece]) for piece in pieces]
+    except Exception:  # a tokenizer without that method: the raw pieces are still correct, only less readable
+        return list(pieces)
+
+
 class Seq2SeqBackbone:
     """The paper's backbone: a multilingual seq2seq (M2M-100, NLLB, mBART-50) with language codes."""
 
@@ -106,7 +115,10 @@ class Seq2SeqBackbone:
             scored = self.model.token_logprobs([requests[i].source for i in indices],
                                                [requests[i].target for i in indices], with_entropy=True,
                                                src_lang=src_lang, tgt_lang=tgt_lang)
+            tokenizer = getattr(self.model, "tokenizer", None)
             for index, item in zip(indices, scored, strict=True):
+                if tokenizer is not None:
+                    item = replace(item, tokens=readable_tokens(tokenizer, item.tokens))
                 results[index] = item
         return [r for r in results if r is not None]
 
@@ -187,7 +199,8 @@ class CausalLMBackbone:
                 step = logprobs[row, positions]  # (m, vocab): the distribution each target token is drawn from
                 picked = step[torch.arange(len(target_ids)), torch.tensor(target_ids)]
                 entropy = -(step.exp() * step).nan_to_num(0.0).sum(-1)
-                results[index] = TokenScores(tokens=tokenizer.convert_ids_to_tokens(target_ids),
+                results[index] = TokenScores(tokens=readable_tokens(tokenizer,
+                                                                    tokenizer.convert_ids_to_tokens(target_ids)),
                                              logprobs=picked.numpy().astype(np.float64),
                                              entropies=entropy.numpy().astype(np.float64))
         return [r for r in results if r is not None]

@@ -57,7 +57,15 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     page.radio(key="ds_avg").set_value("uniform").run()
     assert not page.exception, page.exception
     assert weights_frame(page)["weight"].round(6).tolist() == [0.125] * 8
-    assert any("served from the run store" in c.value for c in page.caption)
+    # this session computed it: read back from the store, it is still "computed now", never "served" (issue 23)
+    assert any("computed now and stored" in c.value for c in page.caption)
+    assert not any("served from the run store" in c.value for c in page.caption)
+    later = AppTest.from_file(PAGE, default_timeout=120)  # another visitor, same request: served from the store
+    for key in ("ds_backbone", "ds_model_custom", "ds_n_sources", "ds_max_new"):
+        later.session_state[key] = page.session_state[key]
+    later.run()
+    assert not later.exception, later.exception
+    assert any("served from the run store" in c.value for c in later.caption)
 
 
 def test_bad_direction_score_upload_is_one_sentence(page: AppTest) -> None:

@@ -98,3 +98,17 @@ def test_lm_reply_cleaning() -> None:
     assert clean_reply("English: The museum is shut.\nMore text", "en") == "The museum is shut."
     assert clean_reply("\n  \"El museo está cerrado.\"", "es") == "El museo está cerrado."
     assert clean_reply("", "es") == ""
+
+
+def test_token_pieces_are_shown_as_a_reader_sees_them(tiny_gpt2) -> None:
+    """The DATScore token table shows " cat", not the byte-level BPE piece "Ġcat" (issue 23)."""
+    from transformers import AutoTokenizer
+
+    from fairness_core.translation.backbones import readable_tokens
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    ids = tokenizer(" the cat", add_special_tokens=False)["input_ids"]
+    pieces = tokenizer.convert_ids_to_tokens(ids)
+    readable = readable_tokens(tokenizer, pieces)
+    assert len(readable) == len(pieces) and "".join(readable) == " the cat"
+    assert not any("Ġ" in token for token in readable)
