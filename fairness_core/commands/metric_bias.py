@@ -130,8 +130,19 @@ def run(args: argparse.Namespace) -> int:
             bars[name] = progress_printer(f"{name} on {dataset.name}")
         bars[name](progress)
 
+    # One metric that cannot run here (METEOR without WordNet, a model not on this machine) is reported with its
+    # fix; the other metrics still compute.
+    usable = []
+    for metric in request.metrics:
+        try:
+            metric.check_available()
+            usable.append(metric)
+        except ModelUnavailableError as error:
+            print(f"note: skipped {metric.label}: {error}", file=sys.stderr)
+    if request.metrics and not usable and not request.stored:
+        raise UserFacingError("none of the chosen metrics can run here (see the notes above)")
     try:
-        runs = task.run_metrics(dataset, request.metrics, store, on_progress=on_progress, stored=request.stored,
+        runs = task.run_metrics(dataset, usable, store, on_progress=on_progress, stored=request.stored,
                                 executor=executor_from(args))
     except (ModelUnavailableError, ValueError) as error:
         raise UserFacingError(str(error)) from error

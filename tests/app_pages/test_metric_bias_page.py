@@ -237,3 +237,16 @@ def test_release_files_show_their_stored_scores_and_notes(store_path: Path) -> N
     table = bias_table(page)
     assert set(table.columns) == {f"{c} (stored)" for c in merged.stored_columns}
     assert list(table.index) == ["age", "gender", "physical-appearance", "race", "religion", "socioeconomic"]
+
+
+def test_meteor_without_wordnet_is_skipped_with_its_fix(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 §3: a clone without the WordNet set-up step failed all six metrics; now only METEOR is skipped."""
+    import fairness_core.metrics.ngram as ngram
+
+    monkeypatch.setattr(ngram, "wordnet_installed", lambda: False)
+    app.multiselect(key="mb_metrics").set_value(["bleu", "meteor", "chrf"]).run()
+    app.button(key="mb_run_button").click()
+    settle(app)
+    assert not app.exception
+    assert any("Skipped METEOR" in shown(w.value) and "make run" in shown(w.value) for w in app.warning)
+    assert {"bleu", "chrf"} <= set(bias_table(app).columns) and "meteor" not in bias_table(app).columns

@@ -170,3 +170,18 @@ def test_a_cell_of_one_megabyte_is_read(tmp_path: Path, isolated_store: Path, ca
     path.write_text(f"candidate1,candidate2,reference\nhe {long},she {long},they {long}\nhe runs,she runs,they run\n")
     result = run_json(capsys, "--data", str(path), "--format", "pairs", "--metrics", "bleu")
     assert result["long"]["bleu"]["n_pairs"] == 2
+
+
+def test_a_metric_that_cannot_run_is_reported_and_the_others_compute(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A clone without the WordNet set-up step: METEOR is unavailable with its fix, BLEU and chrF still compute."""
+    import fairness_core.metrics.ngram as ngram
+
+    monkeypatch.setattr(ngram, "wordnet_installed", lambda: False)
+    code = main(["metric-bias", "--format", "demo", "--metrics", "bleu,meteor,chrf", "--resamples", "50", "--json",
+                 "--store", str(tmp_path / "runs.duckdb")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "skipped METEOR: METEOR is unavailable here: NLTK's WordNet is not installed (fix: `make run`" \
+        in captured.err
+    assert set(json.loads(captured.out)["gender"]) == {"bleu", "chrf"}
