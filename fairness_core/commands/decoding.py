@@ -76,7 +76,13 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairness_core.decoding.request import RequestError, build_request, default_scorers, load_prompts
+    from fairness_core.decoding.request import (
+        RequestError,
+        build_request,
+        check_model_source,
+        default_scorers,
+        load_prompts,
+    )
     from fairness_core.decoding.summary import cli_rows, measures_for, summarize
     from fairness_core.decoding.task import plan_decoding, run_decoding, token_usage
 
@@ -88,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.bold_per_group <= 0:
             raise RequestError(f"--bold-per-group must be positive (got {args.bold_per_group})")
+        if args.regard_model and args.regard_model != "none":  # named on the command line: a bad value is an error
+            try:  # (the page keeps working with a note instead: the regard scorer is then left out)
+                check_model_source(args.regard_model)
+            except RequestError as error:
+                raise RequestError(f"--regard-model: {error}") from None
         prompts = load_prompts(args.prompts, args.groups, per_group=args.bold_per_group, seed=args.seed)
         for note in prompts.notes:
             print(f"note: {note}", file=sys.stderr)

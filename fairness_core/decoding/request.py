@@ -211,12 +211,6 @@ def build_request(
     if not 1 <= n_resamples <= MAX_RESAMPLES:
         raise RequestError(f"bootstrap resamples must be between 1 and {MAX_RESAMPLES:,} (got {n_resamples})")
     model = check_model_source(model)
-    for name, options in scorers or ():
-        if isinstance(options.get("model"), str):  # a scorer's own model (regard classifier, quality proxy)
-            try:
-                check_model_source(options["model"])
-            except RequestError as error:
-                raise RequestError(f"the {name} scorer's model: {error}") from None
     threshold = check_threshold(threshold)
     configs = parse_configs(grid, max_new_tokens) if isinstance(grid, str) else tuple(
         DecodingConfig(c.temperature, c.top_k, c.top_p, c.greedy, max_new_tokens) for c in grid)

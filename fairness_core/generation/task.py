@@ -115,7 +115,8 @@ def available_scorers(scorers: Sequence[tuple[str, dict]]) -> tuple[tuple[tuple[
         try:
             scorer.check_available()
         except ModelUnavailableError as error:
-            notes.append(str(error))
+            text = str(error)
+            notes.append(text if "unavailable" in text else f"{name} is unavailable here: {text}")
             continue
         kept.append((name, dict(options or {})))
     return tuple(kept), notes

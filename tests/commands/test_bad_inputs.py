@@ -281,7 +281,7 @@ CASES = [
     BadInput("BERTScore --model /etc/passwd", ("metric-bias", "--format", "demo", "--metrics", "bertscore",
                                                "--model", "/etc/passwd"), "/etc/passwd is a file, not a model folder"),
     BadInput("decoding --regard-model /etc/passwd", ("decoding", "--regard-model", "/etc/passwd"),
-             "the regard scorer's model: /etc/passwd is a file"),
+             "--regard-model: /etc/passwd is a file"),
     BadInput("decoding prompts file of 10 MB", ("decoding", "--prompts", "{tmp}/p.txt"),
              "p.txt is 10 MB; a prompts file is at most 5 MB",
              prepare=write("p.txt", "woman: The woman was " + "x" * 10_000_000 + "\n")),
