@@ -157,9 +157,22 @@ def search(args: argparse.Namespace) -> int:
     if not args.bias_table:
         raise UserFacingError("give --bias-table FILE (a CSV system,metric,prompt_set,bias[,n_prompts]) or use "
                               "`cairo run` to compute one")
-    _check_permutations(args.permutations)
+    if args.permutations < 0:
+        _check_permutations(args.permutations)
     try:
         table = read_bias_table_file(args.bias_table)
+        if args.permutations > MAX_PERMUTATIONS:  # refused with what it would have cost on this machine
+            import time
+
+            from fairness_core.cairo.summary import search_json
+            from fairness_core.jobs import format_seconds
+
+            started = time.perf_counter()
+            search_json(table, permutations=0, heldout=False, seed=args.seed, combination=args.combination)
+            cost = (time.perf_counter() - started) * args.permutations
+            raise UserFacingError(f"--permutations {args.permutations:,} is above the limit of {MAX_PERMUTATIONS:,} "
+                                  f"(about {format_seconds(cost)} on this machine: each permutation redoes the "
+                                  "whole search)")
         payload = _search_with_estimate(table, args)
     except BiasTableError as error:
         raise UserFacingError(str(error)) from None

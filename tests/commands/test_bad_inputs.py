@@ -299,8 +299,11 @@ CASES = [
                  f"s{s},{m},original,0.{s},{'inf' if (s, m) == (1, 'A') else 10}\n" for s in (1, 2, 3)
                  for m in "AB"))),
     BadInput("cairo --permutations 1e9", ("cairo", "--bias-table", "{tmp}/t.csv", "--permutations",
-                                          "1000000000"), "--permutations must be between 0 and 10,000",
-             prepare=write("t.csv", "system,metric,prompt_set,bias\n")),
+                                          "1000000000"), "--permutations 1,000,000,000 is above the limit of 10,000 "
+                                                         "(about ",
+             prepare=write("t.csv", "system,metric,prompt_set,bias\n" + "".join(
+                 f"s{s},{m},{name},0.{s}{k}\n" for s in (1, 2, 3) for m in "AB"
+                 for k, name in enumerate(("original", "p1"))))),
     BadInput("cairo run --out into a missing folder", ("cairo", "run", "--systems", SYSTEMS, "--out",
                                                        "{tmp}/no/t.csv"), "/no does not exist; nothing was run"),
     BadInput("cairo run --max-new-tokens 100000", ("cairo", "run", "--systems", SYSTEMS, "--max-new-tokens",
