@@ -146,7 +146,7 @@ def prewarm_default_generator() -> None:
     import os
 
     if os.environ.get("FAIRNESS_LAB_PREWARM", "1") != "0":
-        from fairness_core.decoding.task import prewarm
+        from fairness_core.decoding import prewarm
 
         prewarm("smollm2-135m-instruct")
 

@@ -86,8 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_vbcm(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.templates import TemplateImportError
-    from fairness_core.adaptation.vbcm import VBCMInputError, read_scores_csv, vbcm
+    from fairness_core.adaptation import TemplateImportError, VBCMInputError, read_scores_csv, vbcm
 
     try:
         frame = read_scores_csv(args.scores)
@@ -111,7 +110,7 @@ def run_vbcm(args: argparse.Namespace) -> int:
 
 
 def run_templates_import(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.templates import TemplateImportError, import_templates
+    from fairness_core.adaptation import TemplateImportError, import_templates
 
     try:
         imported = import_templates(args.format, args.file)
@@ -145,9 +144,7 @@ def _stage_printer() -> Any:
 
 
 def run_adapt(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.request import AdaptationInputError, build_request
-    from fairness_core.adaptation.summary import report_json, report_text
-    from fairness_core.adaptation.task import run_adaptation
+    from fairness_core.adaptation import AdaptationInputError, build_request, report_json, report_text, run_adaptation
 
     served = endpoint_source(args)
     if served is not None and args.model:

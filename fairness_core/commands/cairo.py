@@ -32,7 +32,7 @@ ENDPOINT_SYSTEMS = f"{ENDPOINT_WORD}@top_p=0.5;{ENDPOINT_WORD}@top_p=0.9;{ENDPOI
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from fairness_core.cairo.data import METRICS  # the help lists every metric the pipeline accepts
+    from fairness_core.cairo import METRICS  # the help lists every metric the pipeline accepts
 
     parser = subparsers.add_parser(
         "cairo", help="CAIRO: correlation of prompt-based fairness metrics and the prompt combinations that raise it")
@@ -103,8 +103,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 
 def search(args: argparse.Namespace) -> int:
-    from fairness_core.cairo.request import BiasTableError, read_bias_table
-    from fairness_core.cairo.summary import search_json
+    from fairness_core.cairo import BiasTableError, read_bias_table, search_json
 
     if not args.bias_table:
         raise UserFacingError("give --bias-table FILE (a CSV system,metric,prompt_set,bias[,n_prompts]) or use "
@@ -127,11 +126,17 @@ def search(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from fairness_core.cairo.data import CairoDataError
-    from fairness_core.cairo.request import BiasTableError, read_bias_table
-    from fairness_core.cairo.summary import search_json
-    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, run_pipeline
-    from fairness_core.cairo.uncertainty import add_uncertainty
+    from fairness_core.cairo import (
+        BiasTableError,
+        CairoDataError,
+        CairoInputError,
+        RunRequest,
+        add_uncertainty,
+        parse_systems,
+        read_bias_table,
+        run_pipeline,
+        search_json,
+    )
 
     served = endpoint_source(args)
     systems_text = args.systems or (ENDPOINT_SYSTEMS if served else DEFAULT_SYSTEMS)

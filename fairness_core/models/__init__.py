@@ -1,6 +1,7 @@
 """Model layer: four small interfaces, a transformers backend, presets and a process-wide cache."""
 
 from fairness_core.models.cache import load_model
+from fairness_core.models.endpoint import offline_serving_folder
 from fairness_core.models.interfaces import (
     CausalLM,
     DecodingConfig,
@@ -30,5 +31,6 @@ __all__ = [
     "get_preset",
     "load_model",
     "load_preset",
+    "offline_serving_folder",
     "resolve_model",
 ]

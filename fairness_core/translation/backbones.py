@@ -195,7 +195,7 @@ class CausalLMBackbone:
 
 def backbone_task(model_id: str) -> str:
     """'seq2seq-lm' or 'causal-lm' for a preset, local directory or hub id (offline checks only)."""
-    from fairness_core.metrics.model_based import lm_task
+    from fairness_core.models.presets import lm_task
 
     return lm_task(model_id)
 
