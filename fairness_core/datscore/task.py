@@ -87,8 +87,7 @@ def translate_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[
     for item in shard["items"]:
         groups.setdefault((item["src_lang"], item["tgt_lang"]), []).append(item)
     for (src, tgt), items in groups.items():
-        checkpoint()  # Cancel between language pairs (a backend's chat call runs to its end)
-        outputs = backbone.translate([i["text"] for i in items], src, tgt, max_new)
+        outputs = backbone.translate([i["text"] for i in items], src, tgt, max_new, on_progress=checkpoint)
         for item, output in zip(items, outputs, strict=True):
             rows.append({"item": text_key(item["text"]), "grp": item["entity"], "variant": tgt,
                          "metric": "translation", "value": float(len(output)), "text": output,

@@ -101,6 +101,8 @@ class SampledLogprobs:
 
 
 class HFCausalLM(_HFModel, CausalLM):
+    reports_steps = True  # generate, chat and generate_rows take on_progress (the sampler calls it every step)
+
     def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
         super().__init__(spec, model, tokenizer)
         if self.tokenizer.pad_token is None:

@@ -106,6 +106,10 @@ class ModelBase:
 
 
 class CausalLM(ModelBase, ABC):
+    #: True when `generate`, `chat` and `generate_rows` take `on_progress(done, total)`, called after every decoding
+    #: step (it may raise to stop: how a job's Cancel reaches a long generation; the model layer knows no jobs)
+    reports_steps: ClassVar[bool] = False
+
     @abstractmethod
     def generate(
         self,
