@@ -1,6 +1,7 @@
 """The choices the decoding page and the `decoding` command offer, and the small parsers behind its widgets:
 prompt sources (regard templates, BOLD domains and groups, custom prompts), grid presets and the grid syntax,
-scorers that run here, the related-groups box. Light to import: no store, no jobs, no model."""
+scorers that run here, the related-groups box. Part of the study's face (re-exported by `__init__.py`); it needs
+no store, jobs or model itself."""
 
 from __future__ import annotations
 

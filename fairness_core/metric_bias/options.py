@@ -1,5 +1,6 @@
-"""The choices the metric-bias page and the `metric-bias` command offer, light to import (no store, no jobs):
-data sources and their subsets, metrics with their option schemas, n-gram settings, backbones."""
+"""The choices the metric-bias page and the `metric-bias` command offer: data sources and their subsets, metrics
+with their option schemas, n-gram settings, backbones. Part of the study's face (re-exported by `__init__.py`);
+it needs no store, jobs or model itself."""
 
 from __future__ import annotations
 
