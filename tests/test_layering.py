@@ -409,21 +409,8 @@ def test_pages_and_commands_import_only_study_faces_and_nothing_is_imported_priv
     assert door_problems(REPO_ROOT) == []
 
 
-#: Circles known and not yet broken, each named exactly (so none can grow or appear unnoticed): the endpoint
-#: backend (merged in 95c6410) made `models.spec` call up into `models.cache` (an endpoint's manifest comes from the
-#: loaded client) and `models.endpoint` reach `models.presets` / `models.loading` (the offline serving folder).
-KNOWN_CYCLES = [["fairness_core.models.cache", "fairness_core.models.endpoint", "fairness_core.models.hf",
-                 "fairness_core.models.loading", "fairness_core.models.presets", "fairness_core.models.spec"]]
-
-
 def test_no_two_files_import_each_other_through_any_path() -> None:
-    assert [cycle for cycle in cycles(import_graph(REPO_ROOT)) if cycle not in KNOWN_CYCLES] == []
-
-
-def test_the_known_circles_are_still_there_as_listed() -> None:
-    """When a known circle is broken, drop it from KNOWN_CYCLES: the list only shrinks."""
-    found = cycles(import_graph(REPO_ROOT))
-    assert [cycle for cycle in KNOWN_CYCLES if cycle not in found] == []
+    assert cycles(import_graph(REPO_ROOT)) == []
 
 
 def test_no_two_core_packages_import_each_other() -> None:

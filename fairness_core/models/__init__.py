@@ -1,7 +1,6 @@
 """Model layer: four small interfaces, a transformers backend, presets and a process-wide cache."""
 
 from fairness_core.models.cache import load_model
-from fairness_core.models.endpoint import offline_serving_folder
 from fairness_core.models.interfaces import (
     CausalLM,
     DecodingConfig,
@@ -13,6 +12,7 @@ from fairness_core.models.interfaces import (
     TokenScores,
 )
 from fairness_core.models.presets import PRESETS, Preset, availability, get_preset, load_preset, resolve_model
+from fairness_core.models.serving import offline_serving_folder
 from fairness_core.models.spec import ModelSpec
 
 __all__ = [
