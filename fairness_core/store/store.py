@@ -31,6 +31,7 @@ import pandas as pd
 
 from fairness_core import config
 from fairness_core.store.manifest import canonical_json, library_versions, manifest_hash
+from fairness_core.store.typed import TYPED_KINDS, ensure_typed, insert_sql
 
 RESULT_COLUMNS = ("item", "grp", "variant", "metric", "value", "text", "attrs")
 
@@ -275,6 +276,7 @@ class RunStore:
             con = self._open(read_only=False)
             try:
                 con.execute(_SCHEMA)
+                ensure_typed(con)
             except duckdb.Error as error:
                 raise self._unreadable(error) from error
             finally:
@@ -338,6 +340,10 @@ class RunStore:
                     return 0
                 con.register("incoming_rows", frame)
                 con.execute("INSERT INTO results SELECT * FROM incoming_rows")
+                kind = con.execute("SELECT kind FROM runs WHERE run_id = ?", [run_id]).fetchall()
+                typed = TYPED_KINDS.get(kind[0][0]) if kind else None
+                if typed is not None:  # the same rows, attributes as columns (fairness_core.store.typed)
+                    con.execute(insert_sql(typed, "incoming_rows"))
                 con.unregister("incoming_rows")
                 con.execute("INSERT INTO shards VALUES (?, ?, ?, ?)", [run_id, shard, len(frame), _now()])
                 con.commit()
@@ -405,7 +411,7 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         with self._connect(write=True) as con:
             con.begin()
-            for table in ("results", "shards", "runs"):
+            for table in ("results", "shards", "runs", *(typed.table for typed in TYPED_KINDS.values())):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             con.commit()
 
