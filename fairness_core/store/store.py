@@ -424,10 +424,10 @@ class RunStore:
         frame["attrs"] = frame["attrs"].map(lambda text: json.loads(text) if isinstance(text, str) and text else {})
         return frame
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        """Run a read-only SQL query over `runs`, `shards` and `results`; returns a DataFrame."""
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
+        """Run a read-only SQL query over the tables and typed views; `$name` parameters take a dict."""
         with self._connect(write=False) as con:
-            return con.execute(sql, list(params or [])).df()
+            return con.execute(sql, params if isinstance(params, dict) else list(params or [])).df()
 
     def size_bytes(self) -> int:
         total = 0
