@@ -28,6 +28,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_store_argument(compare)
     compare.set_defaults(handler=run_compare)
 
+    sql = subparsers.add_parser(
+        "sql", help="one read-only SELECT over the store's views (runs, shards, results, the typed views)")
+    sql.add_argument("query", help='e.g. "SELECT config.top_p, avg(value) FROM decoding GROUP BY ALL"')
+    sql.add_argument("--limit", type=int, default=10_000, help="most rows returned (default 10000)")
+    sql.add_argument("--timeout", type=float, default=10.0, help="seconds before the query is stopped (default 10)")
+    sql.add_argument("--json", action="store_true", help='{"columns": [...], "rows": [[...], ...]}')
+    add_store_argument(sql)
+    sql.set_defaults(handler=run_sql_command)
+
 
 def _filters(pairs: list[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
@@ -74,4 +83,21 @@ def run_compare(args: argparse.Namespace) -> int:
         for row in examples.itertuples(index=False):
             print(f"{row.item}  {row.metric}  {row.value_a:.4g} -> {row.value_b:.4g}  "
                   f"{row.text_a!r} | {row.text_b!r}", file=sys.stdout)
+    return 0
+
+
+def run_sql_command(args: argparse.Namespace) -> int:
+    from fairness_core.compare import SqlError, run_sql
+
+    try:
+        result = run_sql(open_store(args), args.query, row_limit=args.limit, timeout_s=args.timeout)
+    except SqlError as error:
+        raise UserFacingError(str(error)) from error
+    if args.json:
+        print_json(result.as_json())
+    else:
+        frame = result.frame()
+        print(frame.to_string(index=False) if not frame.empty else "(no rows)")
+    if result.truncated:
+        print(f"only the first {result.row_limit} rows are shown (--limit)", file=sys.stderr)
     return 0
