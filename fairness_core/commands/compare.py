@@ -37,6 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_store_argument(sql)
     sql.set_defaults(handler=run_sql_command)
 
+    report = subparsers.add_parser(
+        "report", help="one self-contained HTML file (charts drawn offline) of one or more stored runs")
+    report.add_argument("run_ids", nargs="+", metavar="RUN_ID")
+    report.add_argument("--out", required=True, help="the .html file to write")
+    report.add_argument("--examples", type=int, default=8, help="per-example rows shown (default 8)")
+    add_store_argument(report)
+    report.set_defaults(handler=run_report)
+
 
 def _filters(pairs: list[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
@@ -100,4 +108,15 @@ def run_sql_command(args: argparse.Namespace) -> int:
         print(frame.to_string(index=False) if not frame.empty else "(no rows)")
     if result.truncated:
         print(f"only the first {result.row_limit} rows are shown (--limit)", file=sys.stderr)
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from fairness_core.compare import ReportError, write_report
+
+    try:
+        written = write_report(open_store(args), args.run_ids, args.out, n_examples=args.examples)
+    except ReportError as error:
+        raise UserFacingError(str(error)) from error
+    print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB; opens offline)")
     return 0

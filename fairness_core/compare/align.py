@@ -273,3 +273,26 @@ def _compare_pair(a: RunInfo, b: RunInfo, sums_a: pd.DataFrame, sums_b: pd.DataF
         paired=paired, unit=plan_for(a.kind).unit if a.kind == b.kind else "item",
         n_units_a=n_a, n_units_b=n_b, n_shared=n_shared)
     return table
+
+
+def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
+                  metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                  seed: int = 0) -> pd.DataFrame:
+    """One run's estimate per cell with its 95% bootstrap interval over units (none for a one-unit cell)."""
+    from fairness_core.compare.intervals import percentile_bounds, poisson_weights
+
+    sums = unit_sums(store, info, by, metrics)
+    keys = ["metric", *[c for c in sums.columns if c not in ("metric", "unit", "total", "n")]]
+    if sums.empty:
+        return pd.DataFrame(columns=[*keys, "estimate", "ci_low", "ci_high", "n_units", "unit"])
+    sums = sums.assign(cell=_cell_labels(sums, keys), unit=sums["unit"].astype(str))
+    cells = pd.Index(sorted(set(sums["cell"])))
+    units = pd.Index(sorted(set(sums["unit"])))
+    matrix = CellMatrix.build(units.get_indexer(sums["unit"]), cells.get_indexer(sums["cell"]),
+                              sums["total"].to_numpy(float), sums["n"].to_numpy(float), len(units), len(cells))
+    replicates = matrix.replicates(poisson_weights(len(units), n_resamples, np.random.default_rng(seed)))
+    low, high = percentile_bounds(replicates)
+    n_units = sums.groupby("cell")["unit"].nunique().loc[cells].to_numpy()
+    first = sums.drop_duplicates("cell").set_index("cell").loc[cells, keys].reset_index(drop=True)
+    return first.assign(estimate=matrix.estimates(), ci_low=np.where(n_units < 2, np.nan, low),
+                        ci_high=np.where(n_units < 2, np.nan, high), n_units=n_units, unit=plan_for(info.kind).unit)

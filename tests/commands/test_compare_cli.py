@@ -39,3 +39,29 @@ def test_compare_refuses_an_unknown_run_in_one_line(tmp_path: Path, capsys: pyte
     assert captured.out == "" and captured.err == f"error: no run 'nope' in {store.path}\n"
     assert main(["compare", a, a, "--store", str(store.path), "--by", "colour"]) == 2
     assert "no field 'colour'" in capsys.readouterr().err
+
+
+def test_report_writes_one_self_contained_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = RunStore(tmp_path / "runs.duckdb")
+    a = write_decoding_run(store, "model-a", seed=1)
+    out = tmp_path / "report.html"
+    assert main(["report", a, "--store", str(store.path), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<script src" not in text and "<link" not in text  # nothing fetched: plotly.js is inside
+    assert "plotly.js v" in text and "Plotly.newPlot" in text
+    assert "default-src 'none'" in text  # and the page forbids itself any network request
+    assert '"kind": "decoding"' in text and "Deviations from the paper" in text and "Data licence" in text
+    assert "regard: written by the lab" in text  # the prompt set's licence
+    assert "95% intervals" in text
+
+
+def test_report_refuses_bad_input_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = RunStore(tmp_path / "runs.duckdb")
+    a = write_decoding_run(store, "model-a", seed=1)
+    assert main(["report", a, "nope", "--store", str(store.path), "--out", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err == f"error: no run 'nope' in {store.path}; nothing was written\n"
+    assert main(["report", a, "--store", str(store.path), "--out", str(tmp_path / "r.pdf")]) == 2
+    assert "ending in .html" in capsys.readouterr().err
+    assert main(["report", a, "--store", str(store.path), "--out", str(tmp_path / "missing" / "r.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.duckdb"]
