@@ -27,6 +27,7 @@ from fairness_core.cairo.summary import (
     uncertainty_frame,
 )
 from ui import cairo_charts, common, jobs
+from ui.report import report_button
 
 DEVIATIONS = [
     "Eq. 1's expectation over prompts is taken inside each subgroup (BOLD's prompts differ per subgroup; they are "
@@ -200,6 +201,7 @@ else:
                 run_generations = (result.generations, result.value_column)
                 st.success(f"Bias table from {len(result.generations)} stored generations (runs "
                            f"{', '.join(result.run_ids)}).")
+                report_button(result.run_ids, key="cairo_report")
                 for note in result.notes:
                     st.caption(note)
 

@@ -36,6 +36,7 @@ from fairness_core.translation import weights as W
 from fairness_core.translation.backbones import metric_label_for
 from ui import common, jobs
 from ui import datscore_charts as charts
+from ui.report import report_button
 
 BACKBONES = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct — offline; the LM variant (DATScore-LM)",
@@ -290,3 +291,4 @@ with corpus_tab:
         if info is not None:
             common.manifest_box(info.manifest, run_id, outcome.from_cache)
             common.export_buttons(run_id, key=f"ds_export_{run_id}")
+    report_button([outcome.translations_run, outcome.directions_run], key="ds_report")

@@ -49,6 +49,7 @@ from fairness_core.models import DecodingConfig
 from ui import common, jobs
 from ui import decoding_charts as charts
 from ui.live_cards import LiveCards
+from ui.report import report_button
 
 TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
 LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
@@ -507,6 +508,7 @@ def sweep_views(result: DecodingOutcome, families: dict[str, list[str]]) -> None
         if info is not None:
             common.manifest_box(info.manifest, run_id, result.from_cache)
             common.export_buttons(run_id, key=f"export_{run_id}")
+    report_button(result.run_ids, key="decoding_report")
 
 
 with sweep_tab:

@@ -205,8 +205,8 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
         other_keys = ["metric", *[c for c in frame.columns if c not in ("metric", "unit", "total", "n")]]
         if other_keys != keys:
             raise CompareError(f"run {info.run_id} ({info.kind}) is described by {', '.join(other_keys)} and run "
-                               f"{infos[0].run_id} ({infos[0].kind}) by {', '.join(keys)}; pass --by with fields "
-                               "both kinds have (e.g. --by group)")
+                               f"{infos[0].run_id} ({infos[0].kind}) by {', '.join(keys)}; group by fields "
+                               "both kinds have (e.g. grp; --by on the command line)")
     records = [_run_record(info) for info in infos]
     parts, silent = [], []
     for index in range(1, len(infos)):

@@ -55,7 +55,7 @@ def test_metric_bias_estimate_is_the_papers_bias(store: RunStore) -> None:
 def test_runs_that_share_nothing_get_a_sentence(store: RunStore) -> None:
     a = write_decoding_run(store, "model-a", seed=1)
     b = write_metric_bias_run(store, "bleu", [0.1, 0.2], [0.3, 0.1])
-    with pytest.raises(CompareError, match="pass --by with fields both kinds have"):
+    with pytest.raises(CompareError, match="group by fields both kinds have"):
         compare_runs(store, [a, b])
     comparison = compare_runs(store, [a, b], by=["grp"])
     assert comparison.rows.empty
