@@ -106,8 +106,10 @@ if not same_kind:
     st.stop()
 kind = str(chosen_infos["kind"].iloc[0])
 controls = st.columns([2, 2, 2, 3])
-example_metric = controls[0].selectbox("Metric", [m for m in metrics if m != "negative_sentiment"] or metrics,
-                                       key="cmp_ex_metric")
+# the metric that moved most first: where a teacher looks for *why* a number changed
+moved = rows.assign(size=rows["difference"].abs()).groupby("metric")["size"].max().sort_values(ascending=False)
+example_metrics = [m for m in moved.index if m != "negative_sentiment"] or list(moved.index)
+example_metric = controls[0].selectbox("Metric", example_metrics, key="cmp_ex_metric")
 filter_field = controls[1].selectbox("Filter field", ["(none)", *field_names(kind)], key="cmp_ex_field")
 filter_value = controls[2].text_input("equals", key="cmp_ex_value", max_chars=200,
                                       disabled=filter_field == "(none)")
