@@ -27,6 +27,12 @@ def per_example(store: RunStore, run_a: str, run_b: str, metric: str | None = No
     `filters` maps a field of the runs' view (see `fields`) to the value(s) kept, compared as text;
     `search` keeps examples whose text in either run contains every word (case-insensitive).
     """
+    with store.reading():
+        return _per_example(store, run_a, run_b, metric, filters, search, limit)
+
+
+def _per_example(store: RunStore, run_a: str, run_b: str, metric: str | None,
+                 filters: Mapping[str, str | Sequence[str]] | None, search: str, limit: int) -> pd.DataFrame:
     info_a, info_b = get_runs(store, [run_a, run_b])
     if info_a.kind != info_b.kind:
         raise CompareError(f"per-example rows need two runs of the same kind; {run_a} is {info_a.kind} and "

@@ -63,20 +63,25 @@ def poisson_weights(n_units: int, n_resamples: int, rng: np.random.Generator) ->
 
 
 def percentile_bounds(replicates: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Per column (cell) percentile interval of replicates, ignoring NaN; NaN for a column with none."""
+    """Per column (cell) percentile interval of replicates, ignoring NaN; NaN for a column with none.
+
+    Same as `np.nanquantile(..., method="linear")` per column, vectorised: nanquantile loops over columns
+    once any NaN is present (a cell whose units all drew weight 0 in a replicate), ~100x slower.
+    """
     alpha = (1 - level) / 2
-    low = np.full(replicates.shape[1], np.nan)
-    high = np.full(replicates.shape[1], np.nan)
-    finite = np.isfinite(replicates)
-    if finite.all():  # the common case; nanquantile is several times slower
-        bounds = np.quantile(replicates, [alpha, 1 - alpha], axis=0)
-        return bounds[0], bounds[1]
-    usable = finite.sum(axis=0) > 0
-    if usable.any():
-        with np.errstate(invalid="ignore"):
-            bounds = np.nanquantile(replicates[:, usable], [alpha, 1 - alpha], axis=0)
-        low[usable], high[usable] = bounds[0], bounds[1]
-    return low, high
+    ordered = np.sort(replicates, axis=0)  # NaN sorts last
+    counts = np.isfinite(replicates).sum(axis=0)
+    bounds = []
+    for probability in (alpha, 1 - alpha):
+        position = probability * np.maximum(counts - 1, 0)
+        below = np.floor(position).astype(int)
+        above = np.minimum(below + 1, np.maximum(counts - 1, 0))
+        fraction = position - below
+        low_values = np.take_along_axis(ordered, below[None, :], axis=0)[0]
+        high_values = np.take_along_axis(ordered, above[None, :], axis=0)[0]
+        value = low_values + (high_values - low_values) * fraction
+        bounds.append(np.where(counts > 0, value, np.nan))
+    return bounds[0], bounds[1]
 
 
 @dataclass(frozen=True)

@@ -176,10 +176,34 @@ class RunStore:
         self.path = Path(path).expanduser() if path else config.store_path()
         self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
+        self._session: tuple[int, duckdb.DuckDBPyConnection] | None = None  # see `reading`
 
     # -- connections -------------------------------------------------------------------------
     @contextmanager
+    def reading(self) -> Iterator[RunStore]:
+        """Reads inside share one read-only connection (a comparison's few queries pay one open, ~50 ms each).
+
+        Only for the thread that opened it, and only for reads: the process lock is held until the block ends,
+        so keep it short; a write inside raises `StoreError`.
+        """
+        if self._session is not None and self._session[0] == threading.get_ident():
+            yield self
+            return
+        with self._connect(write=False) as con:
+            self._session = (threading.get_ident(), con)
+            try:
+                yield self
+            finally:
+                self._session = None
+
+    @contextmanager
     def _connect(self, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        session = self._session
+        if session is not None and session[0] == threading.get_ident():
+            if write:
+                raise StoreError(f"run store {self.path}: a write inside RunStore.reading(); nothing was changed")
+            yield session[1]
+            return
         if not self._schema_ready:
             self._ensure_schema()
         with self._process_lock:
