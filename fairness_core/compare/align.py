@@ -56,11 +56,13 @@ class KindPlan:
 
 
 PLANS: dict[str, KindPlan] = {
-    "decoding": KindPlan("decoding", "prompt", "prompt_id", (("group", "grp"), ("setting", _SETTING_SQL)),
+    "decoding": KindPlan("decoding", "prompt", "prompt_id", (("prompt_set", "source"), ("group", "grp"),
+                                                             ("setting", _SETTING_SQL)),
                          ("item", "setting"),
                          extra_metrics=(("negative_sentiment", "vader_compound",
                                          f"CAST(value <= {NEGATIVE_SENTIMENT_THRESHOLD} AS DOUBLE)"),)),
-    "generation": KindPlan("generation", "prompt", "prompt_id", (("group", "grp"), ("system", "system_name"))),
+    "generation": KindPlan("generation", "prompt", "prompt_id", (("prompt_set", "source"), ("group", "grp"),
+                                                                 ("system", "system_name"))),
     "metric-bias": KindPlan("metric_bias", "pair", "item", (("attribute", "grp"),), ("item", "variant"),
                             metric_bias=True),
     "adaptation-measures": KindPlan("adaptation_measures", "text", "item", (("group", "grp"),)),
