@@ -181,7 +181,8 @@ def build_store(path: Path, rows: int) -> dict[str, Any]:
                             ORDER BY ids.r, g.shard""")
             con.begin()
             con.execute("INSERT INTO results SELECT * FROM staging")
-            con.execute(insert_sql(TYPED_KINDS[kind], "staging"))
+            con.execute("INSERT INTO typed_runs SELECT run_id, r + 1 FROM ids")  # as write_shard numbers them
+            con.execute(insert_sql(TYPED_KINDS[kind], "staging", ordered=True))
             con.execute("INSERT INTO shards SELECT run_id, shard, count(*), now()::TIMESTAMP FROM staging GROUP BY ALL")
             con.executemany(
                 "INSERT INTO runs SELECT ?, ?, ?, ?, 'complete', (SELECT count(DISTINCT shard) FROM staging WHERE "

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.compare.align import CompareError, field_sql, get_runs, plan_for
+from fairness_core.compare.align import CompareError, field_sql, get_runs, plan_for, run_filter
 from fairness_core.store import RunStore
 
 DEFAULT_LIMIT = 50
@@ -42,6 +42,9 @@ def _per_example(store: RunStore, run_a: str, run_b: str, metric: str | None,
     setting = dict(plan.keys).get("setting")
     extra = f", {setting} AS setting" if setting and setting != "variant" else ""
     conditions, params = [], {"a": run_a, "b": run_b, "limit": int(limit)}
+    only_a, run_no_a = run_filter(store, info_a, "na")
+    only_b, run_no_b = run_filter(store, info_b, "nb")
+    params |= run_no_a | run_no_b
     if metric:
         conditions.append("metric = $metric")
         params["metric"] = metric
@@ -56,11 +59,12 @@ def _per_example(store: RunStore, run_a: str, run_b: str, metric: str | None,
         params[f"w{position}"] = word
     where = "".join(f" AND {condition}" for condition in conditions)
     same = [f"a.{key} = b.{key}" for key in plan.example_keys]
+    hidden = "run_id, shard, value, variant" + (", run_no" if plan.view else "")
     sql = f"""
-        WITH a AS (SELECT *{extra} FROM {source} WHERE run_id = $a{where}),
-             b AS (SELECT item, variant, metric, grp, value{extra} FROM {source} WHERE run_id = $b{where}),
+        WITH a AS (SELECT *{extra} FROM {source} WHERE {only_a}{where}),
+             b AS (SELECT item, variant, metric, grp, value{extra} FROM {source} WHERE {only_b}{where}),
              joined AS (
-                SELECT a.* EXCLUDE (run_id, shard, value, variant), a.variant AS variant_a, b.variant AS variant_b,
+                SELECT a.* EXCLUDE ({hidden}), a.variant AS variant_a, b.variant AS variant_b,
                        a.value AS value_a, b.value AS value_b, b.value - a.value AS change
                 FROM a JOIN b ON {' AND '.join(same)} AND a.metric = b.metric AND a.grp IS NOT DISTINCT FROM b.grp
                 ORDER BY abs(b.value - a.value) DESC NULLS LAST, a.item, a.metric LIMIT $limit)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from fairness_core import config
 from fairness_core.store.manifest import canonical_json, library_versions, manifest_hash
-from fairness_core.store.typed import TYPED_KINDS, ensure_typed, insert_sql
+from fairness_core.store.typed import REGISTER_RUN_SQL, TYPED_KINDS, ensure_typed, insert_sql
 
 RESULT_COLUMNS = ("item", "grp", "variant", "metric", "value", "text", "attrs")
 
@@ -367,6 +367,7 @@ class RunStore:
                 kind = con.execute("SELECT kind FROM runs WHERE run_id = ?", [run_id]).fetchall()
                 typed = TYPED_KINDS.get(kind[0][0]) if kind else None
                 if typed is not None:  # the same rows, attributes as columns (fairness_core.store.typed)
+                    con.execute(REGISTER_RUN_SQL, [run_id])
                     con.execute(insert_sql(typed, "incoming_rows"))
                 con.unregister("incoming_rows")
                 con.execute("INSERT INTO shards VALUES (?, ?, ?, ?)", [run_id, shard, len(frame), _now()])
@@ -435,7 +436,8 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         with self._connect(write=True) as con:
             con.begin()
-            for table in ("results", "shards", "runs", *(typed.table for typed in TYPED_KINDS.values())):
+            for table in ("results", "shards", "runs", "typed_runs",
+                          *(typed.table for typed in TYPED_KINDS.values())):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             con.commit()
 

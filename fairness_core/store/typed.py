@@ -4,7 +4,10 @@
 that JSON on every query costs ~0.3-1 s per 2 million rows on this machine; a materialised column costs
 ~0.05 s. So each known kind gets a table `typed_<view>` that `RunStore.write_shard` fills in the same
 transaction as `results` (a crash loses both or neither), with the key columns (run_id, shard, item, grp,
-variant, metric, value) and one typed column per attribute. Dotted names become STRUCT members:
+variant, metric, value) and one typed column per attribute. Each run also gets a number (`run_no`, table
+`typed_runs`, growing as runs are written): rows arrive run by run, so DuckDB's per-block min/max of `run_no`
+lets a one-run filter skip every other run's blocks (a filter on the hash-like `run_id` cannot).
+Dotted names become STRUCT members:
 `config.top_p` in the `decoding` view is `config STRUCT(top_p DOUBLE, top_k INTEGER, temperature DOUBLE)`,
 read with the same dotted SQL. Texts stay in `results` only (they are the bulk of the bytes); join on
 (run_id, item, variant, metric) to get them.
@@ -132,22 +135,28 @@ def _columns(kind: TypedKind, source: str) -> list[tuple[str, str, str]]:
 
 def signature(kind: TypedKind) -> str:
     """Changes whenever the table's shape or extraction changes (then the table is rebuilt)."""
-    text = repr((KEY_COLUMNS, _columns(kind, "a"), kind.view))
+    text = repr((_create_table_sql(kind), _columns(kind, "a"), kind.view))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _create_table_sql(kind: TypedKind) -> str:
-    parts = [f"{name} {sql_type}" for name, sql_type in KEY_COLUMNS]
+    parts = ["run_no BIGINT NOT NULL", *(f"{name} {sql_type}" for name, sql_type in KEY_COLUMNS)]
     parts += [f'"{name}" {sql_type}' for name, sql_type, _ in _columns(kind, "a")]
     return f"CREATE OR REPLACE TABLE {kind.table} ({', '.join(parts)})"
 
 
-def insert_sql(kind: TypedKind, source: str) -> str:
-    """INSERT of `source`'s rows (the results columns) into the kind's typed table."""
+#: Gives a run its number the first time one of its shards is typed (numbers only grow).
+REGISTER_RUN_SQL = ("INSERT OR IGNORE INTO typed_runs SELECT ?, coalesce((SELECT max(run_no) FROM typed_runs), 0) + 1")
+
+
+def insert_sql(kind: TypedKind, source: str, ordered: bool = False) -> str:
+    """INSERT of `source`'s rows (the results columns) into the kind's typed table (runs registered first)."""
     keys = ", ".join(name for name, _ in KEY_COLUMNS)
     typed = ", ".join(expression for _, _, expression in _columns(kind, "a"))
-    return (f"INSERT INTO {kind.table} SELECT {keys}, {typed} FROM (SELECT *, coalesce(attrs, first_value(attrs "
-            f"IGNORE NULLS) OVER (PARTITION BY run_id, shard, item, variant)) AS a FROM {source})")
+    order = " ORDER BY run_no, shard" if ordered else ""
+    return (f"INSERT INTO {kind.table} SELECT run_no, {keys}, {typed} FROM (SELECT *, coalesce(attrs, first_value("
+            f"attrs IGNORE NULLS) OVER (PARTITION BY run_id, shard, item, variant)) AS a FROM {source}) "
+            f"JOIN typed_runs USING (run_id){order}")
 
 
 def view_sql(kind: TypedKind) -> str:
@@ -158,6 +167,7 @@ def view_sql(kind: TypedKind) -> str:
 def ensure_typed(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or rebuild, when a kind's fields changed) every typed table and view; one transaction."""
     con.execute("CREATE TABLE IF NOT EXISTS typed_schema (name VARCHAR PRIMARY KEY, signature VARCHAR NOT NULL)")
+    con.execute("CREATE TABLE IF NOT EXISTS typed_runs (run_id VARCHAR PRIMARY KEY, run_no BIGINT NOT NULL)")
     known = dict(con.execute("SELECT name, signature FROM typed_schema").fetchall())
     existing = {row[0] for row in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
@@ -166,8 +176,11 @@ def ensure_typed(con: duckdb.DuckDBPyConnection) -> None:
         if known.get(kind.table) != wanted or kind.table not in existing:
             con.begin()
             con.execute(_create_table_sql(kind))
+            con.execute("INSERT INTO typed_runs SELECT run_id, (SELECT coalesce(max(run_no), 0) FROM typed_runs) + "
+                        "row_number() OVER (ORDER BY created_at, run_id) FROM runs WHERE run_id NOT IN "
+                        "(SELECT run_id FROM typed_runs)")
             con.execute(insert_sql(kind, f"(SELECT r.* FROM results r JOIN runs USING (run_id) "
-                                         f"WHERE runs.kind = '{kind.kind}')"))
+                                         f"WHERE runs.kind = '{kind.kind}')", ordered=True))
             con.execute("INSERT OR REPLACE INTO typed_schema VALUES (?, ?)", [kind.table, wanted])
             con.commit()
         con.execute(view_sql(kind))
