@@ -13,6 +13,7 @@ import streamlit as st
 from fairness_core import datscore as ds
 from ui import common, jobs
 from ui import datscore_charts as charts
+from ui.report import report_button
 
 BACKBONES = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct — offline; the LM variant (DATScore-LM)",
@@ -255,3 +256,4 @@ with corpus_tab:
         if info is not None:
             common.manifest_box(info.manifest, run_id, outcome.from_cache)
             common.export_buttons(run_id, key=f"ds_export_{run_id}")
+    report_button([outcome.translations_run, outcome.directions_run], key="ds_report")

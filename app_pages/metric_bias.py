@@ -14,6 +14,7 @@ from fairness_core import metric_bias as mb
 from fairness_core.store import RunStore
 from ui import common, jobs
 from ui import metric_bias_charts as charts
+from ui.report import report_button
 from ui.metric_bias_view import (
     NORM_LABELS,
     SOURCES,
@@ -284,6 +285,7 @@ with tab_runs:
     choice = runs[labels.index(st.selectbox("Run", labels, key="mb_run"))]
     common.manifest_box(choice.manifest, choice.run_id, choice.from_cache)
     common.export_buttons(choice.run_id, key=f"mb_export_{choice.run_id}")
+    report_button(run_ids, key="mb_report")  # every run of this dataset, one HTML file
     st.markdown(
         "**About METEOR:** the paper's released code passed Python *sets* of tokens to nltk's METEOR, which "
         "makes its scores depend on the interpreter's hash seed. We pass token lists, so our METEOR is "

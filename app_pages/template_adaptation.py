@@ -14,6 +14,7 @@ import streamlit as st
 from fairness_core import adaptation
 from ui import adaptation_charts as charts
 from ui import common, jobs
+from ui.report import report_button
 
 JOB_KEY = "adaptation_job"
 SMALL_MODEL_NOTE = (
@@ -209,6 +210,7 @@ with adapt_tab:
         source_note = "served from the run store" if report["from_cache"] else "computed now and stored"
         st.success(f"Done ({source_note}). Runs: " + "; ".join(f"{k} {', '.join(v)}" for k, v in
                                                              report["run_ids"].items()))
+        report_button([r for ids in report["run_ids"].values() for r in ids], key="ta_report")
         for note in report["deviations"]:
             st.caption(common.escape_markdown(note))
 

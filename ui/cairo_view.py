@@ -10,6 +10,7 @@ import streamlit as st
 
 from fairness_core import cairo
 from ui import common, jobs
+from ui.report import report_button
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
         if result.status == "complete" and not result.bias_table.empty:
             st.success(f"Bias table from {len(result.generations)} stored generations (runs "
                        f"{', '.join(result.run_ids)}).")
+            report_button(result.run_ids, key="cairo_report")
             for note in result.notes:
                 st.caption(note)
             return ComputedTable(result.bias_table.to_csv(index=False), result.split_rows, result.indices,

@@ -13,6 +13,7 @@ import streamlit as st
 from fairness_core import decoding as dec
 from ui import common
 from ui import decoding_charts as charts
+from ui.report import report_button
 
 FIRST_LOAD_SECONDS = 25
 DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
@@ -238,4 +239,5 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         if info is not None:
             common.manifest_box(info.manifest, run_id, result.from_cache)
             common.export_buttons(run_id, key=f"export_{run_id}")
+    report_button(result.run_ids, key="decoding_report")
 
