@@ -14,7 +14,6 @@ from fairness_core import metric_bias as mb
 from fairness_core.store import RunStore
 from ui import common, jobs
 from ui import metric_bias_charts as charts
-from ui.report import report_button
 from ui.metric_bias_view import (
     NORM_LABELS,
     SOURCES,
@@ -24,6 +23,7 @@ from ui.metric_bias_view import (
     restore_from_url,
     sync_url,
 )
+from ui.report import report_button
 
 JOB_KIND = "metric-bias"
 
