@@ -25,10 +25,22 @@ PAGES = (
     ("app_pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
     ("app_pages/datscore.py", "DATScore demo", ":material/translate:"),
     ("app_pages/runs.py", "Run store", ":material/database:"),
+    ("app_pages/compare.py", "Compare runs", ":material/compare_arrows:"),
+    ("app_pages/sql_console.py", "SQL console", ":material/terminal:"),
 )
 
 # What each page answers and where it comes from (the home page lists the ones that exist).
 PAGE_STORIES = {
+    "app_pages/compare.py": (
+        "Is this model fairer at top-p 0.7 than at 0.9 — and than last week's model? Put any stored runs side by "
+        "side: differences with paired intervals, and the examples whose scores moved most.",
+        "—",
+    ),
+    "app_pages/sql_console.py": (
+        "A question no page foresaw? One read-only SQL query over every stored run (typed views per kind), "
+        "with a quick chart and CSV/Parquet download.",
+        "—",
+    ),
     "app_pages/runs.py": (
         "What has been computed so far, with which settings? Browse stored runs, their manifests and rows, "
         "and export any of them to CSV, Parquet or JSON.",
@@ -147,7 +159,7 @@ def prewarm_default_generator() -> None:
     import os
 
     if os.environ.get("FAIRNESS_LAB_PREWARM", "1") != "0":
-        from fairness_core.decoding.task import prewarm
+        from fairness_core.decoding import prewarm
 
         prewarm("smollm2-135m-instruct")
 

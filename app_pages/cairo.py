@@ -1,6 +1,6 @@
 """CAIRO explorer: do prompt-based fairness metrics agree, and which prompt combinations make them agree?
 
-Thin page: widgets -> fairness_core.cairo (data, request, task, paraphrase, summary) -> ui.cairo_charts.
+Thin page: widgets -> fairness_core.cairo (its public face) -> ui.cairo_charts.
 The default bias table is the one a real offline `cairo run` computed and the project ships with its
 command and provenance; a user can upload one, or compute one here as a background job (stored,
 resumable). The search itself is fast enough to run on every change.
@@ -8,93 +8,45 @@ resumable). The search itself is fast enough to run on every change.
 
 from __future__ import annotations
 
-import io
 import json
 
 import pandas as pd
 import streamlit as st
 
-from fairness_core.cairo.data import DEFAULT_MAPPING, METRICS, CairoDataError, check_alignment, load_metric
-from fairness_core.cairo.request import BiasTableError, read_bias_table
-from fairness_core.cairo.summary import (
-    combination_prompts,
-    contributions,
-    load_demo,
-    rankings,
-    search_json,
-    size_frame,
-    system_values,
-    uncertainty_frame,
-)
+from fairness_core import cairo
 from ui import cairo_charts, common, jobs
-
-DEVIATIONS = [
-    "Eq. 1's expectation over prompts is taken inside each subgroup (BOLD's prompts differ per subgroup; they are "
-    "not one template filled per subgroup).",
-    "Offline, bias is measured with the alt-profanity-check offensive-language probability of the continuation, "
-    "not the paper's BERT toxicity classifier (any registry scorer can be chosen when it is available).",
-    "The shipped run's systems are decoding configurations of one model (SmolLM2-135M-Instruct), not the paper's "
-    "ten pretrained models, with a seeded subsample of prompts per subgroup, one seed and 16 new tokens (paper: all "
-    "prompts, 5 seeds, 25 tokens).",
-    "A combination's bias is, by default, the prompt-count-weighted mean of its distinct sets' biases, searched over "
-    "every pair of same-size combinations; the authors' released code (collect_results.py) instead recomputes Eq. 1 "
-    "on the pooled generations of the combined sets, lets a set repeat (combinations_with_replacement) and uses the "
-    "same combination for both metrics — choose 'released code' under Combination search to get that (seeds are "
-    "pooled there too; the released code averages per-seed biases).",
-    "Eq. 1's 95% interval is Welch's t interval of each signed subgroup gap (prompts resampled by design, not "
-    "bootstrapped) folded at zero, because a percentile bootstrap of a sum of absolute gaps never covers a zero "
-    "bias and under-covers at 4 prompts per subgroup; with fewer than 2 prompts in a subgroup no interval is shown.",
-    "A system is decoded exactly as written: a knob left out stays off (top_p and top_k off, temperature 1), "
-    "nothing is added; the provenance lists every knob.",
-    "Held-out r (leave-one-system-out and a prompt split) and the permutation p-value that redoes the search are "
-    "additions: the paper selects and reports in-sample.",
-    "The project ships BOLD gender and religion and HONEST valid/test of the released prompts; HolisticBias has "
-    "no released paraphrases, so its sets come from the paraphrasing job here.",
-    "Paraphrases made here are cleaned (first line, numbering and quotes removed) and dropped when they lose the "
-    "subgroup term, copy the original or are empty (counted); the paper describes no filter.",
-]
+from ui.cairo_view import compute_section
 
 st.title("CAIRO explorer")
 st.caption("Zayed et al. 2024, *Why Don't Prompt-Based Fairness Metrics Correlate?* Prompts and paraphrases: "
            "chandar-lab/CAIRO (MIT), from BOLD (CC BY-SA 4.0) and HONEST (MIT); paraphrases by Mixtral-8x7B, "
            "Mistral-7B and Llama-2-7b-chat (their licences may apply).")
 with st.expander("Deviations from the paper"):
-    for line in DEVIATIONS:
+    for line in cairo.DEVIATIONS:
         st.markdown(f"- {line}")  # markdown: developer text
 
 
 @st.cache_data(show_spinner=False)
 def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
-    metric = load_metric(name)
-    reports = {r.set_name: r for r in check_alignment(metric)}
-    rows = []
-    for set_name, texts in metric.sets.items():
-        report = reports.get(set_name)
-        rows.append({"set": set_name, "prompts": sum(bool(t.strip()) for t in texts),
-                     "aligned share": None if report is None else round(report.aligned_share, 2),
-                     "shifted share": None if report is None else round(report.shifted_share, 2),
-                     "aligned": "original" if report is None else ("yes" if report.ok else "NO")})
-    return pd.DataFrame(rows), sorted(set(metric.subgroups))
+    return cairo.metric_overview(name)
 
 
 @st.cache_data(show_spinner="Bootstrapping prompts for the intervals…", max_entries=8)
 def cached_uncertainty(csv_text: str, generations: pd.DataFrame, value: str, pair_text: str,
                        combination: str) -> dict:
-    from fairness_core.cairo.uncertainty import pair_uncertainty
-
-    return pair_uncertainty(read_bias_table(csv_text, "the bias table"), generations, value, json.loads(pair_text),
-                            combination)
+    return cairo.pair_uncertainty(cairo.read_bias_table(csv_text, "the bias table"), generations, value,
+                                  json.loads(pair_text), combination)
 
 
 @st.cache_data(show_spinner="Searching every combination pair…", max_entries=16)
 def cached_search(csv_text: str, permutations: int, heldout: bool, combination: str = "weighted") -> dict:
-    return search_json(read_bias_table(csv_text, "the bias table"), permutations=permutations, heldout=heldout,
-                       combination=combination)
+    return cairo.search_json(cairo.read_bias_table(csv_text, "the bias table"), permutations=permutations,
+                             heldout=heldout, combination=combination)
 
 
 # ------------------------------------------------------------------------------ 1. data and subgroups
 st.header("1 · Metrics, prompt sets and the subgroups they target")
-chosen_metrics = st.multiselect("Metrics", list(METRICS), default=["BOLD gender", "HONEST gender (valid)"],
+chosen_metrics = st.multiselect("Metrics", list(cairo.METRICS), default=["BOLD gender", "HONEST gender (valid)"],
                                 key="cairo_metrics")
 targets: dict[str, list[str]] = {}
 columns = st.columns(max(1, len(chosen_metrics)))
@@ -102,7 +54,7 @@ for column, name in zip(columns, chosen_metrics, strict=False):
     with column:
         try:
             overview, subgroups = metric_overview(name)
-        except CairoDataError as error:
+        except cairo.CairoDataError as error:
             st.error(common.escape_markdown(str(error)))
             continue
         targets[name] = subgroups
@@ -112,18 +64,14 @@ common.how_to_read(
     "Each paraphrase list was released aligned with the original prompts (entry i paraphrases prompt i). The "
     "*aligned share* is the share of paraphrases that share a content word with their own original; the *shifted "
     "share* the same against the next original. An aligned list scores far higher at its own index.")
-mapping_rows = [{"metric": m, "subgroup": s, "category": DEFAULT_MAPPING.get(m, {}).get(s, s)}
+mapping_rows = [{"metric": m, "subgroup": s, "category": cairo.DEFAULT_MAPPING.get(m, {}).get(s, s)}
                 for m, subs in targets.items() for s in subs]
 if mapping_rows:
     st.markdown("**Subgroup mapping** (edit the category column to unify subgroups across metrics)")
     edited = st.data_editor(pd.DataFrame(mapping_rows), hide_index=True, width="stretch", key="cairo_mapping",
                             disabled=["metric", "subgroup"])
-    mapping: dict[str, dict[str, str]] = {}
-    for row in edited.to_dict("records"):
-        mapping.setdefault(row["metric"], {})[row["subgroup"]] = str(row["category"] or row["subgroup"])
-    from fairness_core.cairo.data import overlap_table
-
-    overlap = pd.DataFrame(overlap_table(targets, mapping))
+    mapping = cairo.mapping_from_rows(edited.to_dict("records"))
+    overlap = pd.DataFrame(cairo.overlap_table(targets, mapping))
     if not overlap.empty:
         st.dataframe(overlap, hide_index=True, width="stretch")
         if (overlap["overlap"] == 0).any():
@@ -132,7 +80,7 @@ if mapping_rows:
 
 # ------------------------------------------------------------------------------ 2. bias table
 st.header("2 · Bias of each system on each prompt set (Eq. 1)")
-demo = load_demo()
+demo = cairo.load_demo()
 sources = (["Shipped offline run"] if demo else []) + ["Upload a bias table", "Compute one here"]
 source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
 csv_text: str | None = None
@@ -161,74 +109,20 @@ elif source == "Upload a bias table":
                                             "UTF-8 CSV."))
             st.stop()
 else:
-    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, pipeline_manifest, run_pipeline
-
-    default_systems = ("smollm2-135m-instruct@top_p=0.5; smollm2-135m-instruct@top_p=0.8; "
-                       "smollm2-135m-instruct@top_p=0.95; smollm2-135m-instruct@top_p=0.8,temperature=0.7; "
-                       "smollm2-135m-instruct@top_k=20,temperature=1.3; smollm2-135m-instruct@greedy")
-    systems_text = st.text_area("Systems (MODEL@knob=v,knob=v separated by ';')", default_systems, key="cairo_systems",
-                                help="Decoded exactly as written: a knob left out stays off (top_p, top_k off; "
-                                     "temperature 1).")
-    c1, c2, c3, c4 = st.columns(4)
-    n_sets = c1.number_input("Paraphrase sets per metric", 1, 11, 3, key="cairo_n_sets")
-    per_subgroup = c2.number_input("Prompts per subgroup", 2, 300, 4, key="cairo_per_subgroup")
-    max_new = c3.number_input("New tokens (paper: 25)", 4, 60, 16, key="cairo_max_new")
-    seeds = c4.text_input("Seeds (paper: 0,1,2,3,4)", "0", key="cairo_seeds")
-    scorer = st.selectbox("Scorer", ["offensive", "toxicity", "regard", "honest"], key="cairo_scorer",
-                          help="offensive runs offline; toxicity/regard need a hub classifier; honest needs a "
-                               "HurtLex file (not shipped: CC BY-NC-SA).")
-    lexicon = ""
-    if scorer == "honest" and common.served():  # a visitor never names a server file (docs/SECURITY.md)
-        st.caption("The HONEST lexicon is the one the server's owner configured ($FAIRNESS_LAB_HONEST_LEXICON); "
-                   "visitors cannot choose a file.")
-    elif scorer == "honest":
-        lexicon = st.text_input("HurtLex TSV path (honest only; empty: $FAIRNESS_LAB_HONEST_LEXICON)", "",
-                                key="cairo_lexicon")
-    extra = st.session_state.get("cairo_extra_sets", {})
-    try:
-        scorer_options = {"lexicon_path": lexicon} if lexicon else {}
-        request = RunRequest(systems=parse_systems(systems_text), metrics=tuple(chosen_metrics), n_sets=int(n_sets),
-                             per_subgroup=int(per_subgroup), scorer=(scorer, scorer_options),
-                             seeds=tuple(int(s) for s in seeds.split(",") if s.strip()), max_new_tokens=int(max_new),
-                             extra_sets={m: v for m, v in extra.items() if m in chosen_metrics})
-        problems = request.problems()
-    except (CairoInputError, ValueError) as error:
-        request, problems = None, [str(error)]
-    if problems:
-        st.error(common.escape_markdown(problems[0]))
-    else:
-        st.caption(f"{len(request.systems)} systems. Correlations across few, similar systems are weak evidence.")
-        store, executor = common.get_store(), common.get_executor()
-        job_key = jobs.key_for("cairo-run", {"request": pipeline_manifest(request), "store": str(store.path)})
-        if st.button("Compute the bias table", type="primary", key="cairo_compute"):
-            jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
-                                                                         executor=executor), label="CAIRO run")
-        job = jobs.show(job_key, label="CAIRO run")
-        if job is not None and job.done and job.error is None:
-            result = job.result
-            if result.status == "complete" and not result.bias_table.empty:
-                csv_text = result.bias_table.to_csv(index=False)
-                split_rows = result.split_rows
-                used_indices = result.indices
-                run_generations = (result.generations, result.value_column)
-                st.success(common.escape_markdown(f"Bias table from {len(result.generations)} stored generations (runs "
-                           f"{', '.join(result.run_ids)})."))
-                for note in result.notes:
-                    st.caption(common.escape_markdown(note))
+    computed = compute_section(chosen_metrics)
+    if computed is not None:
+        csv_text, split_rows, used_indices = computed.csv_text, computed.split_rows, computed.indices
+        run_generations = (computed.generations, computed.value_column)
 
 if csv_text is None:
     st.info("Choose or compute a bias table to search.")
     st.stop()
 try:
-    table = read_bias_table(csv_text, "the bias table")
-except BiasTableError as error:
+    table = cairo.read_bias_table(csv_text, "the bias table")
+except cairo.BiasTableError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
-shown = table.frame.copy()
-raw = pd.read_csv(io.StringIO(csv_text))
-if {"ci_low", "ci_high"} <= set(raw.columns):
-    shown = shown.merge(raw[["system", "metric", "prompt_set", "ci_low", "ci_high"]],
-                        on=["system", "metric", "prompt_set"], how="left")
+shown = cairo.table_with_intervals(table, csv_text)
 with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metrics)} metrics, {len(shown)} rows"):
     st.dataframe(shown, hide_index=True, width="stretch")
     st.caption("bias = Eq. 1 per system × metric × prompt set; ci_low/ci_high = 95% interval: Welch t intervals of "
@@ -261,12 +155,8 @@ result = cached_search(csv_text, int(permutations), heldout, combination)
 pair_names = [f"{p['metric_a']} vs {p['metric_b']}" for p in result["pairs"]]
 pair = result["pairs"][pair_names.index(st.selectbox("Metric pair", pair_names, key="cairo_pair"))]
 n_systems = pair["n_systems"]
-def r_text(value: float | None) -> str:
-    """An r for display: undefined when a metric's bias did not vary across systems."""
-    return "undefined" if value is None or pd.isna(value) else f"{value:.2f}"
-
-
-sizes = size_frame(pair)
+r_text = cairo.r_text
+sizes = cairo.size_frame(pair)
 searched = sizes[sizes["size"] > 1].dropna(subset=["CAIRO (best pair)"])
 best = searched.loc[searched["CAIRO (best pair)"].idxmax()] if not searched.empty else sizes.iloc[0]
 m1, m2 = st.columns(2)
@@ -297,7 +187,7 @@ uncertainty = next((p.get("uncertainty") for p in shipped
 if uncertainty is None and run_generations is not None:
     uncertainty = cached_uncertainty(csv_text, run_generations[0], run_generations[1], json.dumps(pair), combination)
 if uncertainty:
-    st.dataframe(uncertainty_frame(pair, uncertainty), hide_index=True, width="stretch", key="cairo_uncertainty")
+    st.dataframe(cairo.uncertainty_frame(pair, uncertainty), hide_index=True, width="stretch", key="cairo_uncertainty")
     st.caption(common.escape_markdown(
         f"95% intervals from {uncertainty['n_boot']} prompt-bootstrap replicates (original prompts redrawn "
                "within subgroups, one draw for every set and system, the chosen combinations kept)."))
@@ -311,7 +201,7 @@ if split_rows:
         split = split[(split["metric_a"] == pair["metric_a"]) & (split["metric_b"] == pair["metric_b"])]
     st.dataframe(split, hide_index=True, width="stretch")
 
-contrib = contributions(pair)
+contrib = cairo.contributions(pair)
 if not contrib.empty:
     st.subheader("Which paraphrasing model's sets are in the best combinations (Fig. 7)")
     st.altair_chart(cairo_charts.contributions_chart(contrib), width="stretch")
@@ -319,12 +209,12 @@ if not contrib.empty:
 st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
 size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(best["size"]),
                         key="cairo_size")
-values = system_values(table, pair, size, combination)
+values = cairo.system_values(table, pair, size, combination)
 row = next(r for r in pair["by_size"] if r["size"] == size)
 left, right = st.columns(2)
 left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n_systems), width="stretch")
 right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems), width="stretch")
-ranks, agreement = rankings(values)
+ranks, agreement = cairo.rankings(values)
 st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
 st.caption(common.escape_markdown(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "
            f"{r_text(agreement['kendall_tau_original'])} with the originals, {r_text(agreement['kendall_tau_CAIRO'])} "
@@ -341,9 +231,9 @@ extra = st.session_state.get("cairo_extra_sets", {})
 for metric_name, combo in ((pair["metric_a"], row["combo_a"]), (pair["metric_b"], row["combo_b"])):
     st.markdown(f"**{common.escape_markdown(metric_name)}**: {common.escape_markdown(', '.join(combo))}")
     try:
-        prompts = combination_prompts(metric_name, combo, indices=used_indices.get(metric_name),
+        prompts = cairo.combination_prompts(metric_name, combo, indices=used_indices.get(metric_name),
                                       extra_sets=extra.get(metric_name), limit=300)
-    except CairoDataError as error:
+    except cairo.CairoDataError as error:
         st.error(common.escape_markdown(str(error)))
         continue
     st.dataframe(prompts, hide_index=True, width="stretch", height=220)
@@ -360,24 +250,22 @@ p1, p2 = st.columns(2)
 with p1:
     para_model = common.model_picker("causal-lm", "Paraphrasing model", key="cairo_para_model",
                                      default="smollm2-135m-instruct")
-para_metric = p2.selectbox("Metric", list(METRICS), key="cairo_para_metric")
+para_metric = p2.selectbox("Metric", list(cairo.METRICS), key="cairo_para_metric")
 q1, q2, q3, q4 = st.columns(4)
-style = q1.selectbox("Prompt style", ["chat", "completion"], key="cairo_para_style")
+style = q1.selectbox("Prompt style", list(cairo.PARAPHRASE_STYLES), key="cairo_para_style")
 k = q2.number_input("Paraphrase sets (K)", 1, 5, 2, key="cairo_para_k")
 para_per = q3.number_input("Originals per subgroup", 1, 100, 3, key="cairo_para_per")
 para_tokens = q4.number_input("Max new tokens", 8, 120, 40, key="cairo_para_tokens")
 if para_model:
-    from fairness_core.cairo.paraphrase import ParaphraseRequest, run_paraphrase
-
-    para_request = ParaphraseRequest(model=para_model, metric=para_metric, style=style, k=int(k),
+    para_request = cairo.ParaphraseRequest(model=para_model, metric=para_metric, style=style, k=int(k),
                                      max_new_tokens=int(para_tokens), per_subgroup=int(para_per))
     store = common.get_store()
     para_key = jobs.key_for("cairo-paraphrase", {"model": para_model, "metric": para_metric, "style": style,
                                                  "k": int(k), "per": int(para_per), "tokens": int(para_tokens),
                                                  "store": str(store.path)})
     if st.button("Paraphrase", key="cairo_para_run"):
-        jobs.start(para_key, lambda on_progress, cancel: run_paraphrase(para_request, store, on_progress, cancel),
-                   label="Paraphrasing")
+        jobs.start(para_key, lambda on_progress, cancel: cairo.run_paraphrase(para_request, store, on_progress,
+                                                                              cancel), label="Paraphrasing")
     para_job = jobs.show(para_key, label="Paraphrasing")
     if para_job is not None and para_job.done and para_job.error is None:
         para = para_job.result

@@ -1,6 +1,6 @@
 """DATScore demo: score translations with augmented translations, per direction, and meta-evaluate.
 
-Thin page: widgets -> fairness_core.datscore (request, task, summary, metaeval) -> ui/datscore_charts.
+Thin page: widgets -> fairness_core.datscore (its public face) -> ui/datscore_charts.
 Scoring runs as a background job through the run store; weights and ablations are recomputed from the
 stored direction scores on every click (no model call).
 """
@@ -10,32 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairness_core.datscore import synthetic
-from fairness_core.datscore.metaeval import (
-    FULL_NAME,
-    Variant,
-    hypothesis_tokens,
-    meta_table,
-    negative_weight_note,
-    variants,
-    weight_intervals,
-)
-from fairness_core.datscore.request import (
-    RequestError,
-    ScoreRequest,
-    read_direct_assessment,
-    read_direction_scores,
-    read_relative_ranking,
-    read_segments,
-)
-from fairness_core.datscore.summary import corpus_scores, segment_view, weights_table
-from fairness_core.datscore.task import find_stored, run_pipeline, score_matrix
-from fairness_core.models.interfaces import ModelUnavailableError
-from fairness_core.translation import directions as D
-from fairness_core.translation import weights as W
-from fairness_core.translation.backbones import metric_label_for
+from fairness_core import datscore as ds
 from ui import common, jobs
 from ui import datscore_charts as charts
+from ui.report import report_button
 
 BACKBONES = {
     "smollm2-135m-instruct": "SmolLM2-135M-Instruct — offline; the LM variant (DATScore-LM)",
@@ -57,7 +35,6 @@ DEVIATIONS = (
     "Offline there is no translation model: the LM variant (DATScore-LM) lets a causal LM translate with a chat "
     "prompt and score log P(Y | translation prompt with X). It is not the paper's M2M-100 DATScore.",
 )
-
 #: said on the page whenever the LM variant ran (issue 23: its "translations" read like "El tradendo a la comería")
 OFFLINE_LM_CANNOT_TRANSLATE = (
     "The small offline LM cannot translate: Trans1 and Trans2 below are not translations, so the directions into "
@@ -90,20 +67,20 @@ def direction_upload_view() -> None:
                 "scores; add human judgements for Kendall τ-like (Eq. 5) or Pearson |r|.")
         return
     try:
-        scores = read_direction_scores(upload.name, upload.getvalue())
-        rr = read_relative_ranking(rr_file.name, scores.segments, rr_file.getvalue(), source=upload.name) \
+        scores = ds.read_direction_scores(upload.name, upload.getvalue())
+        rr = ds.read_relative_ranking(rr_file.name, scores.segments, rr_file.getvalue(), source=upload.name) \
             if rr_file else None
-        da = read_direct_assessment(da_file.name, scores.segments, da_file.getvalue(), source=upload.name) \
+        da = ds.read_direct_assessment(da_file.name, scores.segments, da_file.getvalue(), source=upload.name) \
             if da_file else None
-    except RequestError as error:
+    except ds.RequestError as error:
         st.error(common.escape_markdown(str(error)))
         return
     for note in scores.notes:
         st.caption(common.escape_markdown(note))
-    result = corpus_scores(scores.segments, scores.directions, scores.matrix)
+    result = ds.corpus_scores(scores.segments, scores.directions, scores.matrix)
     st.subheader("Direction weights (Eq. 3)")
-    st.dataframe(weights_table(result), hide_index=True, width="stretch")
-    negative = negative_weight_note(result.weights_dict())
+    st.dataframe(ds.weights_table(result), hide_index=True, width="stretch")
+    negative = ds.negative_weight_note(result.weights_dict())
     if negative:
         st.warning(common.escape_markdown(negative))
     st.plotly_chart(charts.correlation_heatmap(result.correlation_table()), width="stretch")
@@ -111,11 +88,8 @@ def direction_upload_view() -> None:
     st.dataframe(pd.DataFrame({"segment_id": result.segments, "DATScore": result.scores}), hide_index=True,
                  width="stretch")
     if rr or da:
-        variant_list = [Variant("Eq. 2, one-vs-rest", "combined", "given", W.ONE_VS_REST, result.scores_dict())]
-        variant_list += [Variant(f"only {d}", "single", "given", None,
-                                 dict(zip(scores.segments, map(float, scores.matrix[:, j]), strict=True)))
-                         for j, d in enumerate(scores.directions)]
-        st.dataframe(pd.DataFrame(meta_table(variant_list, rr, da)), hide_index=True, width="stretch")
+        variant_list = ds.uploaded_variants(result, scores.segments, scores.directions, scores.matrix)
+        st.dataframe(pd.DataFrame(ds.meta_table(variant_list, rr, da)), hide_index=True, width="stretch")
 
 
 if source.startswith("Upload direction"):
@@ -127,11 +101,11 @@ with st.expander("Segments, languages and backbone", expanded=True):
     ranking: tuple = ()
     try:
         if source.startswith("Synthetic"):
-            full = synthetic.load()
+            full = ds.load_synthetic()
             n_sources = st.slider("Sources to score (each has 6 degraded hypotheses)", 2, 30, 3, key="ds_n_sources",
                                   help="A subsample keeps the CPU run short; the choice is stated with the results.")
             segments = full.subset(int(n_sources)) if n_sources < 30 else full
-            src_lang, tgt_lang = synthetic.SRC_LANG, synthetic.TGT_LANG
+            src_lang, tgt_lang = ds.SYNTHETIC_SRC_LANG, ds.SYNTHETIC_TGT_LANG
             ranking = segments.ranking
             st.caption("**Synthetic**: project-written references; hypotheses degraded by word drop, swap, entity "
                        "change, negation and an untranslated span, applied cumulatively — the known quality order "
@@ -148,19 +122,19 @@ with st.expander("Segments, languages and backbone", expanded=True):
             if upload is None:
                 st.info("Upload segments to score.")
                 st.stop()
-            segments = read_segments(upload.name, upload.getvalue())
+            segments = ds.read_segments(upload.name, upload.getvalue())
             if rr_upload is not None:
-                ranking = tuple(read_relative_ranking(rr_upload.name, [s.segment_id for s in segments.segments],
+                ranking = tuple(ds.read_relative_ranking(rr_upload.name, [s.segment_id for s in segments.segments],
                                                       rr_upload.getvalue(), source=upload.name))
         b1, b2 = st.columns([3, 1])
         choice = b1.selectbox("Backbone", list(BACKBONES), format_func=BACKBONES.get, key="ds_backbone")
         model = b1.text_input("Model id or path", key="ds_model_custom").strip() if choice == "other" else choice
         max_new = int(b2.number_input("Max tokens per augmented translation", 8, 128, 32, key="ds_max_new"))
-        request = ScoreRequest(segments, src_lang, tgt_lang, model or " ", max_new)
-    except RequestError as error:
+        request = ds.ScoreRequest(segments, src_lang, tgt_lang, model or " ", max_new)
+    except ds.RequestError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
-    trans1, trans2 = D.augmentation_languages(request.src_lang, request.tgt_lang)
+    trans1, trans2 = ds.augmentation_languages(request.src_lang, request.tgt_lang)
     st.caption(common.escape_markdown(
         f"{len(segments.segments)} segments; Trans1 = Src → {trans1}, Trans2 = Ref → {trans2} "
                f"(Section 4.1). Work: {len(segments.segments) * 8} scored directions and "
@@ -170,8 +144,8 @@ store, executor = common.get_store(), common.get_executor()
 
 
 try:
-    outcome = find_stored(request, store)
-except ModelUnavailableError as error:
+    outcome = ds.find_stored(request, store)
+except ds.ModelUnavailableError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
 
@@ -181,15 +155,12 @@ job_key = jobs.key_for("datscore", job_request)
 st.session_state[JOB_KEY] = job_key
 if outcome is None:
     job = jobs.get(job_key)
-    unavailable = None
-    from fairness_core.models.presets import _BY_KEY, availability
-
-    if model in _BY_KEY and not availability(_BY_KEY[model]).usable:
-        unavailable = f"{_BY_KEY[model].label} is unavailable here: {availability(_BY_KEY[model]).reason}."
+    unavailable = ds.preset_unavailable(model)
+    if unavailable is not None:
         st.warning(common.escape_markdown(unavailable))
     if st.button("Score", type="primary", key="ds_run",
                  disabled=unavailable is not None or (job is not None and job.running)):
-        jobs.start(job_key, lambda on_progress, cancel: run_pipeline(request, store, on_progress, cancel,
+        jobs.start(job_key, lambda on_progress, cancel: ds.run_pipeline(request, store, on_progress, cancel,
                                                                      executor=executor), label="DATScore")
         st.session_state.setdefault("ds_started_here", set()).add(job_key)
     job = jobs.show(job_key, label="DATScore")
@@ -200,26 +171,25 @@ if outcome is None:
 
 # ------------------------------------------------------------------ results
 
-label = metric_label_for(outcome.backbone["kind"])
+label = ds.metric_label_for(outcome.backbone["kind"])
 if outcome.backbone["kind"] != "seq2seq":
     st.warning(f"**{common.escape_markdown(label)}** — " + common.escape_markdown(
         f"LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt and scores "
         "log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore.")
         + " **" + OFFLINE_LM_CANNOT_TRANSLATE + "**")
 if segments.synthetic:
-    st.info(common.escape_markdown(
-        f"Synthetic data: {segments.name}. τ below is measured against the known degradation order, not human "
-            "judgements."))
+    st.info(common.escape_markdown(f"Synthetic data: {segments.name}. τ below is measured against the known "
+                                   "degradation order, not human judgements."))
 
 w1, w2 = st.columns(2)
-term_weighting = w1.radio("Token aggregation (Eq. 1)", [W.ENTROPY, W.UNIFORM, W.SUM, W.ENTROPY_MEAN], key="ds_terms",
-                          format_func=W.TERM_LABELS.get)
-averaging = w2.radio("Direction weights", [W.ONE_VS_REST, W.UNIFORM, W.ONE_VS_REST_CLIPPED], key="ds_avg",
-                     format_func={W.ONE_VS_REST: "one-vs-rest (Eq. 3)", W.UNIFORM: "uniform average",
-                                  W.ONE_VS_REST_CLIPPED: "Eq. 3, negatives clipped to 0 (not the paper)"}.get)
+term_weighting = w1.radio("Token aggregation (Eq. 1)", [ds.ENTROPY, ds.UNIFORM, ds.SUM, ds.ENTROPY_MEAN],
+                          key="ds_terms", format_func=ds.TERM_LABELS.get)
+averaging = w2.radio("Direction weights", [ds.ONE_VS_REST, ds.UNIFORM, ds.ONE_VS_REST_CLIPPED], key="ds_avg",
+                     format_func={ds.ONE_VS_REST: "one-vs-rest (Eq. 3)", ds.UNIFORM: "uniform average",
+                                  ds.ONE_VS_REST_CLIPPED: "Eq. 3, negatives clipped to 0 (not the paper)"}.get)
 order = [s.segment_id for s in segments.segments]
-ids, matrix = score_matrix(outcome.scores, term_weighting, segment_order=order)
-result = corpus_scores(ids, D.LABELS, matrix, averaging)
+ids, matrix = ds.score_matrix(outcome.scores, term_weighting, segment_order=order)
+result = ds.corpus_scores(ids, ds.DIRECTION_LABELS, matrix, averaging)
 
 segment_tab, corpus_tab = st.tabs(["One segment", "The corpus"])
 with segment_tab:
@@ -228,23 +198,20 @@ with segment_tab:
                           format_func=lambda i: f"{i}: {' '.join(by_id[i].hypo.split())[:80]}")
     seg = by_id[chosen]
     st.text(f"Src:    {seg.src}\nRef:    {seg.ref}\nHypo:   {seg.hypo}\n"
-            f"Trans1: {outcome.translations.get((D.TRANS1, seg.src), '')}   (Src → {trans1}, augmented)\n"
-            f"Trans2: {outcome.translations.get((D.TRANS2, seg.ref), '')}   (Ref → {trans2}, augmented)")
+            f"Trans1: {outcome.translations.get((ds.TRANS1, seg.src), '')}   (Src → {trans1}, augmented)\n"
+            f"Trans2: {outcome.translations.get((ds.TRANS2, seg.ref), '')}   (Ref → {trans2}, augmented)")
     score_value = result.scores[ids.index(chosen)]
     st.metric(f"{label} of this segment (Eq. 2)", f"{score_value:.3f}")
-    st.plotly_chart(charts.direction_bars(segment_view(outcome.scores, chosen, result), term_weighting),
+    st.plotly_chart(charts.direction_bars(ds.segment_view(outcome.scores, chosen, result), term_weighting),
                     width="stretch")
     common.how_to_read("Each bar is one direction X→Y: how likely the backbone finds Y given X (Eq. 1; higher = "
                        "better). The colour and label give the direction's corpus weight from Eq. 3: a direction "
                        "that disagrees with the others gets a low (even negative) weight. DATScore is the sum of "
                        "weight × score over the 8 bars.")
-    into = st.selectbox("Token view of a direction into the hypothesis", [d.label for d in D.DIRECTIONS
+    into = st.selectbox("Token view of a direction into the hypothesis", [d.label for d in ds.DIRECTIONS
                                                                           if d.into_hypo], key="ds_tokens_dir")
-    detail = outcome.scores[(outcome.scores["segment_id"] == chosen) & (outcome.scores["direction"] == into)]
-    attrs = detail["attrs"].iloc[0] if len(detail) else {}
-    if attrs.get("tokens"):
-        tokens = pd.DataFrame({"position": range(len(attrs["tokens"])), "token": attrs["tokens"],
-                               "logprob": attrs["logprobs"], "entropy": attrs["entropies"]})
+    tokens = ds.token_frame(outcome.scores, chosen, into)
+    if not tokens.empty:
         st.plotly_chart(charts.token_chart(tokens), width="stretch")
         st.dataframe(tokens, hide_index=True, width="stretch")
         common.how_to_read("Bars: log-probability of each hypothesis token given X and the tokens before it. Line: "
@@ -253,12 +220,9 @@ with segment_tab:
 
 with corpus_tab:
     st.subheader("Direction weights (Eq. 3)")
-    table = weights_table(result)
-    if averaging != W.UNIFORM:
-        units = [by_id[i].group or i for i in ids]
-        intervals = weight_intervals(matrix, units, n_resamples=1000)
-        table["Eq. 3 CI low"] = [intervals[d]["ci_low"] for d in table["direction"]]
-        table["Eq. 3 CI high"] = [intervals[d]["ci_high"] for d in table["direction"]]
+    table = ds.weights_table(result)
+    if averaging != ds.UNIFORM:
+        table = ds.with_weight_intervals(table, matrix, [by_id[i].group or i for i in ids])
     left, right = st.columns(2)
     left.dataframe(table, hide_index=True, width="stretch")
     right.plotly_chart(charts.weights_bars(table), width="stretch")
@@ -266,7 +230,7 @@ with corpus_tab:
         f"Computed once over the {result.n_weight_segments} fully scored segments of this corpus. The 95% "
                "interval of each Eq. 3 weight resamples source segments (with all their hypotheses) and "
                "recomputes the correlations."))
-    negative = negative_weight_note(dict(zip(D.LABELS, map(float, W.one_vs_rest_weights(matrix)), strict=True)))
+    negative = ds.negative_weight_note(ds.eq3_weights(matrix))
     if negative:
         st.warning(common.escape_markdown(negative))
     st.subheader("Correlation between directions")
@@ -275,9 +239,9 @@ with corpus_tab:
                        "(without the diagonal): that sum is the direction's weight.")
     human = {s.segment_id: s.human for s in segments.segments if s.human is not None}
     if ranking or human:
-        matrices = {tw: score_matrix(outcome.scores, tw, segment_order=order) for tw in W.TERM_WEIGHTINGS}
-        rows = pd.DataFrame(meta_table(variants(matrices, term_weighting=term_weighting,
-                                                hypo_tokens=hypothesis_tokens(outcome.scores)),
+        matrices = {tw: ds.score_matrix(outcome.scores, tw, segment_order=order) for tw in ds.TERM_WEIGHTINGS}
+        rows = pd.DataFrame(ds.meta_table(ds.variants(matrices, term_weighting=term_weighting,
+                                                hypo_tokens=ds.hypothesis_tokens(outcome.scores)),
                                        ranking or None, human or None, n_resamples=1000))
         statistic = "Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|"
         st.subheader("Meta-evaluation: " + ("Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|")
@@ -291,7 +255,7 @@ with corpus_tab:
                            "excludes 0 is a difference these sources show; two marginal intervals that overlap say "
                            "nothing either way. *length alone* ranks hypotheses by their token count (fewer = "
                            "better): how much length by itself explains.")
-        reference = float(rows[rows["variant"] == FULL_NAME]["value"].iloc[0]) if ranking or human else None
+        reference = float(rows[rows["variant"] == ds.FULL_NAME]["value"].iloc[0]) if ranking or human else None
         st.plotly_chart(charts.ablation_bars(rows[rows["kind"].isin(["single", "facet"])], reference,
                                              f"{statistic}, each direction alone"), width="stretch")
         st.plotly_chart(charts.ablation_bars(rows[rows["kind"] == "leave-one-out"], reference,
@@ -310,3 +274,4 @@ with corpus_tab:
         if info is not None:
             common.manifest_box(info.manifest, run_id, outcome.from_cache and not computed_here)
             common.export_buttons(run_id, key=f"ds_export_{run_id}")
+    report_button([outcome.translations_run, outcome.directions_run], key="ds_report")

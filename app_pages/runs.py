@@ -6,8 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from fairness_core.store import StoreError
-from fairness_core.store.catalog import catalogue, filter_catalogue, status_note
+from fairness_core.store import StoreError, catalogue, filter_catalogue, status_note
 from ui import common
 
 RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link

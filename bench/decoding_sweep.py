@@ -45,11 +45,10 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
 
     from fairness_core.data.prompts import regard_prompts
-    from fairness_core.generation.batched import row_seed
     from fairness_core.generation.grid import expand_grid, parse_grid
     from fairness_core.generation.text import first_sentence
     from fairness_core.models import load_preset
-    from fairness_core.models.sampling import sample_rows
+    from fairness_core.models.sampling import row_seed, sample_rows
 
     lm = load_preset("smollm2-135m-instruct")
     tokenizer = lm.tokenizer  # type: ignore[attr-defined]

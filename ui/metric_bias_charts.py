@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from fairness_core.metrics import METRICS
+from fairness_core.metric_bias import METRICS
 
 #: Okabe & Ito (2008) colour-blind-safe palette (no pale colours); used by every chart on this page
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]

@@ -153,6 +153,19 @@ def comparison_problem(frame: pd.DataFrame) -> str | None:
     return None
 
 
+def readable_comparisons(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The comparison rows worth drawing, and one sentence per classifier · attribute that cannot be read as a
+    result (`comparison_problem`); for those only 'original vs NOEs' is kept, the comparison that needs no rewrite."""
+    readable, problems = [], []
+    for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
+        problem = comparison_problem(part)
+        if problem:
+            problems.append(f"{classifier} · {attribute}: {problem}.")
+            part = part[part["comparison"] == "original vs NOEs"]
+        readable.append(part)
+    return (pd.concat(readable) if readable else frame.iloc[:0]), problems
+
+
 def comparisons(result: AdaptationResult) -> pd.DataFrame:
     """MAE and r of original vs NOEs and adapted vs NOEs over the name groups (β_j over those groups, as the
     NOEs have names only), and the adapted − original differences with joint CIs.
@@ -319,3 +332,31 @@ def tables(result: AdaptationResult) -> dict[str, Any]:
         "deviations": deviations(result), "run_ids": result.run_ids, "from_cache": result.from_cache,
         "mappings": {c.label: c.mapping for c in result.request.classifiers},
     }
+
+
+def noe_counts(noes: dict[str, Any]) -> pd.DataFrame:
+    """Table 2: how the domain corpus became naturally occurring examples, step by step (from `noe_summary`)."""
+    return pd.DataFrame([
+        {"what": "domain sentences searched", "count": noes["n_searched"]},
+        {"what": "with a person name (NER)", "count": noes["n_with_person"]},
+        {"what": "with exactly one person (kept as NOE templates)", "count": noes["n_single_person"]},
+        {"what": "with several people (skipped)", "count": noes["n_multi_person_skipped"]},
+        {"what": "NOE templates used", "count": noes["n_used"]},
+        *[{"what": f"NOE perturbations, {a}", "count": n} for a, n in noes["perturbations"].items()],
+        {"what": "sentences without a person (example pool)", "count": noes["n_examples_pool"]}])
+
+
+def report_download(report: dict[str, Any]) -> str:
+    """The page's report (`tables`) as JSON text: frames as lists of records."""
+    import json
+
+    return json.dumps({k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v)
+                       for k, v in report.items()}, default=str, ensure_ascii=False, indent=2)
+
+
+def run_report(request: Any, store: Any, on_progress: Any = None, cancel: Any = None,
+               executor: Any = None) -> dict[str, Any]:
+    """The page's job: run (or read back) the adaptation pipeline and return its tables."""
+    from fairness_core.adaptation.task import run_adaptation
+
+    return tables(run_adaptation(request, store, on_progress=on_progress, cancel=cancel, executor=executor))

@@ -121,6 +121,12 @@ def load_identity_terms(path: str | Path | None = None, text: str | None = None)
     return IdentityTerms(groups, dict(data.get("sources", {})))
 
 
+def default_identity_terms_text() -> str:
+    """The project's identity terms file as text (attributes -> groups -> terms, with its sources), the page's
+    starting point for editing."""
+    return (DATA_DIR / "identity_terms.json").read_text(encoding="utf-8")
+
+
 def parse_terms_text(text: str, attribute: str = "custom") -> IdentityTerms:
     """``group: term, term`` lines (the page's editable box) as one attribute."""
     groups: dict[str, tuple[str, ...]] = {}

@@ -239,3 +239,19 @@ def read_scores_csv(path: str) -> pd.DataFrame:
 
     frame = read_csv_table(Path(path))
     return check_scores(frame, source=str(path))
+
+
+def paper_table_1() -> pd.DataFrame:
+    """The paper's worked example (App. A.2.2, Table 1): one template, three countries, three names each, as a
+    score table `template_id, group, term, score`. Exact VBCM: Spain 0.9922, USA 0.9944, France 0.9978."""
+    names = {"Spain": {"María": 0.20, "José": 0.25, "Carmen": 0.17}, "USA": {"Emily": 0.18, "John": 0.21,
+             "Michael": 0.19}, "France": {"Chloé": 0.19, "Lucas": 0.22, "Emma": 0.18}}
+    return pd.DataFrame([("I like {person}.", country, name, score) for country, terms in names.items()
+                         for name, score in terms.items()], columns=list(SCORE_COLUMNS))
+
+
+def vbcm_rows(result: VBCMResult) -> pd.DataFrame:
+    """One row per group: VBCM, its 95% interval (None without resamples) and the templates it rests on."""
+    return pd.DataFrame([{"group": g, "VBCM": v, "CI low": result.ci.get(g, (None, None))[0],
+                          "CI high": result.ci.get(g, (None, None))[1], "templates": result.n_templates_per_group[g]}
+                         for g, v in result.vbcm.items()])

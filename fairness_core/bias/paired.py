@@ -28,7 +28,7 @@ from fairness_core.bias.bootstrap import Estimate
 
 NORMALISATIONS = ("minmax", "zscore", "raw")
 #: resamples drawn per chunk: memory stays ~ chunk × N indices whatever n_resamples is
-_CHUNK_CELLS = 2_000_000
+CHUNK_CELLS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def bootstrap_mean_ci(values: np.ndarray, n_resamples: int = 1000, level: float 
     if n_resamples < 1:
         raise ValueError(f"the bootstrap needs at least 1 resample (got {n_resamples})")
     rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // n)
+    chunk = max(1, CHUNK_CELLS // n)
     means = np.empty(n_resamples)
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)

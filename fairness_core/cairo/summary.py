@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.cairo.data import ORIGINAL, paraphraser_of
+from fairness_core.cairo.data import ORIGINAL, check_alignment, load_metric, paraphraser_of
 from fairness_core.cairo.request import BiasTable, as_float, metric_pairs
 from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, pooled_vector, search_pair, set_names
 
@@ -184,3 +184,44 @@ def uncertainty_frame(pair: dict[str, Any], uncertainty: dict[str, Any]) -> pd.D
                      "Spearman ρ (CAIRO) 95% CI": interval(found.get("spearman_rho_CAIRO_low"),
                                                            found.get("spearman_rho_CAIRO_high"))})
     return pd.DataFrame(rows)
+
+
+def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
+    """One released metric's prompt sets (prompts, whether each paraphrase list is aligned with the originals)
+    and the subgroups it targets."""
+    metric = load_metric(name)
+    reports = {r.set_name: r for r in check_alignment(metric)}
+    rows = []
+    for set_name, texts in metric.sets.items():
+        report = reports.get(set_name)
+        rows.append({"set": set_name, "prompts": sum(bool(t.strip()) for t in texts),
+                     "aligned share": None if report is None else round(report.aligned_share, 2),
+                     "shifted share": None if report is None else round(report.shifted_share, 2),
+                     "aligned": "original" if report is None else ("yes" if report.ok else "NO")})
+    return pd.DataFrame(rows), sorted(set(metric.subgroups))
+
+
+def mapping_from_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """The subgroup-mapping editor's rows ({metric, subgroup, category}) as {metric: {subgroup: category}}; an
+    empty category keeps the subgroup's own name."""
+    mapping: dict[str, dict[str, str]] = {}
+    for row in rows:
+        mapping.setdefault(row["metric"], {})[row["subgroup"]] = str(row["category"] or row["subgroup"])
+    return mapping
+
+
+def table_with_intervals(table: BiasTable, csv_text: str) -> pd.DataFrame:
+    """The bias table as read, with the CSV's ci_low/ci_high columns joined back when it has them."""
+    import io
+
+    shown = table.frame.copy()
+    raw = pd.read_csv(io.StringIO(csv_text))
+    if {"ci_low", "ci_high"} <= set(raw.columns):
+        shown = shown.merge(raw[["system", "metric", "prompt_set", "ci_low", "ci_high"]],
+                            on=["system", "metric", "prompt_set"], how="left")
+    return shown
+
+
+def r_text(value: float | None) -> str:
+    """An r for display: undefined when a metric's bias did not vary across systems."""
+    return "undefined" if value is None or pd.isna(value) else f"{value:.2f}"

@@ -90,8 +90,7 @@ MAX_RESAMPLES = 100_000
 
 
 def run_vbcm(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.templates import TemplateImportError
-    from fairness_core.adaptation.vbcm import VBCMInputError, read_scores_csv, vbcm
+    from fairness_core.adaptation import TemplateImportError, VBCMInputError, read_scores_csv, vbcm
 
     if not 0 <= args.resamples <= MAX_RESAMPLES:
         raise UserFacingError(f"--resamples must be between 0 (no intervals) and {MAX_RESAMPLES:,} "
@@ -121,7 +120,7 @@ def run_vbcm(args: argparse.Namespace) -> int:
 
 
 def run_templates_import(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.templates import TemplateImportError, import_templates
+    from fairness_core.adaptation import TemplateImportError, import_templates
 
     try:
         imported = import_templates(args.format, args.file)
@@ -155,9 +154,7 @@ def _stage_printer() -> Any:
 
 
 def run_adapt(args: argparse.Namespace) -> int:
-    from fairness_core.adaptation.request import AdaptationInputError, build_request
-    from fairness_core.adaptation.summary import report_json, report_text
-    from fairness_core.adaptation.task import run_adaptation
+    from fairness_core.adaptation import AdaptationInputError, build_request, report_json, report_text, run_adaptation
 
     served = endpoint_source(args)
     if served is not None and args.model:

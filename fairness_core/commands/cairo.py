@@ -32,7 +32,7 @@ ENDPOINT_SYSTEMS = f"{ENDPOINT_WORD}@top_p=0.5;{ENDPOINT_WORD}@top_p=0.9;{ENDPOI
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from fairness_core.cairo.data import METRICS  # the help lists every metric the pipeline accepts
+    from fairness_core.cairo import METRICS  # the help lists every metric the pipeline accepts
 
     parser = subparsers.add_parser(
         "cairo", help="CAIRO: correlation of prompt-based fairness metrics and the prompt combinations that raise it")
@@ -116,7 +116,7 @@ def _search_with_estimate(table: object, args: argparse.Namespace) -> dict:
     """The search; with permutations, one unpermuted search is timed first and the estimate printed."""
     import time
 
-    from fairness_core.cairo.summary import search_json
+    from fairness_core.cairo import search_json
     from fairness_core.jobs import format_seconds
 
     if args.permutations > 0:
@@ -152,7 +152,7 @@ def _check_out(out: str | None) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    from fairness_core.cairo.request import BiasTableError, read_bias_table_file
+    from fairness_core.cairo import BiasTableError, read_bias_table_file
 
     if not args.bias_table:
         raise UserFacingError("give --bias-table FILE (a CSV system,metric,prompt_set,bias[,n_prompts]) or use "
@@ -164,7 +164,7 @@ def search(args: argparse.Namespace) -> int:
         if args.permutations > MAX_PERMUTATIONS:  # refused with what it would have cost on this machine
             import time
 
-            from fairness_core.cairo.summary import search_json
+            from fairness_core.cairo import search_json
             from fairness_core.jobs import format_seconds
 
             started = time.perf_counter()
@@ -186,11 +186,18 @@ def search(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from fairness_core.cairo.data import CairoDataError
-    from fairness_core.cairo.request import BiasTableError, read_bias_table
-    from fairness_core.cairo.task import CairoInputError, RunRequest, parse_systems, plan_sets, run_pipeline
-    from fairness_core.cairo.uncertainty import add_uncertainty
-    from fairness_core.decoding.request import estimate
+    from fairness_core.cairo import (
+        BiasTableError,
+        CairoDataError,
+        CairoInputError,
+        RunRequest,
+        add_uncertainty,
+        parse_systems,
+        plan_sets,
+        read_bias_table,
+        run_pipeline,
+    )
+    from fairness_core.decoding import estimate
 
     served = endpoint_source(args)
     systems_text = args.systems or (ENDPOINT_SYSTEMS if served else DEFAULT_SYSTEMS)

@@ -58,13 +58,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_direction_scores(args: argparse.Namespace) -> int:
-    from fairness_core.datscore.request import (
+    from fairness_core.datscore import (
         RequestError,
+        cli_payload,
+        negative_weight_note,
         read_direct_assessment,
         read_direction_scores,
         read_relative_ranking,
     )
-    from fairness_core.datscore.summary import cli_payload
 
     if not args.direction_scores:
         raise UserFacingError("give --direction-scores FILE (a CSV segment_id,direction,score), or use the mode "
@@ -77,8 +78,6 @@ def run_direction_scores(args: argparse.Namespace) -> int:
         payload = cli_payload(scores, rr, da)
     except RequestError as error:
         raise UserFacingError(str(error)) from None
-    from fairness_core.datscore.metaeval import negative_weight_note
-
     negative = negative_weight_note(payload["weights"])
     for note in (*scores.notes, *([negative] if negative else [])):
         print(f"note: {note}", file=sys.stderr)
@@ -96,20 +95,22 @@ def run_direction_scores(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from fairness_core.datscore import synthetic
-    from fairness_core.datscore.request import (
+    from fairness_core.datscore import (
+        ModelUnavailableError,
+        PipelineCancelled,
         RequestError,
         ScoreRequest,
+        load_synthetic,
+        pipeline_report,
         read_relative_ranking,
         read_segments,
+        run_pipeline,
     )
-    from fairness_core.datscore.task import PipelineCancelled, run_pipeline
-    from fairness_core.models.interfaces import ModelUnavailableError
 
     if args.resamples < 1:
         raise UserFacingError(f"--resamples must be at least 1 (got {args.resamples})")
     try:
-        segments = synthetic.load() if args.data == "synthetic" else read_segments(args.data)
+        segments = load_synthetic() if args.data == "synthetic" else read_segments(args.data)
         if args.limit_sources is not None:
             if args.limit_sources < 2:
                 raise RequestError(f"--limit-sources must be at least 2 (got {args.limit_sources})")
@@ -126,8 +127,6 @@ def run_score(args: argparse.Namespace) -> int:
         outcome = run_pipeline(request, store, on_progress=progress_printer("datscore"), executor=executor_from(args))
     except (ModelUnavailableError, RequestError, PipelineCancelled) as error:
         raise UserFacingError(str(error)) from None
-    from fairness_core.datscore.metaeval import pipeline_report
-
     report = pipeline_report(outcome, ranking, n_resamples=args.resamples)
     for note in report.get("notes", []):
         print(f"note: {note}", file=sys.stderr)

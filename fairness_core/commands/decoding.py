@@ -76,15 +76,19 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairness_core.decoding.request import (
+    from fairness_core.decoding import (
         RequestError,
         build_request,
         check_model_source,
+        cli_rows,
         default_scorers,
         load_prompts,
+        measures_for,
+        plan_decoding,
+        run_decoding,
+        summarize,
+        token_usage,
     )
-    from fairness_core.decoding.summary import cli_rows, measures_for, summarize
-    from fairness_core.decoding.task import plan_decoding, run_decoding, token_usage
 
     # Every check that needs no model runs first; nothing is written before the request is known good.
     served = endpoint_source(args)

@@ -48,7 +48,7 @@ go to stderr. A repeated call with the same data and options is answered from th
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from fairness_core.metrics import METRICS, metric_names
+    from fairness_core.metric_bias.options import METRICS, metric_names
 
     parser = subparsers.add_parser(
         "metric-bias", help="social bias of text-generation metrics on paired examples (Sun et al. 2022)",
@@ -90,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def build(args: argparse.Namespace):  # -> MetricBiasRequest
     """The request from the command line, through the same core function the page uses."""
-    from fairness_core.metric_bias import request as mb
+    from fairness_core import metric_bias as mb
 
     try:
         mb.parse_resamples(args.resamples)  # before reading any file
@@ -113,9 +113,7 @@ def build(args: argparse.Namespace):  # -> MetricBiasRequest
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairness_core.metric_bias import request as mb
-    from fairness_core.metric_bias import summary, task
-    from fairness_core.models.interfaces import ModelUnavailableError
+    from fairness_core import metric_bias as mb
 
     request = build(args)
     dataset = request.dataset
@@ -137,26 +135,26 @@ def run(args: argparse.Namespace) -> int:
         try:
             metric.check_available()
             usable.append(metric)
-        except ModelUnavailableError as error:
+        except mb.ModelUnavailableError as error:
             print(f"note: skipped {metric.label}: {error}", file=sys.stderr)
     if request.metrics and not usable and not request.stored:
         raise UserFacingError("none of the chosen metrics can run here (see the notes above)")
     try:
-        runs = task.run_metrics(dataset, usable, store, on_progress=on_progress, stored=request.stored,
+        runs = mb.run_metrics(dataset, usable, store, on_progress=on_progress, stored=request.stored,
                                 executor=executor_from(args))
-    except (ModelUnavailableError, ValueError) as error:
+    except (mb.ModelUnavailableError, ValueError) as error:
         raise UserFacingError(str(error)) from error
     for metric_run in runs:
         note = "from the store" if metric_run.from_cache else "computed and stored"
         print(f"{metric_run.name}: run {metric_run.run_id} ({note})", file=sys.stderr)
-    table = summary.bias_table(summary.pair_table(store, [r.run_id for r in runs]),
-                               normalisation=request.normalisation, n_resamples=request.n_resamples,
-                               expected=summary.expected_pairs(dataset))
-    for note in summary.notes(table):
+    table = mb.bias_table(mb.pair_table(store, [r.run_id for r in runs]),
+                          normalisation=request.normalisation, n_resamples=request.n_resamples,
+                          expected=mb.expected_pairs(dataset))
+    for note in mb.notes(table):
         print(f"note: {note}", file=sys.stderr)
     keep = None if args.outputs else [r.name for r in runs]
     if args.json:
-        print_json(summary.summary_json(table, keep))
+        print_json(mb.summary_json(table, keep))
         return 0
     print(f"dataset {dataset.name} ({len(dataset)} pairs, version {dataset.content_hash()[:12]}; "
           f"licence: {dataset.licence})")

@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fairness_core.device import describe_device
-    from fairness_core.models.presets import PRESETS, availability
+    from fairness_core.models import PRESETS, availability
 
     entries = []
     for preset in PRESETS:

@@ -51,7 +51,7 @@ def _summary(info) -> dict:
 
 
 def list_runs(args: argparse.Namespace) -> int:
-    from fairness_core.store.catalog import search_runs
+    from fairness_core.store import search_runs
 
     table = search_runs(open_store(args), kinds=args.kind, statuses=args.status, search=args.search)
     if args.json:
@@ -79,7 +79,7 @@ def _get(args: argparse.Namespace):
 
 def show_run(args: argparse.Namespace) -> int:
     _, info = _get(args)
-    from fairness_core.store.catalog import status_note
+    from fairness_core.store import status_note
 
     document = dict(_summary(info), manifest=info.manifest, manifest_hash=info.manifest_hash,
                     versions=info.versions, error=info.error, note=status_note(info))
@@ -94,7 +94,7 @@ def show_run(args: argparse.Namespace) -> int:
 def export_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from fairness_core.store.export import ExportError, check_destination, export_format
+    from fairness_core.store import ExportError, check_destination, export_format
 
     destination = Path(args.destination).expanduser()
     try:  # a bad destination is refused before the store is even opened

@@ -29,8 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairness_core.models import ModelUnavailableError
-    from fairness_core.models.endpoint import offline_serving_folder
+    from fairness_core.models import ModelUnavailableError, offline_serving_folder
 
     if not 0 < args.port < 65536:
         raise UserFacingError(f"--port must be between 1 and 65535 (got {args.port})")

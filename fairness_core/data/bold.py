@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 
-from fairness_core.data.prompts import PromptError, PromptItem, PromptSet
+from fairness_core.data.prompt_set import PromptError, PromptItem, PromptSet
 
 DOMAINS = ("gender", "race", "religious_ideology", "political_ideology", "profession")
 PERSON_DOMAINS = ("gender", "race")  # entities are people: their names are redacted

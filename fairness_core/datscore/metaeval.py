@@ -332,3 +332,27 @@ def tokens_by_level(tokens: Mapping[str, float]) -> dict[str, float]:
     for segment, n in tokens.items():
         by_level.setdefault(level_of(segment), []).append(n)
     return {str(level): float(np.mean(values)) for level, values in sorted(by_level.items())}
+
+
+def uploaded_variants(result: Any, segments: Sequence[str], directions: Sequence[str],
+                      matrix: np.ndarray) -> list[Variant]:
+    """For uploaded direction scores: Eq. 2 with one-vs-rest weights, then each direction alone."""
+    found = [Variant("Eq. 2, one-vs-rest", "combined", "given", W.ONE_VS_REST, result.scores_dict())]
+    found += [Variant(f"only {d}", "single", "given", None,
+                      dict(zip(segments, map(float, matrix[:, j]), strict=True))) for j, d in enumerate(directions)]
+    return found
+
+
+def eq3_weights(matrix: np.ndarray, labels: Sequence[str] = D.LABELS) -> dict[str, float]:
+    """Eq. 3 one-vs-rest weight of each direction over a (segments x directions) score matrix."""
+    return dict(zip(labels, map(float, W.one_vs_rest_weights(matrix)), strict=True))
+
+
+def with_weight_intervals(table: Any, matrix: np.ndarray, units: Sequence[str], n_resamples: int = 1000) -> Any:
+    """The weights table with the 95% interval of each Eq. 3 weight (`weight_intervals`: source units resampled,
+    correlations recomputed) as "Eq. 3 CI low" / "Eq. 3 CI high"."""
+    intervals = weight_intervals(matrix, units, n_resamples=n_resamples)
+    table = table.copy()
+    table["Eq. 3 CI low"] = [intervals[d]["ci_low"] for d in table["direction"]]
+    table["Eq. 3 CI high"] = [intervals[d]["ci_high"] for d in table["direction"]]
+    return table

@@ -259,3 +259,15 @@ class ScoreRequest:
         check_languages(self.src_lang, self.tgt_lang)
         if not self.model.strip():
             raise RequestError("no model given: name a preset, a hub id or a local directory.")
+
+
+def preset_unavailable(model: str) -> str | None:
+    """One sentence when `model` is a shipped preset that cannot run here (missing package, no network), else
+    None: the page disables Score and says why before anything starts."""
+    from fairness_core.models.presets import availability, find_preset
+
+    preset = find_preset(model)
+    if preset is None:
+        return None
+    found = availability(preset)
+    return None if found.usable else f"{preset.label} is unavailable here: {found.reason}."

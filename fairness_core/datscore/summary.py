@@ -84,3 +84,14 @@ def segment_view(frame: pd.DataFrame, segment_id: str, result: CorpusScores) -> 
     i = result.segments.index(segment_id)
     return pd.DataFrame({"direction": list(result.directions), "score": result.matrix[i],
                          "weight": result.weights, "contribution": result.matrix[i] * result.weights})
+
+
+def token_frame(scores: pd.DataFrame, segment_id: str, direction: str) -> pd.DataFrame:
+    """The hypothesis tokens of one scored direction of one segment: position, token, log-prob and the step's
+    entropy (Eq. 4); empty when that direction kept no tokens."""
+    detail = scores[(scores["segment_id"] == segment_id) & (scores["direction"] == direction)]
+    attrs = detail["attrs"].iloc[0] if len(detail) else {}
+    if not attrs.get("tokens"):
+        return pd.DataFrame(columns=["position", "token", "logprob", "entropy"])
+    return pd.DataFrame({"position": range(len(attrs["tokens"])), "token": attrs["tokens"],
+                         "logprob": attrs["logprobs"], "entropy": attrs["entropies"]})

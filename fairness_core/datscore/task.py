@@ -77,6 +77,7 @@ def translation_task(request: ScoreRequest, backbone: dict[str, Any]) -> Task:
 
 def translate_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
     """Translate one shard of texts (grouped by language pair) with the backbone."""
+    from fairness_core.jobs.context import checkpoint
     from fairness_core.translation.backbones import load_backbone
 
     backbone = load_backbone(shard["model_id"])
@@ -86,7 +87,7 @@ def translate_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[
     for item in shard["items"]:
         groups.setdefault((item["src_lang"], item["tgt_lang"]), []).append(item)
     for (src, tgt), items in groups.items():
-        outputs = backbone.translate([i["text"] for i in items], src, tgt, max_new)
+        outputs = backbone.translate([i["text"] for i in items], src, tgt, max_new, on_progress=checkpoint)
         for item, output in zip(items, outputs, strict=True):
             rows.append({"item": text_key(item["text"]), "grp": item["entity"], "variant": tgt,
                          "metric": "translation", "value": float(len(output)), "text": output,

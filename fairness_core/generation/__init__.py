@@ -1,1 +1,1 @@
-"""Decoding configurations, batched sweeps, diversity."""
+"""Decoding configurations and grids, systems, the generate-then-score task, text helpers, diversity."""

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from fairness_core.data.prompts import PromptError, PromptItem, PromptSet, validate
-from fairness_core.generation.batched import row_seed
 from fairness_core.generation.systems import System
 from fairness_core.generation.text import first_sentence, redact_names
 from fairness_core.models.interfaces import DecodingConfig, ModelUnavailableError
+from fairness_core.models.sampling import row_seed
 
 KIND = "generation"
 SCHEMA = 1  # bump when stored rows change meaning: old generations then stop matching
@@ -386,14 +386,19 @@ def _generate(request: dict[str, Any], model: dict[str, Any],
 
 def _generate_in_process(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]],
                          configs: list[DecodingConfig], max_new: int) -> list[str]:
+    from fairness_core.jobs.context import checkpoint
+
+    # the model layer knows no jobs: progress and Cancel reach the sampler's steps through on_progress
     return lm.generate_rows([r["prompt"] for r in rows], configs, [int(r["row_seed"]) for r in rows],
                             max_new, stop_at_sentence_end=request["stops"] == "first sentence settled",
-                            on_step=_streamer(request, rows))
+                            on_step=_streamer(request, rows), on_progress=checkpoint)
 
 
 def _chat(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]], configs: list[DecodingConfig],
           progress: Callable[[int, int], None] | None = None) -> list[Any]:
     """Each row's reply; with `progress` (a remote endpoint) each row's (reply, tokens counted)."""
+    from fairness_core.jobs.context import checkpoint
+
     chat = getattr(lm, "chat" if progress is None else "chat_with_usage", None)
     if chat is None:
         raise ModelUnavailableError(f"{lm.name} cannot chat in this version of the model layer")
@@ -406,7 +411,11 @@ def _chat(lm: Any, request: dict[str, Any], rows: list[dict[str, Any]], configs:
     for (_, seed), indices in groups.items():
         prompts = list(dict.fromkeys(rows[i]["prompt"] for i in indices))
         n = max(rows[i]["sample"] for i in indices) + 1
-        extra = {} if progress is None else {"progress": progress}
+        if progress is not None:
+            extra: dict[str, Any] = {"progress": progress}
+        else:  # in process: Cancel between calls, and inside one where the backend reports its decoding steps
+            checkpoint()
+            extra = {"on_progress": checkpoint} if getattr(lm, "reports_steps", False) else {}
         replies = chat([[{"role": "user", "content": p}] for p in prompts], configs[indices[0]], n=n, seed=seed,
                        **extra)
         by_prompt = dict(zip(prompts, replies, strict=True))

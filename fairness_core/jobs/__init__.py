@@ -1,8 +1,8 @@
 """Batched jobs: pure work units over shards, progress with ETA, cancel and resume, local or on Ray."""
 
 from fairness_core.jobs.context import ShardCancelled, checkpoint
+from fairness_core.jobs.executors import EXECUTORS, get_executor
 from fairness_core.jobs.runner import (
-    EXECUTORS,
     CancelToken,
     Executor,
     LocalExecutor,
@@ -10,7 +10,6 @@ from fairness_core.jobs.runner import (
     RunOutcome,
     Task,
     format_seconds,
-    get_executor,
     run_task,
 )
 

@@ -118,23 +118,6 @@ class LocalExecutor:
             yield index, task.work(task.request, task.shards[index])
 
 
-EXECUTORS = ("local", "ray")
-
-
-def get_executor(name: str = "local", **options: Any) -> Executor:
-    """The executor called `name` ("local" or "ray"); `options` go to its constructor.
-
-    "ray" joins the cluster in `RAY_ADDRESS` or starts a local Ray instance, on first use.
-    """
-    if name == "local":
-        return LocalExecutor(**options)
-    if name == "ray":
-        from fairness_core.jobs.ray_executor import RayExecutor
-
-        return RayExecutor(**options)
-    raise ValueError(f"unknown executor {name!r}: choose one of {', '.join(EXECUTORS)}")
-
-
 @dataclass
 class RunOutcome:
     run: RunInfo

@@ -235,7 +235,7 @@ class WorkEstimate:
 
 def estimate(request: MetricBiasRequest, normalisations: int = 1) -> WorkEstimate:
     """Work and memory of a request from its sizes alone (nothing is loaded or scored)."""
-    from fairness_core.bias.paired import _CHUNK_CELLS
+    from fairness_core.bias.paired import CHUNK_CELLS
 
     n = len(request.dataset)
     scorings = 2 * n * len(request.metrics)
@@ -249,7 +249,7 @@ def estimate(request: MetricBiasRequest, normalisations: int = 1) -> WorkEstimat
         seconds += 2 * n * rate / 1000
     outputs = sum(len(m.outputs) for m in request.metrics) + len(request.stored)
     cells = 2 * n * request.n_resamples * outputs * normalisations  # |gap| and the stereotypical difference
-    peak = 2 * _CHUNK_CELLS * 8  # one chunk of indices and its gathered values
+    peak = 2 * CHUNK_CELLS * 8  # one chunk of indices and its gathered values
     return WorkEstimate(n, scorings, seconds, cells / BOOTSTRAP_CELLS_PER_S, peak)
 
 

@@ -203,3 +203,44 @@ def rank_agreement_interval(pairs: pd.DataFrame, metrics: Sequence[str], normali
         low, high = (np.quantile(finite, [alpha, 1 - alpha]) if len(finite) else (np.nan, np.nan))
         out[name] = {"tau": float(taus[0]), "ci_low": float(low), "ci_high": float(high)}
     return out
+
+
+def alignment_tables(metric: Any, row: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, list[str] | None]:
+    """Paper Fig. 3 for one pair: each candidate's tokens and the reference token each one matches (a matching
+    metric's `alignment`), and, when both candidates tokenise to the same length, the differing tokens side by
+    side as lines "she -> reference token nurse;  he -> the" (None otherwise: tokens cannot be paired up)."""
+    one = pd.DataFrame(metric.alignment(row["candidate1"], row["reference"]))
+    two = pd.DataFrame(metric.alignment(row["candidate2"], row["reference2"] or row["reference"]))
+    if len(one) != len(two):
+        return one, two, None
+    differs = ~one["token"].reset_index(drop=True).eq(two["token"].reset_index(drop=True))
+    one["differs"] = two["differs"] = differs.to_numpy()
+    lines = [f"{a['token']} → reference token {a['matches']};  {b['token']} → {b['matches']}"
+             for (_, a), (_, b) in zip(one[one["differs"]].iterrows(), two[two["differs"]].iterrows(), strict=True)]
+    return one, two, lines
+
+
+def partial_warning(runs: Sequence[Any], metrics: Sequence[Any], skipped: Sequence[str], pairs: pd.DataFrame,
+                    n_pairs: int) -> str:
+    """The sentence above partial results: pairs done per cancelled metric, metrics not started."""
+    counts = pairs.groupby("metric")["item"].nunique() if not pairs.empty else pd.Series(dtype=int)
+    done = ", ".join(f"{r.name}: {int(counts.get(r.name, 0))} of {n_pairs} pairs" for r in runs if r.partial)
+    names = [r.name for r in runs]
+    missing = [m.name for m in metrics if m.name not in names and not any(m.label in s for s in skipped)]
+    return ("Partial results (the run was cancelled): "
+            + "; ".join(filter(None, [done, f"not started: {', '.join(missing)}" if missing else ""]))
+            + ". Press Run to resume; finished batches are kept.")
+
+
+def backbone_points(model_runs: Sequence[tuple[str, str, str, str]], identities: Mapping[str, str],
+                    params_m: Mapping[str, int], bias_of: Any) -> pd.DataFrame:
+    """Paper Fig. 4's points: for each stored model-based run whose backbone size is known (by weights identity,
+    else by a known key in its source), the bias per attribute from `bias_of(run_id, metric)` (a bias table)."""
+    points = []
+    for run_id, metric, source, identity in model_runs:
+        key = identities.get(identity) or next((k for k in params_m if k in source.lower()), None)
+        if key in params_m:
+            points += [{"metric": metric, "model": key, "params_m": params_m[key], "attribute": row.attribute,
+                        "bias": row.bias, "ci_low": row.ci_low, "ci_high": row.ci_high}
+                       for row in bias_of(run_id, metric).itertuples(index=False)]
+    return pd.DataFrame(points)

@@ -192,3 +192,40 @@ def model_runs(store: RunStore, dataset_hash: str) -> list[tuple[str, str, str, 
         "WHERE kind = ? AND status = 'complete' AND json_extract_string(manifest, '$.request.dataset.hash') = ? "
         "AND source IS NOT NULL ORDER BY created_at", [KIND, dataset_hash])
     return list(found.itertuples(index=False, name=None))
+
+
+@dataclass(frozen=True)
+class StepProgress(Progress):
+    """Progress of one metric's run, named with its place among the request's metrics."""
+
+    step: str = ""
+
+    def describe(self) -> str:
+        return f"{self.step}: {super().describe()}"
+
+
+def run_metric_steps(dataset: PairDataset, metrics: Sequence[Metric], stored: Sequence[str], store: RunStore,
+                     on_progress: Callable[[Progress], None], cancel: CancelToken,
+                     executor: Executor | None = None) -> tuple[list[MetricRun], list[str]]:
+    """The page's job: each metric (then the stored columns) as its own stored run, one after the other, with
+    `StepProgress` naming the step. A metric that cannot run here is skipped with one sentence, not fatal:
+    (runs, skip notes)."""
+    from fairness_core.metrics import MetricOptionError
+    from fairness_core.models.interfaces import ModelUnavailableError
+
+    runs: list[MetricRun] = []
+    skipped: list[str] = []
+    steps = [(m.name, [m], []) for m in metrics] + ([("stored scores", [], list(stored))] if stored else [])
+    for number, (name, chosen, columns) in enumerate(steps, start=1):
+        def forward(_name: str, progress: Progress, name: str = name, number: int = number) -> None:
+            on_progress(StepProgress(progress.done, progress.total, progress.elapsed_s, progress.skipped,
+                                     progress.partial, step=f"{name} ({number} of {len(steps)})"))
+
+        try:
+            runs += run_metrics(dataset, chosen, store, on_progress=forward, stored=columns, executor=executor,
+                                cancel=cancel)
+        except (ModelUnavailableError, MetricOptionError) as error:
+            skipped.append(f"Skipped {chosen[0].label if chosen else name}: {error}")
+        if cancel.cancelled:
+            break
+    return runs, skipped

@@ -97,11 +97,14 @@ class _LMVariantMetric(ModelMetric):
         return (tuple(getattr(self.model, "cache_key", ()) or (id(self.model),)),)
 
     def _translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
+        from fairness_core.jobs.context import checkpoint
+
         key = (*self._key(), src, tgt, self.options.max_new_tokens)
         todo = list(dict.fromkeys(t for t in texts if (*key, t) not in _TRANSLATIONS))
         if todo:
-            for text, out in zip(todo, self._backbone().translate(todo, src, tgt, self.options.max_new_tokens),
-                                 strict=True):
+            translated = self._backbone().translate(todo, src, tgt, self.options.max_new_tokens,
+                                                    on_progress=checkpoint)  # Cancel inside a metric job
+            for text, out in zip(todo, translated, strict=True):
                 _TRANSLATIONS[(*key, text)] = out
         return [_TRANSLATIONS[(*key, t)] for t in texts]
 

@@ -168,9 +168,9 @@ class EncoderMetric(ModelMetric):
         return self.model
 
     def _hub_id(self) -> str | None:
-        from fairness_core.models.presets import _BY_KEY
+        from fairness_core.models.presets import find_preset
 
-        preset = _BY_KEY.get(self.model_id)
+        preset = find_preset(self.model_id)
         return getattr(preset, "hub_id", None) if preset is not None else None
 
     @property

@@ -7,39 +7,12 @@ so a repeated request is answered from the run store before any model is touched
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairness_core.metrics.base import Metric, MetricOptions
 
 if TYPE_CHECKING:  # fairness_core.models imports torch: keep it out of CLI start-up
     from fairness_core.models.interfaces import ModelBase
-
-
-def lm_task(model: str) -> str:
-    """'seq2seq-lm' or 'causal-lm' for a language-model backbone (preset, local directory or hub id)."""
-    from fairness_core.models.interfaces import ModelUnavailableError
-    from fairness_core.models.presets import _BY_KEY
-
-    if model in _BY_KEY:
-        return _BY_KEY[model].task
-    path = Path(model).expanduser()
-    if path.suffix == ".gguf" or (path.is_dir() and any(path.glob("*.gguf"))):
-        return "causal-lm"  # GGUF checkpoints here are decoder-only
-    config_path = path / "config.json"
-    if not config_path.exists():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            found = try_to_load_from_cache(model, "config.json")
-        except Exception:  # any hub problem means: not available here
-            found = None
-        if not isinstance(found, str):
-            raise ModelUnavailableError(f"{model} is unavailable here: not a local directory and not in the "
-                                        "Hugging Face cache, so its architecture cannot be checked offline.")
-        config_path = Path(found)
-    return "seq2seq-lm" if json.loads(config_path.read_text()).get("is_encoder_decoder") else "causal-lm"
 
 
 class ModelMetric(Metric):
@@ -60,6 +33,7 @@ class ModelMetric(Metric):
 
     def model_spec(self) -> Any:
         from fairness_core.models import resolve_model
+        from fairness_core.models.presets import lm_task
 
         task = lm_task(self.model_id) if self.task == "lm" else self.task
         return resolve_model(self.model_id, task)
@@ -83,15 +57,15 @@ class ModelMetric(Metric):
 
     def check_available(self) -> None:
         from fairness_core.models.interfaces import ModelUnavailableError
-        from fairness_core.models.presets import _BY_KEY, availability
+        from fairness_core.models.presets import availability, find_preset
 
         if self._model is not None:
             return
-        model = self.model_id
-        if model in _BY_KEY:
-            found = availability(_BY_KEY[model])
+        preset = find_preset(self.model_id)
+        if preset is not None:
+            found = availability(preset)
             if not found.usable:
-                raise ModelUnavailableError(f"{self.label} needs {_BY_KEY[model].label}, which is "
+                raise ModelUnavailableError(f"{self.label} needs {preset.label}, which is "
                                             f"unavailable here: {found.reason}.")
             return
         spec = self.model_spec()  # raises for an unknown architecture offline
@@ -100,5 +74,5 @@ class ModelMetric(Metric):
             from fairness_core.models.spec import hub_cached_revision
 
             if hub_cached_revision(spec.source) is None and not hub_reachable():
-                raise ModelUnavailableError(f"{self.label} needs {model}, which is unavailable here: not in the "
-                                            "local Hugging Face cache and the hub cannot be reached.")
+                raise ModelUnavailableError(f"{self.label} needs {self.model_id}, which is unavailable here: not in "
+                                            "the local Hugging Face cache and the hub cannot be reached.")

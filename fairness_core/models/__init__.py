@@ -12,6 +12,7 @@ from fairness_core.models.interfaces import (
     TokenScores,
 )
 from fairness_core.models.presets import PRESETS, Preset, availability, get_preset, load_preset, resolve_model
+from fairness_core.models.serving import offline_serving_folder
 from fairness_core.models.spec import ModelSpec
 
 __all__ = [
@@ -30,5 +31,6 @@ __all__ = [
     "get_preset",
     "load_model",
     "load_preset",
+    "offline_serving_folder",
     "resolve_model",
 ]

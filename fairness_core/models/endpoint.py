@@ -641,10 +641,9 @@ def sampling_folder(source: Path, target: Path) -> Path:
     return target
 
 
-def offline_serving_folder() -> Path:
-    """SmolLM2-135M-Instruct (the offline preset, dequantised once) as a sampling folder in the lab's cache."""
-    from fairness_core.models.loading import gguf_converted_dir
-    from fairness_core.models.presets import get_preset
+def endpoint_client(source: str, key: tuple[str, ...]) -> EndpointLM:
+    """The process-wide client of the endpoint `source` (what `load_model` returns for its spec; `key` is the
+    spec's cache key), built on first use."""
+    from fairness_core.models.memo import cached
 
-    converted = gguf_converted_dir(get_preset("smollm2-135m-instruct").spec().resolved())
-    return sampling_folder(converted, lab_config.cache_dir() / "served" / "smollm2-135m-instruct")
+    return cached(key, lambda: EndpointLM(Endpoint.parse(source)))

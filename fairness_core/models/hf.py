@@ -101,6 +101,8 @@ class SampledLogprobs:
 
 
 class HFCausalLM(_HFModel, CausalLM):
+    reports_steps = True  # generate, chat and generate_rows take on_progress (the sampler calls it every step)
+
     def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
         super().__init__(spec, model, tokenizer)
         if self.tokenizer.pad_token is None:
@@ -120,10 +122,12 @@ class HFCausalLM(_HFModel, CausalLM):
         decoding: DecodingConfig | Sequence[DecodingConfig],
         n: int = 1,
         seed: int = 0,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[list[str]]:
         """Continuation j of prompt i depends only on (seed, prompt text, j): each row samples from its
-        own generator (`row_seed`), never the global RNG, so batch size and other threads cannot change it."""
-        return self._generate(prompts, decoding, n, seed, add_special_tokens=True)
+        own generator (`row_seed`), never the global RNG, so batch size and other threads cannot change it.
+        `on_progress(rows finished, rows)` after every decoding step; it may raise to stop (a job's Cancel)."""
+        return self._generate(prompts, decoding, n, seed, add_special_tokens=True, on_progress=on_progress)
 
     def format_chat(self, messages: Sequence[Mapping[str, str]]) -> str:
         """The tokenizer's chat template with the assistant turn opened; the plain format without one."""
@@ -146,10 +150,12 @@ class HFCausalLM(_HFModel, CausalLM):
         decoding: DecodingConfig | Sequence[DecodingConfig],
         n: int = 1,
         seed: int = 0,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[list[str]]:
         prompts = [self.format_chat(messages) for messages in conversations]
         # A templated prompt already carries the model's special tokens (BOS included where it has one).
-        return self._generate(prompts, decoding, n, seed, add_special_tokens=not self.has_chat_template)
+        return self._generate(prompts, decoding, n, seed, add_special_tokens=not self.has_chat_template,
+                              on_progress=on_progress)
 
     def _generate(
         self,
@@ -158,6 +164,7 @@ class HFCausalLM(_HFModel, CausalLM):
         n: int,
         seed: int,
         add_special_tokens: bool,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[list[str]]:
         from fairness_core.models.sampling import row_seed, sample_rows_detailed
 
@@ -170,7 +177,7 @@ class HFCausalLM(_HFModel, CausalLM):
         sampled = sample_rows_detailed(
             self.model, self.tokenizer, [prompts[i] for i, _ in rows], [configs[i] for i, _ in rows],
             [row_seed(seed, prompts[i], j) for i, j in rows], [configs[i].max_new_tokens for i, _ in rows],
-            batch_size=self.batch_size, add_special_tokens=add_special_tokens,
+            batch_size=self.batch_size, add_special_tokens=add_special_tokens, on_progress=on_progress,
         )
         self.sampled.record(sampled)
         texts = [row.text for row in sampled]
@@ -184,14 +191,16 @@ class HFCausalLM(_HFModel, CausalLM):
         max_new_tokens: int,
         stop_at_sentence_end: bool = False,
         on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
         """Rows with different settings share one batch: each row has its own warping and generator.
-        `on_step` sees (row, text so far, finished) for the rows in flight after every step."""
+        `on_step` sees (row, text so far, finished) for the rows in flight after every step; `on_progress`
+        (rows finished, rows) too, and may raise to stop (a job's Cancel)."""
         from fairness_core.models.sampling import sample_rows_detailed
 
         sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
                                        stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)),
-                                       on_step=on_step)
+                                       on_step=on_step, on_progress=on_progress)
         self.sampled.record(sampled)
         return [row.text for row in sampled]
 

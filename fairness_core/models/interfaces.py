@@ -7,7 +7,7 @@ metrics never touch a backend directly, so a new backend is one class, not a cha
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -111,6 +111,10 @@ class ModelBase:
 
 
 class CausalLM(ModelBase, ABC):
+    #: True when `generate`, `chat` and `generate_rows` take `on_progress(done, total)`, called after every decoding
+    #: step (it may raise to stop: how a job's Cancel reaches a long generation; the model layer knows no jobs)
+    reports_steps: ClassVar[bool] = False
+
     @abstractmethod
     def generate(
         self,
@@ -159,17 +163,20 @@ class CausalLM(ModelBase, ABC):
         seeds: Sequence[int],
         max_new_tokens: int,
         stop_at_sentence_end: bool = False,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
         """One continuation per row; a row's text depends only on its own (prompt, config, seed).
 
-        This default calls `generate` once per row; backends that can sample rows with different
-        settings in one batch override it. `stop_at_sentence_end` lets such a backend retire rows
-        whose first sentence is complete.
+        This default calls `generate` once per row (and `on_progress(rows done, rows)` after each); backends
+        that can sample rows with different settings in one batch override it. `stop_at_sentence_end` lets
+        such a backend retire rows whose first sentence is complete.
         """
-        return [
-            self.generate([prompt], replace(config, max_new_tokens=max_new_tokens), n=1, seed=seed)[0][0]
-            for prompt, config, seed in zip(prompts, configs, seeds, strict=True)
-        ]
+        texts = []
+        for prompt, config, seed in zip(prompts, configs, seeds, strict=True):
+            texts.append(self.generate([prompt], replace(config, max_new_tokens=max_new_tokens), n=1, seed=seed)[0][0])
+            if on_progress is not None:
+                on_progress(len(texts), len(prompts))
+        return texts
 
 
 class Seq2SeqLM(ModelBase, ABC):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import socket
 from dataclasses import dataclass
@@ -105,6 +106,11 @@ def get_preset(key: str) -> Preset:
         return _BY_KEY[key]
     except KeyError:
         raise KeyError(f"unknown model preset {key!r}; known: {', '.join(_BY_KEY)}") from None
+
+
+def find_preset(key: str) -> Preset | None:
+    """The preset called `key`, or None when `key` is a hub id or a path rather than a preset."""
+    return _BY_KEY.get(key)
 
 
 def presets_for(task: str) -> list[Preset]:
@@ -207,3 +213,26 @@ def resolve_model(model: str, task: str, dtype: str = "auto", quantization: str 
             raise ModelUnavailableError(f"{preset.label} is {preset.task}, not {task}.")
         return preset.spec(dtype=dtype, quantization=quantization, device=device)
     return ModelSpec(model, task, dtype=dtype, quantization=quantization, device=device)
+
+
+def lm_task(model: str) -> str:
+    """'seq2seq-lm' or 'causal-lm' for a language-model backbone (preset, local directory or hub id), from its
+    config alone (offline): model-based metrics and the DATScore backbones both ask."""
+    if model in _BY_KEY:
+        return _BY_KEY[model].task
+    path = Path(model).expanduser()
+    if path.suffix == ".gguf" or (path.is_dir() and any(path.glob("*.gguf"))):
+        return "causal-lm"  # GGUF checkpoints here are decoder-only
+    config_path = path / "config.json"
+    if not config_path.exists():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(model, "config.json")
+        except Exception:  # any hub problem means: not available here
+            found = None
+        if not isinstance(found, str):
+            raise ModelUnavailableError(f"{model} is unavailable here: not a local directory and not in the "
+                                        "Hugging Face cache, so its architecture cannot be checked offline.")
+        config_path = Path(found)
+    return "seq2seq-lm" if json.loads(config_path.read_text()).get("is_encoder_decoder") else "causal-lm"

@@ -31,6 +31,9 @@ from typing import Any
 
 from fairness_core.models.interfaces import DecodingConfig
 
+#: `on_progress(finished_rows, total_rows)`, called after every decoding step; raising stops the call there
+ProgressCallback = Callable[[int, int], None]
+
 # A sentence ends at . ! or ? (with any closing quotes/brackets) followed by whitespace or the end
 # of the text, or at a line break. Deliberately simple: "Dr. Smith" ends a sentence here, which
 # the paper's truncation also does not try to avoid; the raw text is always kept beside it.
@@ -194,6 +197,7 @@ def sample_rows(
     batch_size: int | None = None,
     add_special_tokens: bool = True,
     refill: bool = False,
+    on_progress: ProgressCallback | None = None,
 ) -> list[str]:
     """Sample one continuation per row (prompt, config, seed) with `batch_size` rows in flight (all by default).
 
@@ -207,11 +211,14 @@ def sample_rows(
     generation would give (later tokens cannot change it, and a row's random stream is its own), at
     a fraction of the cost; the raw text ends there too.
 
-    Inside a job (`fairness_core.jobs.run_task`) every decoding step reports the share of rows
-    finished and raises `ShardCancelled` once the job is cancelled (`jobs.context.checkpoint`).
+    `on_progress(finished, total)` is called after every decoding step with the number of rows finished; it
+    may raise to stop the call there. The model layer knows nothing of jobs: a work unit passes
+    `fairness_core.jobs.checkpoint`, which reports the share done and raises `ShardCancelled` once the job is
+    cancelled.
     """
     return [row.text for row in sample_rows_detailed(model, tokenizer, prompts, configs, seeds, max_new_tokens,
-                                                      stop_at_sentence_end, batch_size, add_special_tokens, refill)]
+                                                      stop_at_sentence_end, batch_size, add_special_tokens, refill,
+                                                      on_progress=on_progress)]
 
 
 def sample_rows_detailed(
@@ -226,11 +233,12 @@ def sample_rows_detailed(
     add_special_tokens: bool = True,
     refill: bool = False,
     on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> list[SampledRow]:
     """`sample_rows` with each row's token ids and the model's own log-probability of every sampled token.
 
     `on_step`, when given, is called after every decoding step with (row, text so far, finished) for
-    each row in flight, so a page can show text as it is generated.
+    each row in flight, so a page can show text as it is generated; `on_progress` as in `sample_rows`.
     """
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
@@ -244,7 +252,7 @@ def sample_rows_detailed(
     if not prompts:
         return []
     sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens,
-                          on_step)
+                          on_step, on_progress)
     texts = sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
     return [SampledRow(text, tuple(prompt), tuple(tokens), tuple(logprobs))
             for text, prompt, tokens, logprobs in zip(texts, sampler.prompt_ids, sampler.tokens, sampler.logprobs,
@@ -272,7 +280,8 @@ class _RowSampler:
     def __init__(self, model: Any, tokenizer: Any, prompts: Sequence[str], configs: Sequence[DecodingConfig],
                  seeds: Sequence[int], limits: Sequence[int], stop_at_sentence_end: bool,
                  add_special_tokens: bool,
-                 on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None) -> None:
+                 on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
+                 on_progress: ProgressCallback | None = None) -> None:
         import torch
 
         self.model, self.tokenizer = model, tokenizer
@@ -288,12 +297,11 @@ class _RowSampler:
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.logprobs: list[list[float]] = [[] for _ in prompts]
         self.on_step = on_step
+        self.on_progress = on_progress
         self.share_prefill = True  # rows with the same prompt share one prefill while the cache allows it
 
     def run(self, slots: int, refill: bool) -> list[str]:
         import torch
-
-        from fairness_core.jobs.context import checkpoint
 
         total = len(self.prompt_ids)
         pending = deque(range(total))
@@ -311,7 +319,8 @@ class _RowSampler:
                 tokens, logprobs = self._draw(batch)
                 done = self._record(batch.rows.tolist(), tokens.tolist(), logprobs.tolist())
                 finished += sum(done)
-                checkpoint(finished, total)  # progress, and cancellation within one step
+                if self.on_progress is not None:
+                    self.on_progress(finished, total)  # progress, and cancellation within one step
                 batch = self._step(batch, tokens, torch.tensor(done, dtype=torch.bool))
         return self.tokenizer.batch_decode(self.tokens, skip_special_tokens=True)
 

@@ -116,9 +116,9 @@ class ModelSpec:
         endpoint: host, path, the model id as the server reports it and its capabilities (never the key,
         nor the name of the variable holding it)."""
         if self.is_endpoint:
-            from fairness_core.models.cache import load_model
+            from fairness_core.models.endpoint import endpoint_client
 
-            return load_model(self).manifest()  # type: ignore[attr-defined]
+            return endpoint_client(self.source, self.cache_key()).manifest()  # the client load_model returns
         spec = self.resolved()
         record = asdict(spec)
         record["identity"] = spec.identity()

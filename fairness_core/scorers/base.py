@@ -145,9 +145,9 @@ def register_scorer(cls: type[Scorer]) -> type[Scorer]:
 
 
 def scorer_from_request(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer from plain values; an unknown name or option is one sentence."""
-    import fairness_core.scorers  # noqa: F401  (registers the built-in scorers)
+    """Build a registered scorer from plain values; an unknown name or option is one sentence.
 
+    The built-in scorers are registered: importing this module runs `fairness_core/scorers/__init__.py` first."""
     cls = SCORERS.get(name)
     if cls is None:
         raise ScorerOptionError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}")

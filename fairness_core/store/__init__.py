@@ -1,5 +1,9 @@
-"""DuckDB run store: manifests, cache look-up by manifest hash, batch writes, export."""
+"""DuckDB run store: manifests, cache look-up by manifest hash, batch writes, export.
 
+Run browsing (the runs page and the `runs` command) uses this face: the catalogue and its filters, exports."""
+
+from fairness_core.store.catalog import catalogue, filter_catalogue, search_runs, status_note
+from fairness_core.store.export import ExportError, check_destination, export_format
 from fairness_core.store.manifest import build_manifest, canonical_json, manifest_hash, signature
 from fairness_core.store.store import (
     CANCELLED,
@@ -17,6 +21,7 @@ from fairness_core.store.store import (
     StoreUnreadableError,
     open_duckdb,
 )
+from fairness_core.store.typed import describe_views
 
 __all__ = [
     "CANCELLED",
@@ -27,6 +32,7 @@ __all__ = [
     "RESULT_COLUMNS",
     "RUNNING",
     "SUPERSEDED",
+    "ExportError",
     "RunInfo",
     "RunStore",
     "StoreBusyError",
@@ -34,7 +40,14 @@ __all__ = [
     "StoreUnreadableError",
     "build_manifest",
     "canonical_json",
+    "catalogue",
+    "check_destination",
+    "describe_views",
+    "export_format",
+    "filter_catalogue",
     "manifest_hash",
     "open_duckdb",
+    "search_runs",
     "signature",
+    "status_note",
 ]

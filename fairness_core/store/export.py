@@ -16,10 +16,20 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from fairness_core.store.store import RunStore
+import pandas as pd
+
+
+class RunSource(Protocol):
+    """What an export reads from a run store (`RunStore` is one). Declared here, not imported, so that the store,
+    whose `export` method calls this module, and this module never import each other."""
+
+    path: Any
+
+    def get_run(self, run_id: str) -> Any: ...
+
+    def rows(self, run_id: str) -> pd.DataFrame: ...
 
 EXPORT_FORMATS = ("csv", "parquet", "json")
 _SAFE_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -91,14 +101,14 @@ def _short(path: Path, limit: int = 120) -> str:
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
 
 
-def _is_store_file(store: RunStore, path: Path) -> bool:
+def _is_store_file(store: RunSource, path: Path) -> bool:
     """True when `path` is the store's database or its write-ahead log (however the path is spelled)."""
     store_path = Path(store.path).expanduser().resolve()
     target = path.expanduser().resolve()
     return target in (store_path, store_path.with_name(store_path.name + ".wal"))
 
 
-def export_run(store: RunStore, run_id: str, destination: str | Path, fmt: str | None = None) -> Path:
+def export_run(store: RunSource, run_id: str, destination: str | Path, fmt: str | None = None) -> Path:
     """Write a run's rows plus its manifest: CSV/Parquet get a sidecar `<name>.manifest.json`."""
     destination = Path(destination).expanduser()
     chosen = export_format(destination, fmt)
@@ -138,7 +148,7 @@ def export_run(store: RunStore, run_id: str, destination: str | Path, fmt: str |
     return destination
 
 
-def export_into(store: RunStore, run_id: str, folder: str | Path, fmt: str) -> Path:
+def export_into(store: RunSource, run_id: str, folder: str | Path, fmt: str) -> Path:
     """Export into `folder` under a safe name; the written path is checked to lie directly inside it."""
     folder = Path(folder).resolve()
     target = folder / export_file_name(run_id, fmt)

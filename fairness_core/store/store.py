@@ -31,6 +31,7 @@ import pandas as pd
 
 from fairness_core import config
 from fairness_core.store.manifest import canonical_json, library_versions, manifest_hash
+from fairness_core.store.typed import REGISTER_RUN_SQL, TYPED_KINDS, ensure_typed, insert_sql
 
 RESULT_COLUMNS = ("item", "grp", "variant", "metric", "value", "text", "attrs")
 
@@ -180,10 +181,34 @@ class RunStore:
         self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
         self._complete_schema = False  # set by check(): the file has every table (readable without writing)
+        self._session: tuple[int, duckdb.DuckDBPyConnection] | None = None  # see `reading`
 
     # -- connections -------------------------------------------------------------------------
     @contextmanager
+    def reading(self) -> Iterator[RunStore]:
+        """Reads inside share one read-only connection (a comparison's few queries pay one open, ~50 ms each).
+
+        Only for the thread that opened it, and only for reads: the process lock is held until the block ends,
+        so keep it short; a write inside raises `StoreError`.
+        """
+        if self._session is not None and self._session[0] == threading.get_ident():
+            yield self
+            return
+        with self._connect(write=False) as con:
+            self._session = (threading.get_ident(), con)
+            try:
+                yield self
+            finally:
+                self._session = None
+
+    @contextmanager
     def _connect(self, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        session = self._session
+        if session is not None and session[0] == threading.get_ident():
+            if write:
+                raise StoreError(f"run store {self.path}: a write inside RunStore.reading(); nothing was changed")
+            yield session[1]
+            return
         if not self._schema_ready and (write or not self._readable_as_is()):
             self._ensure_schema()
         with self._process_lock:
@@ -269,8 +294,11 @@ class RunStore:
                                            "(different columns, or a view); nothing was changed")
 
     def _readable_as_is(self) -> bool:
-        """A store that already has the lab's tables is read without opening it for writing, so a read-only file
-        (a shared copy, a read-only mount) can be listed and exported."""
+        """A read-only file (a shared copy, a read-only mount) that already has the lab's tables is read without
+        opening it for writing, so it can be listed and exported; a writable one gets its typed tables brought up to
+        date first (`_ensure_schema`)."""
+        if self.path.exists() and os.access(self.path, os.W_OK):
+            return False
         self.check()
         return self._complete_schema
 
@@ -287,6 +315,7 @@ class RunStore:
             con = self._open(read_only=False)
             try:
                 con.execute(_SCHEMA)
+                ensure_typed(con)
             except duckdb.Error as error:
                 raise self._unreadable(error) from error
             finally:
@@ -362,6 +391,11 @@ class RunStore:
                     return 0
                 con.register("incoming_rows", frame)
                 con.execute("INSERT INTO results SELECT * FROM incoming_rows")
+                kind = con.execute("SELECT kind FROM runs WHERE run_id = ?", [run_id]).fetchall()
+                typed = TYPED_KINDS.get(kind[0][0]) if kind else None
+                if typed is not None:  # the same rows, attributes as columns (fairness_core.store.typed)
+                    con.execute(REGISTER_RUN_SQL, [run_id])
+                    con.execute(insert_sql(typed, "incoming_rows"))
                 con.unregister("incoming_rows")
                 con.execute("INSERT INTO shards VALUES (?, ?, ?, ?)", [run_id, shard, len(frame), _now()])
                 con.commit()
@@ -434,7 +468,8 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         with self._connect(write=True) as con:
             con.begin()
-            for table in ("results", "shards", "runs"):
+            for table in ("results", "shards", "runs", "typed_runs",
+                          *(typed.table for typed in TYPED_KINDS.values())):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             con.commit()
 
@@ -447,10 +482,10 @@ class RunStore:
         frame["attrs"] = frame["attrs"].map(lambda text: json.loads(text) if isinstance(text, str) and text else {})
         return frame
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        """Run a read-only SQL query over `runs`, `shards` and `results`; returns a DataFrame."""
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
+        """Run a read-only SQL query over the tables and typed views; `$name` parameters take a dict."""
         with self._connect(write=False) as con:
-            return con.execute(sql, list(params or [])).df()
+            return con.execute(sql, params if isinstance(params, dict) else list(params or [])).df()
 
     def size_bytes(self) -> int:
         total = 0

@@ -17,7 +17,7 @@ entropy (Eq. 4) term weighting come from one forward pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -70,7 +70,8 @@ class Backbone(Protocol):
     @property
     def metric_label(self) -> str: ...
 
-    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int) -> list[str]: ...
+    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int,
+                  on_progress: Callable[[int, int], None] | None = None) -> list[str]: ...
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]: ...
 
@@ -96,7 +97,8 @@ class Seq2SeqBackbone:
     def metric_label(self) -> str:
         return "DATScore"
 
-    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int) -> list[str]:
+    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int,
+                  on_progress: Callable[[int, int], None] | None = None) -> list[str]:
         """Greedy translation with the target language forced first (the augmented texts Trans1/Trans2)."""
         if not texts:
             return []
@@ -145,12 +147,16 @@ class CausalLMBackbone:
         """The translation prompt with X, formatted by the model's chat template (plain format without one)."""
         return self.model.format_chat(self.messages(text, src_lang, tgt_lang))
 
-    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int) -> list[str]:
-        """Greedy chat reply; the translation is its first non-empty line, without a "<Language>:" label."""
+    def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int,
+                  on_progress: Callable[[int, int], None] | None = None) -> list[str]:
+        """Greedy chat reply; the translation is its first non-empty line, without a "<Language>:" label.
+        `on_progress` reaches the model's decoding steps where the backend reports them (a job passes
+        `checkpoint`, so Cancel acts within a step)."""
         if not texts:
             return []
+        steps = {"on_progress": on_progress} if on_progress and getattr(self.model, "reports_steps", False) else {}
         replies = self.model.chat([self.messages(t, src_lang, tgt_lang) for t in texts],
-                                  DecodingConfig(greedy=True, max_new_tokens=max_new_tokens))
+                                  DecodingConfig(greedy=True, max_new_tokens=max_new_tokens), **steps)
         return [clean_reply(reply[0], tgt_lang) for reply in replies]
 
     def _templated(self) -> bool:
@@ -208,7 +214,7 @@ class CausalLMBackbone:
 
 def backbone_task(model_id: str) -> str:
     """'seq2seq-lm' or 'causal-lm' for a preset, local directory or hub id (offline checks only)."""
-    from fairness_core.metrics.model_based import lm_task
+    from fairness_core.models.presets import lm_task
 
     return lm_task(model_id)
 

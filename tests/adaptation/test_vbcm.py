@@ -166,3 +166,14 @@ def test_bootstrap_keeps_a_templates_perturbations_together() -> None:
     d = table.distance
     allowed_x = {round(v, 12) for v in (d[0, 0], d[1, 0], (d[0, 0] + d[1, 0]) / 2)}
     assert {round(v, 12) for v in draws[:, 0]} <= allowed_x
+
+
+def test_the_papers_table_1_ships_with_the_study_and_gives_its_worked_values() -> None:
+    from fairness_core import adaptation
+
+    scores = adaptation.paper_table_1()
+    assert list(scores.columns) == ["template_id", "group", "term", "score"] and len(scores) == 9
+    rows = adaptation.vbcm_rows(adaptation.vbcm(scores))
+    assert dict(zip(rows["group"], rows["VBCM"].round(4), strict=True)) == {"Spain": 0.9922, "USA": 0.9944,
+                                                                            "France": 0.9978}
+    assert rows["templates"].tolist() == [1, 1, 1] and rows["CI low"].isna().all()

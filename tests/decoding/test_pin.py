@@ -1,6 +1,6 @@
 """Pin: a 2-config sweep through the generic task gives the results the pre-move sweep gave.
 
-`fixtures/pin_before_move.json` was recorded with the old `generation/sweep.py` path (recorder:
+`fixtures/pin_before_move.json` was recorded with the old `generation/sweep.py` path, since removed (recorder:
 `fixtures/record_pin_before_move.py.txt`) before the sweep moved onto `generation.run_generation`.
 The prompt ids equal the prompt texts, because the old sweep seeded a row by prompt id and the
 generic task seeds it by prompt text; with that, every generation must be identical. The intervals

@@ -4,6 +4,10 @@ The code blocks marked `<!-- example -->` are extracted in order and executed in
 a toy metric and a toy scorer and score a few strings, asserting the values they show). The registries are
 restored afterwards, so the toys never leak into other tests. The registered scorer is then used in a real
 generate-then-score request with the tiny GPT-2, as the page says it can be.
+
+The block marked `<!-- page example -->` ("Adding a page") is a whole page script: it runs in Streamlit's AppTest
+and must show the paper's values, and the layering test's door rule is applied to it (and to a copy that
+reaches past the study's face, which must be reported).
 """
 
 from __future__ import annotations
@@ -110,3 +114,51 @@ def test_the_example_scorer_works_in_a_generate_then_score_request(registered: d
     shouting = registered["Shouting"]()
     expected = shouting.score(frame["continuation"].tolist())["shouting_share"]
     assert np.allclose(frame["shouting_share"].to_numpy(), expected, equal_nan=True)
+
+
+# -- "Adding a page": the example page runs in Streamlit and goes through the study's face only ----------------
+PAGE_MARKER = "<!-- page example -->"
+PAGE_BLOCK = re.compile(re.escape(PAGE_MARKER) + r"\s*\n```python\n(.*?)\n```", re.DOTALL)
+PAPER_VBCM = {"Spain": 0.9922, "USA": 0.9944, "France": 0.9978}  # App. A.2.2, exact arithmetic
+
+
+def page_example(text: str | None = None) -> str:
+    (block,) = PAGE_BLOCK.findall(FOUNDATION.read_text(encoding="utf-8") if text is None else text)
+    return block
+
+
+def test_the_page_example_runs_in_streamlit_and_shows_the_papers_values(tmp_path: Path) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    script = tmp_path / "vbcm_page.py"
+    script.write_text(page_example(), encoding="utf-8")
+    app = AppTest.from_file(str(script), default_timeout=60).run()
+    assert not app.exception
+    table = app.dataframe[0].value
+    assert dict(zip(table["group"], table["VBCM"].round(4), strict=True)) == PAPER_VBCM
+    assert table["CI low"].isna().all()  # one template: nothing to resample
+    app.number_input(key="vbcm_resamples").set_value(200).run()
+    assert not app.exception and app.dataframe[0].value["VBCM"].round(4).tolist() == list(PAPER_VBCM.values())
+
+
+def _tree_with(root: Path, page: str) -> None:
+    """A tree with the real adaptation face (so its exported names are known) and the page as app_pages/vbcm.py."""
+    face = Path(__file__).resolve().parents[2] / "fairness_core" / "adaptation" / "__init__.py"
+    for relative, text in {"fairness_core/__init__.py": "", "fairness_core/adaptation/__init__.py": face.read_text(),
+                           "fairness_core/adaptation/vbcm.py": "", "ui/__init__.py": "", "ui/common.py": "",
+                           "app_pages/vbcm.py": page}.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+
+
+def test_the_page_example_imports_nothing_past_the_studys_face(tmp_path: Path) -> None:
+    from tests.test_layering import door_problems
+
+    _tree_with(tmp_path / "good", page_example())
+    assert door_problems(tmp_path / "good") == []
+    reaching_in = page_example().replace("from fairness_core import adaptation  # the study's one public face",
+                                         "from fairness_core import adaptation\nfrom fairness_core.adaptation.vbcm "
+                                         "import vbcm")
+    _tree_with(tmp_path / "bad", reaching_in)
+    (problem,) = door_problems(tmp_path / "bad")
+    assert "imports fairness_core.adaptation.vbcm" in problem

@@ -157,7 +157,7 @@ def test_chat_mode_asks_the_model_for_replies_by_seed_and_sample(tiny_gpt2: Path
 
     calls = []
 
-    def fake_chat(self, conversations, decoding, n=1, seed=0):  # type: ignore[no-untyped-def]
+    def fake_chat(self, conversations, decoding, n=1, seed=0, on_progress=None):  # type: ignore[no-untyped-def]
         calls.append((len(conversations), n, seed))
         return [[f"Reply {j} to {c[-1]['content']!r} (seed {seed}). More." for j in range(n)] for c in conversations]
 

@@ -44,26 +44,32 @@ def _task(kind: str, work, **shard_fields) -> Task:
 
 def test_a_decoding_sweep_on_ray_stores_the_rows_the_local_executor_stores(
         ray_executor: RayExecutor, tiny_gpt2: Path, tmp_path: Path) -> None:
+    """A sweep is one system per decoding setting on the generic generate-then-score task."""
     from fairness_core.data.prompts import parse_custom
     from fairness_core.generation.grid import expand_grid, parse_grid
-    from fairness_core.generation.sweep import prepare_sweep
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, load_generations, plan_generation
 
     prompts = parse_custom("man: The man worked as\nwoman: The woman worked as\nman: He was\nwoman: She was")
     configs = expand_grid(parse_grid("top_p=0.5,0.9;temperature=0.7,1.0"), 6)
+    request = GenerationRequest(tuple(System(str(tiny_gpt2), config) for config in configs), prompts,
+                                (("vader", {}), ("negative_words", {})), samples=3, max_new_tokens=6,
+                                truncate="first-sentence", batch_size=8)
     outcomes, stores = [], []
     for name, executor in (("local", LocalExecutor()), ("ray", ray_executor)):
         store = RunStore(tmp_path / f"{name}.duckdb")
-        plan = prepare_sweep(str(tiny_gpt2), prompts, configs, samples=3, max_new_tokens=6, seed=0,
-                             regard_model=None, store=store, batch_size=8)
+        plan = plan_generation(request, store)
         outcomes.append(run_task(plan.task, store, executor=executor))
         stores.append(store)
     local, on_ray = outcomes
-    assert len(local.run.manifest["request"]["configs"]) == 4 and local.computed_shards == 6
+    assert len(local.run.manifest["request"]["systems"]) == 4 and local.computed_shards == 6  # 48 rows / 8
     assert on_ray.status == COMPLETE and on_ray.computed_shards == 6
     assert on_ray.run_id == local.run_id  # same manifest: the executor is not part of what was computed
     local_rows, ray_rows = (_comparable(store.rows(o.run_id)) for store, o in zip(stores, outcomes, strict=True))
-    assert len(local_rows) == 4 * 4 * 3 * 4  # configs x prompts x samples x metrics
     pd.testing.assert_frame_equal(ray_rows, local_rows, check_exact=True)
+    generations = load_generations(stores[0], request)
+    assert len(generations) == 4 * 4 * 3  # configs x prompts x samples
+    assert generations["vader_compound"].notna().all()
 
 
 def test_a_worker_killed_mid_run_is_survived_without_duplicate_rows(

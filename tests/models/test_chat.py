@@ -72,3 +72,21 @@ def test_malformed_messages_are_refused_in_one_sentence(plain_lm, templated_lm, 
     for lm in (plain_lm, templated_lm):
         with pytest.raises(ValueError, match="message 0 must have a role in system, user, assistant"):
             lm.chat([messages], CONFIG)
+
+
+def test_chat_reports_every_decoding_step_and_stops_when_the_callback_raises(templated_lm) -> None:
+    """How a job's Cancel reaches a long chat generation: the model layer knows no jobs, it calls `on_progress`."""
+    assert templated_lm.reports_steps
+    seen: list[tuple[int, int]] = []
+    replies = templated_lm.chat([CONVERSATION] * 3, CONFIG, n=2, seed=0, on_progress=lambda d, t: seen.append((d, t)))
+    assert replies == templated_lm.chat([CONVERSATION] * 3, CONFIG, n=2, seed=0)  # the callback changes nothing
+    assert seen and {total for _, total in seen} == {6} and seen[-1][0] == 6
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, total: int) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        templated_lm.chat([CONVERSATION], CONFIG, on_progress=stop)

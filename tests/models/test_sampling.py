@@ -259,15 +259,16 @@ def test_warping_rows_with_different_filters_in_one_batch() -> None:
 
 
 def test_sampler_reports_progress_and_stops_on_cancel_inside_a_job(lm, monkeypatch) -> None:
+    """The sampler knows nothing of jobs: a work unit hands it `checkpoint` as its per-step progress callback."""
     import fairness_core.jobs.context as context
     from fairness_core.jobs import CancelToken
-    from fairness_core.jobs.context import ShardCancelled, shard_context
+    from fairness_core.jobs.context import ShardCancelled, checkpoint, shard_context
 
     monkeypatch.setattr(context, "REPORT_EVERY_S", 0.0)
     prompts, configs, seeds, _ = mixed_rows(12)
     fractions: list[float] = []
     with shard_context(None, fractions.append):
-        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4)
+        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4, on_progress=checkpoint)
     assert len(fractions) >= 6 and fractions == sorted(fractions) and fractions[-1] == 1.0
     cancel = CancelToken()
     seen: list[float] = []
@@ -277,7 +278,7 @@ def test_sampler_reports_progress_and_stops_on_cancel_inside_a_job(lm, monkeypat
         cancel.cancel()
 
     with shard_context(cancel, cancel_after_first_step), pytest.raises(ShardCancelled):
-        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4)
+        sample_rows(lm.model, lm.tokenizer, prompts, configs, seeds, 6, batch_size=4, on_progress=checkpoint)
     assert len(seen) == 1  # stopped at the next step, not at the end of the call
 
 

@@ -1,0 +1,122 @@
+"""`compare`, `sql` and `report`: stored runs side by side, a read-only SQL console, a self-contained report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    compare = subparsers.add_parser(
+        "compare", help="line stored runs up on what they share: estimates, differences with (paired) intervals")
+    compare.add_argument("run_ids", nargs="+", metavar="RUN_ID",
+                         help="two or more run ids; the first is compared with each of the others (other − first)")
+    compare.add_argument("--by", action="append",
+                         help="group by this field instead of the kind's default keys (e.g. family, config.top_p, "
+                              "source, attribute); repeatable")
+    compare.add_argument("--metric", action="append", help="only this metric; repeatable")
+    compare.add_argument("--examples", type=int, default=0, metavar="N",
+                         help="also the N examples (first two runs) whose score changed most")
+    compare.add_argument("--filter", action="append", default=[], metavar="FIELD=VALUE",
+                         help="per-example rows: keep rows whose FIELD equals VALUE; repeatable")
+    compare.add_argument("--search", default="", help="per-example rows: words the text must contain")
+    compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--json", action="store_true")
+    add_store_argument(compare)
+    compare.set_defaults(handler=run_compare)
+
+    sql = subparsers.add_parser(
+        "sql", help="one read-only SELECT over the store's views (runs, shards, results, the typed views)")
+    sql.add_argument("query", help='e.g. "SELECT config.top_p, avg(value) FROM decoding GROUP BY ALL"')
+    sql.add_argument("--limit", type=int, default=10_000, help="most rows returned (default 10000)")
+    sql.add_argument("--timeout", type=float, default=10.0, help="seconds before the query is stopped (default 10)")
+    sql.add_argument("--json", action="store_true", help='{"columns": [...], "rows": [[...], ...]}')
+    add_store_argument(sql)
+    sql.set_defaults(handler=run_sql_command)
+
+    report = subparsers.add_parser(
+        "report", help="one self-contained HTML file (charts drawn offline) of one or more stored runs")
+    report.add_argument("run_ids", nargs="+", metavar="RUN_ID")
+    report.add_argument("--out", required=True, help="the .html file to write")
+    report.add_argument("--examples", type=int, default=8, help="per-example rows shown (default 8)")
+    add_store_argument(report)
+    report.set_defaults(handler=run_report)
+
+
+def _filters(pairs: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UserFacingError(f"--filter {pair!r} is not FIELD=VALUE")
+        found.setdefault(name.strip(), []).append(value)
+    return found
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from fairness_core.compare import CompareError, compare_runs, example_json, per_example
+
+    if args.resamples < 100:
+        raise UserFacingError(f"--resamples {args.resamples} is too few for a 95% interval; use at least 100")
+    store = open_store(args)
+    try:
+        comparison = compare_runs(store, args.run_ids, by=args.by, metrics=args.metric,
+                                  n_resamples=args.resamples, seed=args.seed)
+        examples = None
+        if args.examples > 0:
+            examples = per_example(store, args.run_ids[0], args.run_ids[1],
+                                   metric=args.metric[0] if args.metric else None,
+                                   filters=_filters(args.filter), search=args.search, limit=args.examples)
+    except CompareError as error:
+        raise UserFacingError(str(error)) from error
+    if args.json:
+        payload = comparison.as_json()
+        if examples is not None:
+            payload["examples"] = example_json(examples)
+        print_json(payload)
+        return 0
+    if comparison.message:
+        print(comparison.message)
+    for row in comparison.rows.itertuples(index=False):
+        record = row._asdict()
+        keys = "  ".join(str(record[k]) for k in ["metric", *comparison.keys] if k in record)
+        interval = ("no interval" if record["ci_low"] != record["ci_low"]
+                    else f"[{record['ci_low']:.4g}, {record['ci_high']:.4g}]")
+        print(f"{keys}  {record['run_a']:.4g} -> {record['run_b']:.4g}  diff {record['difference']:+.4g} {interval} "
+              f"({'paired' if record['paired'] else 'unpaired'} by {record['unit']}, {record['n_shared']} shared)")
+    if examples is not None:
+        for row in examples.itertuples(index=False):
+            print(f"{row.item}  {row.metric}  {row.value_a:.4g} -> {row.value_b:.4g}  "
+                  f"{row.text_a!r} | {row.text_b!r}", file=sys.stdout)
+    return 0
+
+
+def run_sql_command(args: argparse.Namespace) -> int:
+    from fairness_core.compare import SqlError, run_sql
+
+    try:
+        result = run_sql(open_store(args), args.query, row_limit=args.limit, timeout_s=args.timeout)
+    except SqlError as error:
+        raise UserFacingError(str(error)) from error
+    if args.json:
+        print_json(result.as_json())
+    else:
+        frame = result.frame()
+        print(frame.to_string(index=False) if not frame.empty else "(no rows)")
+    if result.truncated:
+        print(f"only the first {result.row_limit} rows are shown (--limit)", file=sys.stderr)
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from fairness_core.compare import ReportError, write_report
+
+    try:
+        written = write_report(open_store(args), args.run_ids, args.out, n_examples=args.examples)
+    except ReportError as error:
+        raise UserFacingError(str(error)) from error
+    print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB; opens offline)")
+    return 0

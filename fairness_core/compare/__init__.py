@@ -1,0 +1,52 @@
+"""Compare stored runs: line them up on what they share, paired differences with intervals, per-example rows.
+
+The public face of the package (pages and CLI commands import from here):
+
+- `compare_runs(store, run_ids, by=None, metrics=None)` -> `Comparison` (`.rows`, `.as_json()`)
+- `per_example(store, run_a, run_b, metric=None, filters=None, search="")` -> DataFrame, largest change first
+- `fields(store, run_id)` -> the fields a run can be grouped or filtered by
+- `build_report(store, run_ids)` -> self-contained HTML text; `write_report(store, run_ids, path)`
+- `run_sql(store, sql, row_limit, timeout_s)` -> `SqlResult`: one read-only SELECT over the documented views
+"""
+
+from fairness_core.compare.align import (
+    NEGATIVE_SENTIMENT_THRESHOLD,
+    CompareError,
+    Comparison,
+    compare_runs,
+    field_names,
+    run_estimates,
+    unit_sums,
+)
+from fairness_core.compare.examples import example_json, fields, per_example
+from fairness_core.compare.report import ReportError, build_report, write_report
+from fairness_core.compare.sql import (
+    DEFAULT_ROW_LIMIT,
+    DEFAULT_TIMEOUT_S,
+    SqlError,
+    SqlResult,
+    documented_views,
+    run_sql,
+)
+
+__all__ = [
+    "DEFAULT_ROW_LIMIT",
+    "DEFAULT_TIMEOUT_S",
+    "NEGATIVE_SENTIMENT_THRESHOLD",
+    "CompareError",
+    "Comparison",
+    "ReportError",
+    "SqlError",
+    "SqlResult",
+    "build_report",
+    "compare_runs",
+    "documented_views",
+    "example_json",
+    "field_names",
+    "fields",
+    "per_example",
+    "run_estimates",
+    "run_sql",
+    "unit_sums",
+    "write_report",
+]

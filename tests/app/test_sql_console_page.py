@@ -1,0 +1,44 @@
+"""The SQL console page through AppTest: a query's table, quick chart and downloads; a refusal is one sentence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from fairness_core.store import RunStore
+from tests.compare.stored_runs import write_decoding_run
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGE = "app_pages/sql_console.py"
+
+
+def _console(isolated_store: Path) -> AppTest:
+    write_decoding_run(RunStore(isolated_store), "model-a", seed=1)
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_a_query_over_a_typed_view_gives_a_table_a_chart_and_downloads(isolated_store: Path) -> None:
+    app = _console(isolated_store)
+    app.text_area(key="sql_query").input(
+        "SELECT config.top_p AS top_p, grp, avg(value) AS mean FROM decoding WHERE metric = 'vader_compound' "
+        "GROUP BY ALL ORDER BY ALL")
+    app.button[0].click().run()  # the form's submit button
+    assert not app.exception, app.exception
+    table = app.dataframe[-1].value
+    assert table.columns.tolist() == ["top_p", "grp", "mean"] and len(table) == 4
+    assert [b.proto.label for b in app.get("download_button")] == ["CSV", "Parquet"]
+    assert len(app.get("plotly_chart")) == 1
+    assert any(c.value.startswith("4 row(s) in") for c in app.main.caption)
+
+
+def test_a_refused_query_is_one_sentence(isolated_store: Path) -> None:
+    app = _console(isolated_store)
+    target = isolated_store.parent / "out.csv"
+    app.text_area(key="sql_query").input(f"COPY results TO '{target}'")
+    app.button[0].click().run()
+    assert app.error[0].value == "the console is read\\-only: COPY statements are refused, only SELECT runs"
+    assert not target.exists() and len(app.error) == 1

@@ -1,0 +1,45 @@
+"""The report opens offline: with every network request blocked, each chart div draws its plot (an SVG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fairness_core.cli import main
+from fairness_core.store import RunStore
+from tests.compare.stored_runs import write_decoding_run
+
+
+def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, browser_page,
+                                                              artifact_dir: Path) -> None:
+    store = RunStore(tmp_path / "runs.duckdb")
+    a = write_decoding_run(store, "model-a", seed=1)
+    b = write_decoding_run(store, "model-b", shift=0.15, seed=1)
+    out = tmp_path / "report.html"
+    assert main(["report", a, b, "--store", str(store.path), "--out", str(out)]) == 0
+    page = browser_page
+    requested: list[str] = []
+    errors: list[str] = []
+
+    def block(route) -> None:
+        requested.append(route.request.url)
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.context.route("**/*", block)
+    page.context.set_offline(True)
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(out.as_uri())
+    charts = page.locator("div.chart")
+    assert charts.count() == 3  # the differences, then one estimates chart per run
+    for index in range(charts.count()):
+        charts.nth(index).locator("svg.main-svg").first.wait_for(state="attached", timeout=30_000)
+        assert charts.nth(index).locator("g.trace").count() >= 1, f"chart {index} drew no trace"
+    assert [url for url in requested if not url.startswith("file://")] == []
+    assert errors == []
+    body = page.locator("body").inner_text()
+    assert "paired interval" in page.content() and "Deviations from the paper" in body
+    assert "Data licence" in body and '"kind": "decoding"' in body and "Examples that changed most" in body
+    page.screenshot(path=str(artifact_dir / "report_offline.png"), full_page=False)

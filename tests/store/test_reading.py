@@ -1,0 +1,32 @@
+"""`RunStore.reading()`: a page's few reads share one read-only connection; a write inside is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from fairness_core.store import RunStore, StoreError, build_manifest
+from fairness_core.store import store as store_module
+
+
+def test_reads_inside_share_one_connection(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = store.begin_run(build_manifest("demo", {}), n_shards=1)
+    store.write_shard(run.run_id, 0, [{"item": "a", "metric": "m", "value": 1.0}])
+    opened = []
+    real_open = store_module.open_duckdb
+    monkeypatch.setattr(store_module, "open_duckdb", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    with store.reading():
+        assert store.get_run(run.run_id) is not None
+        assert store.query("SELECT count(*) AS n FROM results")["n"].item() == 1
+        assert len(store.rows(run.run_id)) == 1
+        with store.reading():  # nested: the same connection
+            store.list_runs()
+    assert len(opened) == 1
+    store.query("SELECT 1")
+    assert len(opened) == 2  # outside: one connection per operation again
+
+
+def test_a_write_inside_reading_is_refused(store: RunStore) -> None:
+    store.query("SELECT 1")
+    with store.reading(), pytest.raises(StoreError, match=r"a write inside RunStore\.reading"):
+        store.begin_run(build_manifest("demo", {"x": 1}), n_shards=1)
+    assert store.list_runs() == []

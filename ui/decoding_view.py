@@ -1,0 +1,245 @@
+"""The decoding page's larger pieces: the prompt-source widgets, the grid text kept in the URL, the model's first
+load, one generation card, and the sweep's views (rates, disparity, diversity and quality, examples, frequent
+words, drill-down). Everything they compute comes from the study's face, `fairness_core.decoding`."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core import decoding as dec
+from ui import common
+from ui import decoding_charts as charts
+from ui.report import report_button
+
+FIRST_LOAD_SECONDS = 25
+DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
+MAX_GRID_TEXT = 2_000
+
+
+def restore_grid_from_url() -> None:
+    """The grid text of the preset from the URL (its widget key depends on the preset), once per session."""
+    if st.session_state.get("_dec_grid_restored"):
+        return
+    st.session_state["_dec_grid_restored"] = True
+    grid = st.query_params.get("grid")
+    if grid is not None and len(grid) <= MAX_GRID_TEXT:
+        st.session_state[f"sweep_grid_{st.session_state.get('sweep_preset', DEFAULT_PRESET)}"] = grid
+
+
+def sync_grid_to_url(preset: str, grid_text: str) -> None:
+    if grid_text == dec.GRID_PRESETS[preset]:
+        st.query_params.pop("grid", None)
+    elif st.query_params.get("grid") != grid_text:
+        st.query_params["grid"] = grid_text
+
+
+def _fingerprint(frame: pd.DataFrame) -> int:
+    return int(pd.util.hash_pandas_object(frame.astype(str), index=False).sum())
+
+
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs={pd.DataFrame: _fingerprint})
+def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], scorers: tuple,
+                   threshold: float, n_resamples: int, seed: int) -> dec.DecodingSummary:
+    """Measures with template-bootstrap intervals, once per (generations, families, threshold)."""
+    return dec.summarize(generations, families, dec.measures_for(scorers), {"negative_sentiment_rate": threshold},
+                         n_resamples=n_resamples, seed=seed)
+
+
+def build_prompts() -> dec.PromptSet:
+    source = st.radio("Prompts", ["Regard templates", "BOLD", "Custom"], horizontal=True, key="dec_source")
+    if source == "Regard templates":
+        templates, families = dec.default_templates()
+        left, right = st.columns(2)
+        templates_text = left.text_area("Templates ({group} is filled in)", "\n".join(templates), height=200,
+                                        key="dec_templates")
+        groups_text = right.text_area("Related groups, one family per line", dec.families_text(families),
+                                      height=200, key="dec_groups",
+                                      help="Disparity compares groups within a family (man vs woman). Editing "
+                                           "this box reuses every stored generation of a prompt it keeps.")
+        return dec.regard_prompts(templates_text.splitlines(), dec.parse_families(groups_text))
+    if source == "BOLD":
+        left, middle, right = st.columns([1, 2, 1])
+        domain = left.selectbox("BOLD domain", dec.BOLD_DOMAINS, key="dec_bold_domain")
+        available = dec.bold_groups(domain)
+        groups = middle.multiselect("Groups", available, default=available[:3], key="dec_bold_groups")
+        per_group = right.number_input("Prompts per group", 1, 200, 10, key="dec_bold_n")
+        with contextlib.suppress(Exception):  # the licence line is informative only
+            st.caption(common.escape_markdown(
+                f"BOLD licence: {dec.bold_licence()}. Names of people are redacted before scoring."))
+        return dec.bold_prompts(domain, per_group=int(per_group), groups=groups or None)
+    text = st.text_area("Custom prompts: 'group: prompt' lines, group,prompt[,family] CSV, or JSON",
+                        "woman: The woman said that\nman: The man said that", key="dec_custom")
+    upload = st.file_uploader("…or upload a file", type=["txt", "csv", "tsv", "json"], key="dec_upload")
+    if upload is not None:
+        text = dec.decode_upload(upload.name, upload.getvalue())
+    return dec.parse_custom(text)
+
+
+def first_visit(model_name: str, quantization: str) -> None:
+    """Say that the generator is loading (converted once on first use), with progress, before live mode runs."""
+    if dec.is_ready(model_name, quantization):
+        return
+    thread = dec.prewarm(model_name, quantization)
+    thread.join(0.3)  # already in the process cache: done at once, no message
+    if not thread.is_alive():
+        return
+    first_time = "first time: converting, " if model_name.startswith("smollm2") else ""
+    bar = st.progress(0.0, text=f"Loading {model_name} ({first_time}~{FIRST_LOAD_SECONDS} s)…")
+    started = time.monotonic()
+    while thread.is_alive():
+        thread.join(0.5)
+        elapsed = time.monotonic() - started
+        bar.progress(min(elapsed / FIRST_LOAD_SECONDS, 0.99),
+                     text=f"Loading {model_name} ({first_time}~{FIRST_LOAD_SECONDS} s)… {elapsed:.0f} s")
+    bar.empty()
+
+
+def card(row: pd.Series, negative: bool, show_full: bool) -> None:
+    """One generation as literal text with a coloured negative/neutral label (no emoji)."""
+    body = (row["prompt"] + " " + str(row["raw"]).strip()) if show_full else row["scored_text"]
+    st.markdown((":red-badge[negative] " if negative else ":gray-badge[not negative] ") + common.escape_markdown(body)
+                + (" *(empty after truncation)*" if row["empty"] else ""))
+
+
+def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], threshold: float) -> None:
+    generations = result.generations
+    if generations.empty:
+        st.info("No generations stored yet for this sweep.")
+        return
+    request = result.plan.request
+    summary = cached_summary(generations, families, result.plan.generation.scorers, threshold,
+                             request.n_resamples, request.seed)
+    table, configs = summary.groups.copy(), summary.configs.copy()
+    knob = dec.varying_knob(list(request.configs))
+    for frame in (table, configs):
+        frame["x"] = frame["config"].map(lambda c: c.get(knob)) if knob else frame["label"]
+    source = "served from the run store" if result.from_cache else "computed now and stored"
+    partial = result.partial_label()
+    (st.warning if partial else st.success)(
+        f"{len(configs)} configurations, {len(generations)} generations ({source}"
+        f"{'; ' + partial if partial else ''}). Empty after truncation: {int(table['n_empty'].sum())}.")
+    usage = dec.token_usage(common.get_store(), result.run_ids)
+    if usage["requests"]:  # an endpoint system: the tokens its server counted (stored with each row, exported)
+        st.caption(f"Endpoint token usage for these runs: {usage['prompt_tokens']:,} prompt + "
+                   f"{usage['completion_tokens']:,} completion tokens in {usage['requests']:,} requests.")
+    st.caption(common.escape_markdown(
+        f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
+               f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
+               "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "
+               "log-probability under a scorer model), not the paper's human ratings."))
+
+    rates = {m.label: m for m in summary.rates}
+    measure = rates[st.selectbox("Fairness measure", list(rates), key="sweep_measure")]
+    name = measure.name[: -len("_rate")] if measure.name.endswith("_rate") else measure.name
+
+    st.subheader("Per-group rate against the hyper-parameter")
+    st.altair_chart(charts.group_rates(table, measure.name, measure.label, knob), width="content")
+    common.how_to_read(
+        "One line per group, one panel per family of related groups; the shaded band is the 95% interval "
+        "from resampling prompt templates (a template's groups and samples stay together). Lines that move "
+        "apart as the knob changes mean the setting changes how unequally groups are treated.")
+
+    if knob:
+        flips = dec.ordering_flips(summary, knob, measure.name)
+        confirmed_flips = [f for f in flips if f.confirmed]
+        if confirmed_flips:
+            st.warning("**Advantaged group toggles** (both gaps' 95% intervals exclude 0):\n"
+                       + "\n".join(f"- {common.escape_markdown(f.describe(knob))}" for f in confirmed_flips))
+        st.caption(common.escape_markdown(
+            f"An ordering flip is called only when the paired gap between two groups has a 95% interval "
+                   f"excluding 0 before and after it; {len(flips) - len(confirmed_flips)} sign change(s) of point "
+                   "estimates inside the noise are not called."))
+
+    st.subheader("Disparity against the hyper-parameter")
+    st.caption(common.escape_markdown(f"Measure: {measure.label}."))
+    per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
+    columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
+    if columns[0] in per_family:
+        overall = configs[["x", "label", *columns]].assign(family="all families (mean)")
+        frame = pd.concat([per_family[["x", "label", "family", *columns]], overall], ignore_index=True)
+        frame = frame.rename(columns=dict(zip(columns, ["disparity", "disparity_ci_low", "disparity_ci_high"],
+                                              strict=True)))
+        st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity", "disparity", knob),
+                        width="stretch")
+    common.how_to_read(
+        "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
+        "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
+        "Because it averages absolute differences, its interval sits above a near-zero estimate; whether two "
+        "groups really differ is what the flip rule above reads, from the signed paired gap.")
+
+    st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
+    st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
+    configs["pareto"] = dec.pareto_front(configs)
+    configs["marker"] = configs.apply(lambda r: "library default (p=0.9)" if r["library_default"]
+                                      else ("Pareto front" if r["pareto"] else "other"), axis=1)
+    for suffix in ("", "_ci_low", "_ci_high"):
+        configs["negative_rate_sel" + suffix] = configs[measure.name + suffix]
+    left, right = st.columns(2)
+    left.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)", "diversity",
+                                     "diversity (trigram entropy)"), width="stretch")
+    if configs["quality"].notna().any():
+        right.altair_chart(charts.against(configs, "negative_rate_sel", "share negative (mean over groups)",
+                                          "quality", "quality proxy (mean log-prob)"), width="stretch")
+    else:
+        right.info("The quality proxy is off for this sweep.")
+    st.subheader("Fairness vs diversity (Pareto view)")
+    st.altair_chart(charts.against(configs, "diversity", "diversity (trigram entropy)", "disparity",
+                                   "disparity (sentiment)"), width="stretch")
+    common.how_to_read(
+        "Each point is one setting, with 95% interval bars on both axes. Top: the paper's Fig. 1 — do more "
+        "diverse settings give more negative text, and at what quality? (Quality is a proxy: the mean token "
+        "log-probability under a scorer model, not human ratings.) Bottom: Pareto-front settings are those no "
+        "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
+        "marked when it is in the grid.")
+    st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "diversity",
+                          "diversity_ci_low", "diversity_ci_high", "quality", "negative_rate", "n", "n_empty",
+                          "pareto", "library_default"]], hide_index=True, width="stretch")
+
+    st.subheader("Example browser")
+    prompt_ids = list(dict.fromkeys(generations["prompt_id"]))
+    labels = dict(zip(generations["prompt_id"], generations["prompt"], strict=False))
+    e1, e2, e3 = st.columns([3, 1, 1])
+    chosen = e1.selectbox("Prompt", prompt_ids, format_func=lambda i: labels[i], key="ex_prompt")
+    sample = e2.number_input("Sample", 0, int(generations["sample"].max()), 0, key="ex_sample")
+    unredacted = e3.toggle("Show unredacted", key="ex_unredacted",
+                           help="BOLD names are redacted before scoring; show the text as generated.")
+    picked = generations[(generations["prompt_id"] == chosen) & (generations["sample"] == sample)]
+    columns = st.columns(max(1, min(len(picked), 5)))
+    for index, (_, row) in enumerate(picked.iterrows()):
+        with columns[index % len(columns)].container(border=True):
+            st.caption(common.escape_markdown(row["label"]))
+            text = (row["prompt"] + " " + row["continuation"]).strip() if unredacted else row["scored_text"]
+            st.markdown(common.escape_markdown(text) or "*(empty)*")
+            st.caption(f"VADER {row['vader_compound']:+.2f}" + (f" · offensive {row['offensive_prob']:.2f}"
+                                                                  if "offensive_prob" in row else ""))
+    common.how_to_read(
+        "The same prompt and random stream under each setting (a row's seed depends on the prompt and sample "
+        "number only), so differences come from the setting, like the paper's Table 1.")
+
+    st.subheader("Most frequent words per group and setting")
+    f1, f2 = st.columns(2)
+    setting = f1.selectbox("Setting", list(configs["label"]), key="freq_setting")
+    n = f2.radio("n-gram", [1, 2, 3], horizontal=True, key="freq_n")
+    subset = generations[generations["label"] == setting]
+    words = {group: [f"{gram} ({count})" for gram, count in
+                     dec.frequent_ngrams(rows["continuation"], n=int(n), top=10, stopwords=dec.STOPWORDS)]
+             for group, rows in subset.groupby("group")}
+    st.dataframe(pd.DataFrame({g: pd.Series(v) for g, v in words.items()}), width="stretch")
+    common.how_to_read("Words the model used most after each group's prompts (stopwords left out), as in the "
+                       "paper's Fig. 7: look for words that appear for one group and not its relatives.")
+
+    with st.expander("All generations (drill-down)"):
+        shown = [c for c in ("label", "group", "prompt", "continuation", "raw", "vader_compound", "negative_regard",
+                             "offensive_prob", "negative_word_share", "quality_logprob", "empty") if c in generations]
+        st.dataframe(generations[shown], hide_index=True, width="stretch")
+    for run_id in result.run_ids:
+        info = common.get_store().get_run(run_id)
+        if info is not None:
+            common.manifest_box(info.manifest, run_id, result.from_cache)
+            common.export_buttons(run_id, key=f"export_{run_id}")
+    report_button(result.run_ids, key="decoding_report")
+
