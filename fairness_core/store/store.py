@@ -31,7 +31,7 @@ import pandas as pd
 
 from fairness_core import config
 from fairness_core.store.manifest import canonical_json, library_versions, manifest_hash
-from fairness_core.store.typed import REGISTER_RUN_SQL, TYPED_KINDS, ensure_typed, insert_sql
+from fairness_core.store.typed import REGISTER_RUN_SQL, TYPED_KINDS, ensure_typed, insert_sql, typed_current
 
 RESULT_COLUMNS = ("item", "grp", "variant", "metric", "value", "text", "attrs")
 
@@ -181,6 +181,7 @@ class RunStore:
         self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
         self._complete_schema = False  # set by check(): the file has every table (readable without writing)
+        self._typed_current = False  # set by check(): the typed tables and views are up to date
         self._session: tuple[int, duckdb.DuckDBPyConnection] | None = None  # see `reading`
 
     # -- connections -------------------------------------------------------------------------
@@ -275,6 +276,7 @@ class RunStore:
                     "FROM information_schema.columns c WHERE table_schema = 'main' AND table_catalog = "
                     "current_database() ORDER BY table_name, ordinal_position"
                 ).fetchall()
+                self._typed_current = typed_current(con)
             except duckdb.Error as error:
                 raise self._unreadable(error) from error
             finally:
@@ -294,13 +296,12 @@ class RunStore:
                                            "(different columns, or a view); nothing was changed")
 
     def _readable_as_is(self) -> bool:
-        """A read-only file (a shared copy, a read-only mount) that already has the lab's tables is read without
-        opening it for writing, so it can be listed and exported; a writable one gets its typed tables brought up to
-        date first (`_ensure_schema`)."""
-        if self.path.exists() and os.access(self.path, os.W_OK):
-            return False
+        """A store that already has the lab's tables is read without opening it for writing, so a read-only file
+        (a shared copy, a read-only mount) can be listed and exported, and a read changes no byte of the file. A
+        writable store whose typed tables are missing or out of date gets them first (`_ensure_schema`)."""
         self.check()
-        return self._complete_schema
+        writable = os.access(self.path, os.W_OK)
+        return self._complete_schema and (self._typed_current or not writable)
 
     def _ensure_schema(self) -> None:
         with self._process_lock:

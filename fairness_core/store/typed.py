@@ -164,6 +164,18 @@ def view_sql(kind: TypedKind) -> str:
     return f"CREATE OR REPLACE VIEW {kind.view} AS SELECT *{aliases} FROM {kind.table}"
 
 
+def typed_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when `ensure_typed` has nothing to do: every typed table at its current signature and every view there
+    (read-only: a store that is up to date is read without opening it for writing)."""
+    existing = {row[0] for row in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if not {"typed_schema", "typed_runs"} <= existing:
+        return False
+    known = dict(con.execute("SELECT name, signature FROM typed_schema").fetchall())
+    return all(known.get(kind.table) == signature(kind) and {kind.table, kind.view} <= existing
+               for kind in TYPED_KINDS.values())
+
+
 def ensure_typed(con: duckdb.DuckDBPyConnection) -> None:
     """Create (or rebuild, when a kind's fields changed) every typed table and view; one transaction."""
     con.execute("CREATE TABLE IF NOT EXISTS typed_schema (name VARCHAR PRIMARY KEY, signature VARCHAR NOT NULL)")
