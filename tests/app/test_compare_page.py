@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairness_core.store import RunStore
 from tests.compare.stored_runs import write_decoding_run, write_metric_bias_run
+from tests.markdown_text import shown
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/compare.py"
@@ -32,7 +33,8 @@ def test_two_decoding_runs_are_lined_up_with_paired_intervals(isolated_store: Pa
     rows = app.dataframe[0].value
     assert set(rows["metric"]) == {"negative_sentiment", "offensive_prob", "vader_compound"}
     assert rows["paired"].all() and set(rows["unit"]) == {"prompt"}
-    assert "paired (by prompt)" in app.caption[0].value and app.caption[0].value.startswith("12 of 12 aligned")
+    caption = shown(app.caption[0].value)  # the page escapes the data it quotes
+    assert "paired (by prompt)" in caption and caption.startswith("12 of 12 aligned")
     assert len(app.get("plotly_chart")) == 2
     examples = app.dataframe[1].value
     assert examples["change"].abs().is_monotonic_decreasing and len(examples) == 200

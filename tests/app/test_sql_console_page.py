@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairness_core.store import RunStore
 from tests.compare.stored_runs import write_decoding_run
+from tests.markdown_text import shown
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/sql_console.py"
@@ -32,7 +33,7 @@ def test_a_query_over_a_typed_view_gives_a_table_a_chart_and_downloads(isolated_
     assert table.columns.tolist() == ["top_p", "grp", "mean"] and len(table) == 4
     assert [b.proto.label for b in app.get("download_button")] == ["CSV", "Parquet"]
     assert len(app.get("plotly_chart")) == 1
-    assert any(c.value.startswith("4 row(s) in") for c in app.main.caption)
+    assert any(shown(c.value).startswith("4 row(s) in") for c in app.main.caption)
 
 
 def test_a_refused_query_is_one_sentence(isolated_store: Path) -> None:
