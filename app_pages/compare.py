@@ -6,8 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core.compare import CompareError, compare_runs, field_names, per_example
-from fairness_core.store import RunStore, StoreError
-from fairness_core.store.catalog import catalogue, filter_catalogue
+from fairness_core.store import RunStore, StoreError, catalogue, filter_catalogue
 from ui import common
 from ui.compare_charts import difference_chart, estimates_chart
 from ui.report import report_button

@@ -8,8 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core.compare import DEFAULT_ROW_LIMIT, SqlError, documented_views, run_sql
-from fairness_core.store import StoreError
-from fairness_core.store.typed import describe_views
+from fairness_core.store import StoreError, describe_views
 from ui import common
 from ui.compare_charts import quick_chart
 

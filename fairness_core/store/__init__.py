@@ -20,6 +20,7 @@ from fairness_core.store.store import (
     StoreUnreadableError,
     open_duckdb,
 )
+from fairness_core.store.typed import describe_views
 
 __all__ = [
     "CANCELLED",
@@ -39,6 +40,7 @@ __all__ = [
     "canonical_json",
     "catalogue",
     "check_destination",
+    "describe_views",
     "export_format",
     "filter_catalogue",
     "manifest_hash",
