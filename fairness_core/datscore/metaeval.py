@@ -277,6 +277,14 @@ def hypothesis_tokens(scores: Any, direction: str = D.PRECISION) -> dict[str, fl
     return {str(s): float(n) for s, n in zip(rows["segment_id"], rows["n_tokens"], strict=True) if np.isfinite(n)}
 
 
+def backbone_name(backbone: Mapping[str, Any]) -> str | None:
+    """The backbone as people name it: the model source, or "<served model> @ <host>" for an endpoint."""
+    model = backbone.get("model") or {}
+    if model.get("api") == "openai-compatible":
+        return f"{model.get('model')} @ {model.get('host')}"
+    return model.get("source")
+
+
 def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None = None, n_resamples: int = 1000,
                     seed: int = 0) -> dict[str, Any]:
     """The `datscore score --json` payload: weights (with bootstrap CIs), per-segment scores, meta-evaluation
@@ -299,6 +307,9 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
     if outcome.backbone["kind"] != "seq2seq":
         notes.append(f"{label} is the LM variant: a causal LM translates and scores with a prompt; it is not the "
                      "paper's seq2seq DATScore")
+    if outcome.backbone.get("entropy"):  # an endpoint: entropies from its top-k log-probs only
+        notes.append(f"entropy weights (Eq. 4) are {outcome.backbone['entropy']}; the entropy-weighted variants are "
+                     "approximations")
     missing = int((~np.isfinite(matrices[W.ENTROPY][1])).any(axis=1).sum())
     if missing:
         notes.append(f"{missing} segment(s) have a direction with no scored token: no score, not in the weights")
@@ -307,7 +318,7 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
         notes.append(negative)
     clipped = next(v for v in found if v.averaging == W.ONE_VS_REST_CLIPPED and v.kind == "ablation")
     return {
-        "metric": label, "model": outcome.backbone["model"].get("source"), "backbone": outcome.backbone["kind"],
+        "metric": label, "model": backbone_name(outcome.backbone), "backbone": outcome.backbone["kind"],
         "data": request.segments.name, "synthetic": request.segments.synthetic,
         "languages": D.entity_languages(request.src_lang, request.tgt_lang),
         "n_segments": len(order), "runs": {"translations": outcome.translations_run,
