@@ -84,6 +84,9 @@ def test_datscore_scores_through_an_endpoint_with_approximate_entropies_and_a_st
         assert second["from_cache"] and second["scores"] == first["scores"]
         assert not any(body.get("echo") and "Translate" in body.get("prompt", "")
                        for _, _, body in server.requests[asked:])  # only the probes that name the model
+        tables = store.query("SELECT table_name FROM information_schema.tables")["table_name"]
+        dumped = "\n".join(store.query(f'SELECT * FROM "{table}"').to_csv() for table in tables)
+        assert "Trans2" in dumped and KEY not in dumped  # every table as text: the key is nowhere
         assert KEY.encode() not in isolated_store.read_bytes()
     finally:
         server.stop()
