@@ -277,18 +277,11 @@ def hypothesis_tokens(scores: Any, direction: str = D.PRECISION) -> dict[str, fl
     return {str(s): float(n) for s, n in zip(rows["segment_id"], rows["n_tokens"], strict=True) if np.isfinite(n)}
 
 
-def backbone_name(backbone: Mapping[str, Any]) -> str | None:
-    """The backbone as people name it: the model source, or "<served model> @ <host>" for an endpoint."""
-    model = backbone.get("model") or {}
-    if model.get("api") == "openai-compatible":
-        return f"{model.get('model')} @ {model.get('host')}"
-    return model.get("source")
-
-
 def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None = None, n_resamples: int = 1000,
                     seed: int = 0) -> dict[str, Any]:
     """The `datscore score --json` payload: weights (with bootstrap CIs), per-segment scores, meta-evaluation
     rows (each with its paired difference from the full DATScore), the length covariate, notes."""
+    from fairness_core.datscore.request import backbone_name
     from fairness_core.datscore.task import score_matrix
     from fairness_core.translation.backbones import metric_label_for
 
