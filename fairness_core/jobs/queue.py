@@ -1,0 +1,319 @@
+"""Admission for model work when many sessions share one server: one fair queue and a bounded worker pool.
+
+A classroom is thirty browser sessions on one process. Every distinct computation used to start its own
+thread, so thirty slider moves were thirty torch loops fighting for two cores. Here:
+
+- `FairQueue` (pure ordering, no threads) holds pending requests. A request is a job key (the manifest hash
+  of what it computes), a lane (`LIVE` slider moves, or `SWEEP` for long background jobs) and the sessions
+  waiting for it. Each session holds at most one pending request per lane: a newer one replaces its queued
+  one (the replaced request is dropped unless another session still waits for it). Identical requests from
+  different sessions are one entry with several waiters, so they are computed once. Live requests are
+  served before sweeps; within a lane, sessions take turns (round-robin over the sessions that own a
+  pending request, a session served going to the back), so one session's sweep or stream of moves cannot
+  starve the others.
+- `WorkerPool` runs what the queue hands out on a fixed number of worker threads (`worker_count()`,
+  `FAIRNESS_LAB_MODEL_WORKERS`, default one per CPU core, up to 8: a live generation uses one intra-op
+  thread). Sweeps may hold at most `sweep_slots(workers)` of them at once, so a worker is always left for
+  live requests when there are two or more.
+
+    queue = FairQueue()
+    queue.submit("alice", "live-ab12", LIVE, payload=run_it)     # [] — nothing replaced
+    queue.submit("bob", "live-ab12", LIVE, payload=run_it)       # shares alice's entry
+    queue.submit("alice", "live-cd34", LIVE, payload=run_other)  # alice moved again; bob still waits for ab12
+    queue.position("live-cd34")                                   # 1: bob's (formerly alice's) entry is first
+    entry = queue.take()                                          # live-ab12, then live-cd34, then sweeps
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+LIVE = "live"
+SWEEP = "sweep"
+LANES = (LIVE, SWEEP)  # serve order: every pending live request before any sweep
+WORKERS_ENV = "FAIRNESS_LAB_MODEL_WORKERS"
+MAX_DEFAULT_WORKERS = 8
+
+
+@dataclass
+class Entry:
+    """One pending computation: its job key, lane, what runs it, and the sessions waiting (first = owner)."""
+
+    key: str
+    lane: str
+    payload: Any
+    waiters: list[str] = field(default_factory=list)
+    estimate_s: float | None = None  # expected seconds of work once started (None: not known yet)
+
+    @property
+    def owner(self) -> str:
+        return self.waiters[0]
+
+
+class FairQueue:
+    """Pending requests in serve order: live before sweep, sessions round-robin, one per session and lane.
+
+    Not thread-safe by itself: `WorkerPool` guards it with its lock. Pure Python so the order can be tested
+    without Streamlit or threads.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Entry] = {}  # insertion order
+        self._slot: dict[tuple[str, str], str] = {}  # (session, lane) -> the key that session waits for
+        self._rotation: deque[str] = deque()  # sessions that own a pending entry, next to be served first
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def get(self, key: str) -> Entry | None:
+        return self._entries.get(key)
+
+    def submit(self, session: str, key: str, lane: str, payload: Any = None,
+               estimate_s: float | None = None) -> list[Entry]:
+        """`session` now wants `key` in `lane`; returns the entries dropped because nobody waits for them now.
+
+        The session's earlier pending request in this lane is replaced (a newer slider move). If `key` is
+        already pending, the session joins its waiters (a shared job). Otherwise, with a `payload`, a new
+        entry owned by the session is queued; without one (the key is already running elsewhere) only the
+        session's older request is let go.
+        """
+        if lane not in LANES:
+            raise ValueError(f"unknown lane {lane!r}: choose one of {', '.join(LANES)}")
+        dropped: list[Entry] = []
+        place = self._rotation.index(session) if session in self._rotation else None  # a replacement keeps it
+        previous = self._slot.get((session, lane))
+        if previous is not None and previous != key:
+            entry = self._withdraw(session, previous)
+            if entry is not None:
+                dropped.append(entry)
+            else:
+                place = None  # the older request went on for others, in this session's turn
+        entry = self._entries.get(key)
+        if entry is not None:
+            if session not in entry.waiters:
+                entry.waiters.append(session)
+            self._slot[(session, lane)] = key
+        elif payload is not None:
+            self._entries[key] = Entry(key, lane, payload, [session], estimate_s)
+            self._slot[(session, lane)] = key
+            if session not in self._rotation and place is not None:
+                self._rotation.insert(min(place, len(self._rotation)), session)
+            self._enter_rotation(session)
+        return dropped
+
+    def withdraw(self, session: str, key: str) -> Entry | None:
+        """`session` no longer waits for `key`; returns the entry if it was dropped (nobody waits any more)."""
+        return self._withdraw(session, key)
+
+    def take(self, lanes: Iterable[str] = LANES) -> Entry | None:
+        """Remove and return the next entry to run among `lanes` (None when none is pending)."""
+        lanes = tuple(lanes)
+        for lane in LANES:
+            if lane not in lanes:
+                continue
+            for session in list(self._rotation):
+                entry = self._owned(session, lane)
+                if entry is not None:
+                    self._remove(entry)
+                    if session in self._rotation:
+                        self._rotation.remove(session)
+                    if self._owns_any(session):
+                        self._rotation.append(session)  # served: to the back of the line
+                    return entry
+        return None
+
+    def order(self, lanes: Iterable[str] = LANES) -> list[Entry]:
+        """The pending entries of `lanes` in the order `take` would return them (nothing is removed)."""
+        lanes = tuple(lanes)
+        rotation = list(self._rotation)
+        served: list[Entry] = []
+        for lane in LANES:
+            if lane not in lanes:
+                continue
+            # each session owns at most one entry per lane, so a lane's order is the rotation's order
+            turn = [(session, self._owned(session, lane)) for session in rotation]
+            in_lane = [(session, entry) for session, entry in turn if entry is not None]
+            served += [entry for _, entry in in_lane]
+            moved = [session for session, _ in in_lane]
+            rotation = [session for session in rotation if session not in moved] + moved
+        return served
+
+    def position(self, key: str) -> int | None:
+        """How many pending entries are served before `key` (None when `key` is not pending)."""
+        for index, entry in enumerate(self.order()):
+            if entry.key == key:
+                return index
+        return None
+
+    def ahead_of(self, key: str) -> list[Entry]:
+        """The pending entries served before `key` (empty when it is next or not pending)."""
+        order = self.order()
+        keys = [entry.key for entry in order]
+        return order[: keys.index(key)] if key in keys else []
+
+    # -- internals -------------------------------------------------------------------------------------------
+    def _owned(self, session: str, lane: str) -> Entry | None:
+        key = self._slot.get((session, lane))
+        entry = self._entries.get(key) if key is not None else None
+        return entry if entry is not None and entry.owner == session else None
+
+    def _owns_any(self, session: str) -> bool:
+        return any(self._owned(session, lane) is not None for lane in LANES)
+
+    def _enter_rotation(self, session: str) -> None:
+        if session not in self._rotation:
+            self._rotation.append(session)
+
+    def _withdraw(self, session: str, key: str) -> Entry | None:
+        for lane in LANES:
+            if self._slot.get((session, lane)) == key:
+                del self._slot[(session, lane)]
+        entry = self._entries.get(key)
+        if entry is None or session not in entry.waiters:
+            return None
+        was_owner = entry.owner == session
+        entry.waiters.remove(session)
+        if not entry.waiters:
+            self._remove(entry)
+            dropped: Entry | None = entry
+        else:
+            dropped = None
+            if was_owner and entry.owner not in self._rotation:
+                # the next waiter owns it now: the request keeps its place in line
+                place = self._rotation.index(session) if session in self._rotation else len(self._rotation)
+                self._rotation.insert(place, entry.owner)
+        if session in self._rotation and not self._owns_any(session):
+            self._rotation.remove(session)
+        return dropped
+
+    def _remove(self, entry: Entry) -> None:
+        self._entries.pop(entry.key, None)
+        for session in entry.waiters:
+            if self._slot.get((session, entry.lane)) == entry.key:
+                del self._slot[(session, entry.lane)]
+        for session in list(self._rotation):
+            if not self._owns_any(session):
+                self._rotation.remove(session)
+
+
+def worker_count(environ: dict[str, str] | None = None) -> int:
+    """Model workers for this process: `$FAIRNESS_LAB_MODEL_WORKERS`, else one per CPU core (at most 8).
+
+    A bad value (not a whole number >= 1) falls back to the default rather than stopping a classroom.
+    """
+    environ = os.environ if environ is None else environ
+    default = max(1, min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS))
+    text = environ.get(WORKERS_ENV, "").strip()
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def sweep_slots(workers: int) -> int:
+    """At most this many workers run sweeps at once: one worker is kept for live requests when there are two."""
+    return max(1, workers - 1) if workers > 1 else 1
+
+
+def wait_estimate(ahead_s: Iterable[float | None], running_left_s: Iterable[float | None], workers: int
+                  ) -> float | None:
+    """Seconds until a queued request starts: the work ahead of it plus what running jobs have left, spread
+    over the workers. None when any of it has no estimate yet (nothing measured of that kind)."""
+    total = 0.0
+    for seconds in (*ahead_s, *running_left_s):
+        if seconds is None:
+            return None
+        total += max(seconds, 0.0)
+    return total / max(workers, 1)
+
+
+def position_message(ahead: int, wait_s: float | None) -> str:
+    """'3 requests ahead of yours, about 8 s' (the queued request's place, for the page)."""
+    from fairness_core.jobs.runner import format_seconds
+
+    plural = "s" if ahead != 1 else ""
+    where = "Yours is next in the queue" if ahead <= 0 else f"{ahead} request{plural} ahead of yours"
+    return where if wait_s is None else f"{where}, about {format_seconds(wait_s)}"
+
+
+class WorkerPool:
+    """`workers` daemon threads that run `FairQueue` entries; a payload is a no-argument callable.
+
+    Threads start on the first `submit`, so importing or building a pool costs nothing. `on_drop` is called
+    (outside the lock) with each entry the queue drops because nobody waits for it any more.
+    """
+
+    def __init__(self, workers: int, on_drop: Callable[[Entry], None] | None = None) -> None:
+        self.workers = workers
+        self.sweep_limit = sweep_slots(workers)
+        self.queue = FairQueue()
+        self.running: dict[str, tuple[str, Entry]] = {}  # key -> (lane, entry) while a worker runs it
+        self._on_drop = on_drop
+        self._lock = threading.Condition()
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, session: str, key: str, lane: str, payload: Callable[[], None] | None = None,
+               estimate_s: float | None = None) -> None:
+        with self._lock:
+            dropped = self.queue.submit(session, key, lane, payload, estimate_s)
+            self._start_threads()
+            self._lock.notify_all()
+        self._dropped(dropped)
+
+    def withdraw(self, session: str, key: str) -> bool:
+        """`session` stops waiting for `key`; True when the queued request was dropped (nobody else waits)."""
+        with self._lock:
+            dropped = self.queue.withdraw(session, key)
+        self._dropped([dropped] if dropped is not None else [])
+        return dropped is not None
+
+    def snapshot(self, key: str) -> tuple[int | None, list[Entry], list[Entry]]:
+        """(position of `key`, entries ahead of it, entries running now) under the lock."""
+        with self._lock:
+            ahead = self.queue.ahead_of(key)
+            position = self.queue.position(key)
+            running = [entry for _, entry in self.running.values()]
+        return position, ahead, running
+
+    def _dropped(self, entries: list[Entry]) -> None:
+        if self._on_drop is not None:
+            for entry in entries:
+                self._on_drop(entry)
+
+    def _start_threads(self) -> None:
+        while len(self._threads) < self.workers:
+            thread = threading.Thread(target=self._work, name=f"model-worker-{len(self._threads)}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _next(self) -> Entry:
+        with self._lock:
+            while True:
+                sweeps = sum(1 for lane, _ in self.running.values() if lane == SWEEP)
+                lanes = LANES if sweeps < self.sweep_limit else (LIVE,)
+                entry = self.queue.take(lanes)
+                if entry is not None:
+                    self.running[entry.key] = (entry.lane, entry)
+                    return entry
+                self._lock.wait()
+
+    def _work(self) -> None:
+        while True:
+            entry = self._next()
+            try:
+                entry.payload()  # the payload records its own result or error (ui.jobs does)
+            except BaseException:  # a payload that raises must not take the worker down
+                pass
+            finally:
+                with self._lock:
+                    self.running.pop(entry.key, None)
+                    self._lock.notify_all()
