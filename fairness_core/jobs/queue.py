@@ -5,8 +5,8 @@ thread, so thirty slider moves were thirty torch loops fighting for two cores. H
 
 - `FairQueue` (pure ordering, no threads) holds pending requests. A request is a job key (the manifest hash
   of what it computes), a lane (`LIVE` slider moves, or `SWEEP` for long background jobs) and the sessions
-  waiting for it. Each session holds at most one pending request per lane: a newer one replaces its queued
-  one (the replaced request is dropped unless another session still waits for it). Identical requests from
+  waiting for it. Each session holds at most one pending live request: a newer one replaces its queued one
+  (the replaced request is dropped unless another session still waits for it). Identical requests from
   different sessions are one entry with several waiters, so they are computed once. Live requests are
   served before sweeps; within a lane, sessions take turns (round-robin over the sessions that own a
   pending request, a session served going to the back), so one session's sweep or stream of moves cannot
@@ -56,15 +56,15 @@ class Entry:
 
 
 class FairQueue:
-    """Pending requests in serve order: live before sweep, sessions round-robin, one per session and lane.
+    """Pending requests in serve order: live before sweep, sessions round-robin, one live request per session.
 
     Not thread-safe by itself: `WorkerPool` guards it with its lock. Pure Python so the order can be tested
     without Streamlit or threads.
     """
 
     def __init__(self) -> None:
-        self._entries: dict[str, Entry] = {}  # insertion order
-        self._slot: dict[tuple[str, str], str] = {}  # (session, lane) -> the key that session waits for
+        self._entries: dict[str, Entry] = {}  # insertion order: a session's sweeps are served in the order asked
+        self._live: dict[str, str] = {}  # session -> the live request it waits for (at most one)
         self._rotation: deque[str] = deque()  # sessions that own a pending entry, next to be served first
 
     def __len__(self) -> int:
@@ -80,16 +80,16 @@ class FairQueue:
                estimate_s: float | None = None) -> list[Entry]:
         """`session` now wants `key` in `lane`; returns the entries dropped because nobody waits for them now.
 
-        The session's earlier pending request in this lane is replaced (a newer slider move). If `key` is
-        already pending, the session joins its waiters (a shared job). Otherwise, with a `payload`, a new
-        entry owned by the session is queued; without one (the key is already running elsewhere) only the
-        session's older request is let go.
+        A live request replaces the session's earlier pending live request (a newer slider move), which keeps
+        the session's turn. If `key` is already pending, the session joins its waiters (a shared job).
+        Otherwise, with a `payload`, a new entry owned by the session is queued; without one (the key is
+        already running elsewhere) only the session's older live request is let go.
         """
         if lane not in LANES:
             raise ValueError(f"unknown lane {lane!r}: choose one of {', '.join(LANES)}")
         dropped: list[Entry] = []
-        place = self._rotation.index(session) if session in self._rotation else None  # a replacement keeps it
-        previous = self._slot.get((session, lane))
+        place = self._rotation.index(session) if session in self._rotation else None
+        previous = self._live.get(session) if lane == LIVE else None
         if previous is not None and previous != key:
             entry = self._withdraw(session, previous)
             if entry is not None:
@@ -100,13 +100,13 @@ class FairQueue:
         if entry is not None:
             if session not in entry.waiters:
                 entry.waiters.append(session)
-            self._slot[(session, lane)] = key
         elif payload is not None:
-            self._entries[key] = Entry(key, lane, payload, [session], estimate_s)
-            self._slot[(session, lane)] = key
-            if session not in self._rotation and place is not None:
-                self._rotation.insert(min(place, len(self._rotation)), session)
-            self._enter_rotation(session)
+            entry = Entry(key, lane, payload, [session], estimate_s)
+            self._entries[key] = entry
+            if session not in self._rotation:
+                self._rotation.insert(len(self._rotation) if place is None else place, session)
+        if entry is not None and lane == LIVE:
+            self._live[session] = key
         return dropped
 
     def withdraw(self, session: str, key: str) -> Entry | None:
@@ -115,20 +115,17 @@ class FairQueue:
 
     def take(self, lanes: Iterable[str] = LANES) -> Entry | None:
         """Remove and return the next entry to run among `lanes` (None when none is pending)."""
-        lanes = tuple(lanes)
-        for lane in LANES:
-            if lane not in lanes:
-                continue
-            for session in list(self._rotation):
-                entry = self._owned(session, lane)
-                if entry is not None:
-                    self._remove(entry)
-                    if session in self._rotation:
-                        self._rotation.remove(session)
-                    if self._owns_any(session):
-                        self._rotation.append(session)  # served: to the back of the line
-                    return entry
-        return None
+        order = self.order(lanes)
+        if not order:
+            return None
+        entry = order[0]
+        owner = entry.owner
+        self._remove(entry)
+        if owner in self._rotation:
+            self._rotation.remove(owner)
+        if self._owns_any(owner):
+            self._rotation.append(owner)  # served: to the back of the line
+        return entry
 
     def order(self, lanes: Iterable[str] = LANES) -> list[Entry]:
         """The pending entries of `lanes` in the order `take` would return them (nothing is removed)."""
@@ -138,12 +135,13 @@ class FairQueue:
         for lane in LANES:
             if lane not in lanes:
                 continue
-            # each session owns at most one entry per lane, so a lane's order is the rotation's order
-            turn = [(session, self._owned(session, lane)) for session in rotation]
-            in_lane = [(session, entry) for session, entry in turn if entry is not None]
-            served += [entry for _, entry in in_lane]
-            moved = [session for session, _ in in_lane]
-            rotation = [session for session in rotation if session not in moved] + moved
+            queues = {session: [e for e in self._entries.values() if e.lane == lane and e.owner == session]
+                      for session in rotation}
+            while any(queues.values()):
+                session = next(s for s in rotation if queues[s])
+                served.append(queues[session].pop(0))
+                rotation.remove(session)
+                rotation.append(session)
         return served
 
     def position(self, key: str) -> int | None:
@@ -160,22 +158,12 @@ class FairQueue:
         return order[: keys.index(key)] if key in keys else []
 
     # -- internals -------------------------------------------------------------------------------------------
-    def _owned(self, session: str, lane: str) -> Entry | None:
-        key = self._slot.get((session, lane))
-        entry = self._entries.get(key) if key is not None else None
-        return entry if entry is not None and entry.owner == session else None
-
     def _owns_any(self, session: str) -> bool:
-        return any(self._owned(session, lane) is not None for lane in LANES)
-
-    def _enter_rotation(self, session: str) -> None:
-        if session not in self._rotation:
-            self._rotation.append(session)
+        return any(entry.owner == session for entry in self._entries.values())
 
     def _withdraw(self, session: str, key: str) -> Entry | None:
-        for lane in LANES:
-            if self._slot.get((session, lane)) == key:
-                del self._slot[(session, lane)]
+        if self._live.get(session) == key:
+            del self._live[session]
         entry = self._entries.get(key)
         if entry is None or session not in entry.waiters:
             return None
@@ -197,8 +185,8 @@ class FairQueue:
     def _remove(self, entry: Entry) -> None:
         self._entries.pop(entry.key, None)
         for session in entry.waiters:
-            if self._slot.get((session, entry.lane)) == entry.key:
-                del self._slot[(session, entry.lane)]
+            if self._live.get(session) == entry.key:
+                del self._live[session]
         for session in list(self._rotation):
             if not self._owns_any(session):
                 self._rotation.remove(session)

@@ -152,3 +152,11 @@ def test_a_dropped_request_is_reported_and_never_run() -> None:
             break
         threading.Event().wait(0.05)
     assert ran == ["live-2"]
+
+
+def test_a_session_may_queue_several_sweeps_which_take_turns_with_other_sessions() -> None:
+    queue = FairQueue()
+    assert queue.submit("ana", "sweep-a1", SWEEP, payload="run") == []
+    assert queue.submit("ana", "sweep-a2", SWEEP, payload="run") == []  # a sweep never replaces another
+    queue.submit("ben", "sweep-b1", SWEEP, payload="run")
+    assert _drain(queue) == ["sweep-a1", "sweep-b1", "sweep-a2"]
