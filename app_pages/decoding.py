@@ -1,7 +1,8 @@
 """Decoding sliders: how top-p, top-k and temperature move per-group negativity, diversity and quality.
 
 Thin page: widgets (`ui.decoding_view`) -> `fairness_core.decoding` (request, task, summary) -> charts. Live
-mode runs one setting synchronously on a small live sample (all live rows in one sampler call); sweep mode
+mode runs one setting on a small live sample through the fair queue of the process's model workers (all live
+rows in one sampler call; `ui.decoding_view.run_live`); sweep mode
 runs a grid as a background job. Both go through the run store (generic generate-then-score task),
 so a setting, prompt or sample seen before is read back, never regenerated.
 """
@@ -22,6 +23,7 @@ from ui.decoding_view import (
     card,
     first_visit,
     restore_grid_from_url,
+    run_live,
     sweep_views,
     sync_grid_to_url,
 )
@@ -128,22 +130,31 @@ with live_tab:
                                     seed=int(seed), threshold=threshold, quantization=quantization,
                                     scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
             plan = dec.plan_decoding(request, common.get_store())
-            if not plan.from_store:
-                status.info(f"Generating with {config.label()}: the text appears as the model writes it; the "
-                            "measures follow.")
+            live_job = None
+            if plan.from_store:
+                outcome = dec.run_decoding(plan, common.get_store())
+            else:
+                generating = (f"Generating with {config.label()}: the text appears as the model writes it; the "
+                              "measures follow.")
+                status.info(generating)
                 if plan.plan.n_to_generate < plan.plan.n_wanted:
                     cards.show_stored(dec.stored_generations(plan, common.get_store()))
-            outcome = dec.run_decoding(plan, common.get_store(), threads=1, cancel=cards.cancel,
-                                       on_partial=cards.update)
+                live_job, outcome = run_live(plan, cards, lambda where: status.info(f"Queued: {where}. {generating}"))
+                status.info(generating)
         except dec.RequestError as error:
             status.error(str(error))
             st.stop()
         cards.resume_interruption()
+        if outcome is None:
+            status.warning("This generation was stopped before it finished; move a slider or press Generate.")
+            st.stop()
         elapsed = time.monotonic() - started
         live = outcome.generations
         summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
         configs = summary.configs
         source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
+        if live_job is not None and live_job.shared_with:
+            source += " (shared with another session that asked for the same)"
         status.markdown(f"**{common.escape_markdown(config.label())}** — {source}; diversity (trigram entropy) "
                         f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
                         + common.interval_text(configs["disparity_ci_low"].iloc[0],

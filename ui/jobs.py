@@ -51,6 +51,8 @@ CONFIRM_ABOVE_S = 120.0
 KEEP_SHOWN = 64
 #: how often `follow` looks at a job it waits for (seconds): partial results and the queue message
 FOLLOW_EVERY_S = 0.1
+#: while queued, the place in line is redrawn when it changes or at least this often (seconds)
+WAIT_REDRAW_S = 0.5
 
 _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.RLock()
@@ -307,6 +309,7 @@ def follow(key: str, on_partial: Callable[[dict], None] | None = None,
     if job is None:
         return None
     seen = 0
+    said, said_at = None, -float("inf")
     try:
         while True:
             ended = job.ended.wait(FOLLOW_EVERY_S)
@@ -320,8 +323,11 @@ def follow(key: str, on_partial: Callable[[dict], None] | None = None,
             if ended:
                 return job
             if on_wait is not None and not job.begun:
-                message = queue_message(key)
-                on_wait(message or "waiting for a model worker")
+                message = queue_message(key) or "waiting for a model worker"
+                now = time.monotonic()
+                if message != said or now - said_at >= WAIT_REDRAW_S:  # a redraw also lets Streamlit act on a move
+                    on_wait(message)
+                    said, said_at = message, now
     except BaseException:
         release(key, session)
         raise
