@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,7 @@ WAIT_REDRAW_S = 0.5
 _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.RLock()
 _SHOWN_DONE = "_background_jobs_shown_done"
+_SESSION_ID = "_background_jobs_session"
 #: seconds per unit (a generation, a pair, ...) measured by finished jobs in this process, per job kind
 _RATES: dict[str, float] = {}
 _POOL: WorkerPool | None = None
@@ -184,11 +186,13 @@ def running(prefix: str = "") -> list[BackgroundJob]:
 
 
 def session_id() -> str:
-    """This browser session's id (the queue serves sessions in turn); a fixed name outside a Streamlit run."""
+    """This browser session's id for the queue (which serves sessions in turn): a random token kept in the
+    session's state; a fixed name outside a Streamlit run."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    context = get_script_run_ctx(suppress_warning=True)
-    return context.session_id if context is not None else NO_SESSION
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return NO_SESSION
+    return st.session_state.setdefault(_SESSION_ID, uuid.uuid4().hex)
 
 
 def pool() -> WorkerPool:
