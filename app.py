@@ -151,7 +151,7 @@ def sidebar() -> None:
                 st.markdown(f"**{row['model']}** ({row['status']}) — {row['why']}")
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def prewarm_default_generator() -> None:
     """Start loading (first time: converting) the offline generator in a background thread at app start,
     so the decoding page's first live move does not wait ~25 s for it. Off with FAIRNESS_LAB_PREWARM=0."""

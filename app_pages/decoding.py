@@ -57,7 +57,7 @@ st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms o
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
-@st.cache_resource(show_spinner=False, ttl=600)
+@st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
 def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
     """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
     return dec.probe_scorers(scorers)
