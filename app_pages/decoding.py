@@ -119,6 +119,12 @@ with live_tab:
     if auto or clicked:
         first_visit(model, quantization)
         live_set = dec.live_subset(prompts, int(per_group))
+        if common.served():
+            try:
+                dec.check_served(1, len(live_set.items) * int(samples), live=True)
+            except dec.LimitError as error:
+                st.error(str(error))
+                st.stop()
         started = time.monotonic()
         status = st.empty()
         show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
@@ -182,6 +188,7 @@ with live_tab:
 
 # ---------------------------------------------------------------- sweep mode
 SWEEP_KEY = "decoding_sweep"
+SERVED_USED = "decoding_served_generations"  # generations this session's sweeps asked for (served caps)
 with sweep_tab:
     g1, g2 = st.columns([1, 2])
     preset = g1.selectbox("Grid preset", list(dec.GRID_PRESETS), index=list(dec.GRID_PRESETS).index(DEFAULT_PRESET),
@@ -204,6 +211,14 @@ with sweep_tab:
     except dec.GridError as error:
         st.error(str(error))
         st.stop()
+    if common.served():  # a classroom: per-session caps, bigger sweeps are the teacher's (docs/SECURITY.md)
+        try:
+            dec.check_served(len(grid_configs), dec.estimate(len(grid_configs), len(prompts.items),
+                                                             int(sweep_samples), int(sweep_max_new)).generations,
+                             st.session_state.get(SERVED_USED, 0))
+        except dec.LimitError as error:
+            st.error(str(error))
+            st.stop()
     confirmed = False
     try:
         work = dec.check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new))
@@ -234,6 +249,7 @@ with sweep_tab:
         store, executor = common.get_store(), common.get_executor()
         job_key = jobs.key_for("sweep", {"request": sweep_plan.manifest(), "store": str(store.path)})
         st.session_state[SWEEP_KEY] = job_key
+        st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor), label="Sweep")
     job = jobs.show(job_key, label="Sweep") if job_key else None

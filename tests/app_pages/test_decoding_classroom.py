@@ -86,3 +86,61 @@ def test_a_newer_move_replaces_the_sessions_queued_request(one_worker: WorkerPoo
     release.set()
     jobs.wait(second_key, 10)
     assert second.result == "p=0.7"
+
+
+# -- a served app (FAIRNESS_LAB_SERVED=1): per-session caps, bigger sweeps are the teacher's ------------------
+@pytest.fixture()
+def served_page(tiny_gpt2: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("FAIRNESS_LAB_SERVED", "1")
+    app = _session(tiny_gpt2)
+    app.session_state["live_auto"] = False
+    return app
+
+
+def _errors(app: AppTest) -> list[str]:
+    return [e.value for e in app.error]
+
+
+def test_a_served_sweep_above_the_generation_cap_asks_for_the_teachers_cli(served_page: AppTest) -> None:
+    served_page.session_state["sweep_samples"] = 10  # 3 settings x 110 prompts x 10 samples = 3,300 generations
+    served_page.run()
+    assert not served_page.exception, served_page.exception
+    (error,) = _errors(served_page)
+    assert "3,300 generations in one sweep is above this server's classroom cap of 2,000" in error
+    assert "ask the teacher to run it with the command line (python -m fairness_core decoding" in error
+    assert not [b for b in served_page.button if b.key == "sweep_run"]  # nothing to confirm, nothing to run
+    assert not [c for c in served_page.checkbox if c.key == "sweep_confirm"]
+
+
+def test_a_served_grid_above_the_configuration_cap_is_refused(served_page: AppTest) -> None:
+    served_page.session_state["sweep_samples"] = 1
+    served_page.session_state["sweep_grid_top-p, quick (0.5, 0.7, 0.9)"] = "top_p=" + ",".join(
+        f"{0.05 * i:.2f}" for i in range(1, 14))
+    served_page.run()
+    assert any("13 decoding configurations in one sweep is above this server's classroom cap of 12" in e
+               for e in _errors(served_page))
+
+
+def test_a_served_session_has_a_budget_of_generations_across_its_sweeps(served_page: AppTest) -> None:
+    served_page.session_state["decoding_served_generations"] = 5_500  # earlier sweeps of this session
+    served_page.run()  # the default sweep (990 generations) would take it past 6,000
+    assert any("6,490 generations in this session's sweeps is above this server's classroom cap of 6,000" in e
+               for e in _errors(served_page))
+
+
+def test_a_served_live_move_above_the_live_cap_is_refused_without_generating(served_page: AppTest) -> None:
+    served_page.session_state["live_auto"] = True
+    served_page.session_state["live_prompts"] = 10
+    served_page.session_state["live_samples"] = 20
+    served_page.run()
+    assert any("2,200 generations in one live move is above this server's classroom cap of 200" in e
+               for e in _errors(served_page))
+    assert not [m for m in served_page.markdown if "negative]" in str(m.value)]
+
+
+def test_the_caps_apply_only_when_served(tiny_gpt2: Path, isolated_store: Path) -> None:
+    app = _session(tiny_gpt2)
+    app.session_state["live_auto"] = False
+    app.session_state["sweep_samples"] = 10
+    app.run()
+    assert not _errors(app) and [b for b in app.button if b.key == "sweep_run"]
