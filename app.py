@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import common
+from ui import common, presenter
 
 ROOT = Path(__file__).resolve().parent
 
@@ -113,6 +113,7 @@ def sidebar() -> None:
     from fairness_core.device import describe_device
 
     with st.sidebar:
+        presenter.controls()
         st.markdown("### Machine")
         st.caption(describe_device()["summary"])
         st.markdown("### Run store")

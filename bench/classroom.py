@@ -18,7 +18,8 @@ Per N it prints one line:
 - lost: moves with no result within `--timeout` seconds or whose run ended without one;
 - shared: results the page said came from the run store or from another session's identical request;
 - peak / final RSS: the server's resident memory while the sessions ran, and `--settle` seconds after they
-  all closed; start RSS (second line) is after one warm-up visit that loaded the model, before the sessions. A second, indented line gives the start RSS, queue messages seen and peak threads.
+  all closed. A second, indented line gives the start RSS (after one warm-up visit that loaded the
+  model, before the sessions), the moves that saw a queue message, and peak threads.
 
     .venv/bin/python -m bench.classroom --sessions 1 10 --interval 3,6
     .venv/bin/python -m bench.classroom --sessions 30 --app-dir /work/wt/classroom-base   # another checkout
@@ -130,7 +131,7 @@ class Client:
         """Read messages until the script run ends: (finished, had a result, result was shared)."""
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        result = shared = False
+        result = shared = queued = False
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -155,7 +156,8 @@ class Client:
                     if RESULT.search(body):
                         result = True
                         shared = shared or bool(SHARED.search(body))
-                    if QUEUED.search(body):
+                    if QUEUED.search(body) and not queued:
+                        queued = True  # this move waited in the queue (counted once per move)
                         session.queue_messages += 1
             elif kind == "script_finished":
                 status = ForwardMsg.ScriptFinishedStatus.Name(message.script_finished)
@@ -285,8 +287,8 @@ def run_one(n: int, args: argparse.Namespace) -> str:
     line = (f"sessions {n}: p50 {percentile(times, 50):.1f} s, p95 {percentile(times, 95):.1f} s, "
             f"max {max(times, default=float('nan')):.1f} s, errors {errors}, lost {lost}, shared {shared}, "
             f"peak RSS {monitor.peak_rss:.0f} MiB, final RSS {final_rss:.0f} MiB")
-    detail = (f"    start RSS {start_rss:.0f} MiB, results {len(times)} of {n * args.moves}, queue messages "
-              f"{sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
+    detail = (f"    start RSS {start_rss:.0f} MiB, results {len(times)} of {n * args.moves}, moves that waited in the "
+              f"queue {sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
               f"{final_threads}, server tracebacks {server_errors}")
     texts = sorted({text for s in sessions for text in s.error_texts})
     if texts:

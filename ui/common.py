@@ -313,6 +313,9 @@ def sync_url(params: Sequence[UrlParam]) -> None:
     if wanted != current:
         st.query_params.clear()
         st.query_params.update(wanted)
+    from ui import presenter
+
+    presenter.refresh_link()  # the teacher's share link follows this run's state
 
 
 def interval_text(low: float, high: float, digits: int = 3) -> str:
