@@ -111,7 +111,8 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
 def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]
              ) -> tuple[jobs.BackgroundJob | None, dec.DecodingOutcome | None]:
     """Generate a live setting on the server's model workers (queued fairly with every other session's moves;
-    the same request from another session is one job), filling the cards in as the model writes."""
+    the same request from another session is one job; requests queued together that differ only in their
+    setting are generated in one sampler call), filling the cards in as the model writes."""
     store = common.get_store()
     key = jobs.key_for("live", {"request": plan.manifest(), "store": str(store.path)})
 
@@ -120,7 +121,12 @@ def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], 
         return dec.run_decoding(plan, store, on_progress, cancel, threads=1,
                                 on_partial=job.publish if job is not None else None)
 
-    jobs.start(key, work, label="Live generation", units=plan.plan.n_to_generate, lane=jobs.LIVE)
+    def together(plans: list[dec.DecodingPlan], on_partial: Callable, cancel: Any) -> list[dec.DecodingOutcome]:
+        return dec.run_batched(plans, store, on_partial, cancel, threads=1)
+
+    group = f"{store.path}|{dec.batch_group(plan)}"
+    jobs.start(key, work, label="Live generation", units=plan.plan.n_to_generate, lane=jobs.LIVE,
+               batch=(group, plan, together))
     job = jobs.follow(key, on_partial=cards.update, on_wait=on_wait, stop=lambda: cards.interruption is not None)
     if job is None or cards.interruption is not None:
         return job, None

@@ -42,6 +42,8 @@ from fairness_core.jobs.queue import LIVE, SWEEP, Entry, WorkerPool, position_me
 from fairness_core.store.manifest import manifest_hash
 
 Work = Callable[[Callable[[Progress], None], CancelToken], Any]
+#: runs several jobs' items in one call: (items, on_partial(i, partial), cancel) -> one result per item
+BatchRunner = Callable[[list[Any], Callable[[int, dict], None], Any], list[Any]]
 
 #: finished jobs kept for re-attaching (their results also live in the run store)
 KEEP_FINISHED = 32
@@ -86,6 +88,7 @@ class BackgroundJob:
     ended: threading.Event = field(default_factory=threading.Event)
     partials: dict[Any, tuple[int, dict]] = field(default_factory=dict)  # latest partial per row, numbered
     partial_count: int = 0
+    batch: tuple[str, Any, BatchRunner] | None = None  # (group, item, runner): may run with queued companions
 
     @property
     def done(self) -> bool:
@@ -200,18 +203,20 @@ def pool() -> WorkerPool:
     global _POOL
     with _REGISTRY_LOCK:
         if _POOL is None:
-            _POOL = WorkerPool(worker_count(), on_drop=_dropped)
+            _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch)
         return _POOL
 
 
 def start(key: str, work: Work, label: str = "Job", units: int | None = None, lane: str = SWEEP,
-          session: str | None = None) -> BackgroundJob:
+          session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None) -> BackgroundJob:
     """Queue `work` for a model worker unless a job under `key` is already queued or running; return the job.
 
     `units` (optional): how much work this is in the page's units (generations, pairs); a job that
     computes something records its seconds per unit, which `estimate_s` uses for the next estimate.
     `lane`: LIVE for a slider move (served before sweeps; a newer LIVE request of the same session replaces
     its queued one), SWEEP for a background job. `session` defaults to this browser session.
+    `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
+    same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`.
     """
     session = session or session_id()
     with _REGISTRY_LOCK:
@@ -225,7 +230,7 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
             job = existing
         else:
             attach = False
-            job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session})
+            job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session}, batch=batch)
             _REGISTRY[key] = job
             _forget_old_finished()
 
@@ -251,8 +256,42 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
         pool().submit(session, key, job.lane)  # joins the queued entry; lets go of this session's older request
         return job
     _shown(discard=key)
-    pool().submit(session, key, lane, target, estimate_s(kind_of(key), units) if units else None)
+    pool().submit(session, key, lane, target, estimate_s(kind_of(key), units) if units else None,
+                  group=batch[0] if batch is not None else None)
     return job
+
+
+class _AllCancelled:
+    """The cancel token of a batch: cancelled once every job in it is (a session still waiting keeps it going)."""
+
+    def __init__(self, batch_jobs: list[BackgroundJob]) -> None:
+        self.jobs = batch_jobs
+
+    @property
+    def cancelled(self) -> bool:
+        return all(job.cancel.cancelled for job in self.jobs)
+
+
+def _run_batch(entries: list[Entry]) -> None:
+    """A worker took several queued live jobs of one group: compute them in one call of their runner."""
+    batch_jobs = [job for entry in entries if (job := get(entry.key)) is not None and job.batch is not None]
+    now, wall = time.monotonic(), time.time()
+    for job in batch_jobs:
+        job.begun, job.started, job.started_wall = True, now, wall
+    try:
+        runner = batch_jobs[0].batch[2]  # type: ignore[index]
+        items = [job.batch[1] for job in batch_jobs]  # type: ignore[index]
+        results = runner(items, lambda index, partial: batch_jobs[index].publish(partial), _AllCancelled(batch_jobs))
+        for job, result in zip(batch_jobs, results, strict=True):
+            job.result = result
+    except BaseException as error:  # shown in every page of the batch; never lost in a thread
+        for job in batch_jobs:
+            job.error = error
+    finally:
+        for job in batch_jobs:
+            job.finished = time.monotonic()
+            job.partials.clear()
+            job.ended.set()
 
 
 def _dropped(entry: Entry) -> None:

@@ -49,6 +49,7 @@ class Entry:
     payload: Any
     waiters: list[str] = field(default_factory=list)
     estimate_s: float | None = None  # expected seconds of work once started (None: not known yet)
+    group: str | None = None  # live requests with the same group may run together in one call (`take_companions`)
 
     @property
     def owner(self) -> str:
@@ -77,7 +78,7 @@ class FairQueue:
         return self._entries.get(key)
 
     def submit(self, session: str, key: str, lane: str, payload: Any = None,
-               estimate_s: float | None = None) -> list[Entry]:
+               estimate_s: float | None = None, group: str | None = None) -> list[Entry]:
         """`session` now wants `key` in `lane`; returns the entries dropped because nobody waits for them now.
 
         A live request replaces the session's earlier pending live request (a newer slider move), which keeps
@@ -101,7 +102,7 @@ class FairQueue:
             if session not in entry.waiters:
                 entry.waiters.append(session)
         elif payload is not None:
-            entry = Entry(key, lane, payload, [session], estimate_s)
+            entry = Entry(key, lane, payload, [session], estimate_s, group)
             self._entries[key] = entry
             if session not in self._rotation:
                 self._rotation.insert(len(self._rotation) if place is None else place, session)
@@ -126,6 +127,22 @@ class FairQueue:
         if self._owns_any(owner):
             self._rotation.append(owner)  # served: to the back of the line
         return entry
+
+    def take_companions(self, entry: Entry, limit: int) -> list[Entry]:
+        """Remove and return up to `limit` other pending live entries of `entry`'s group, in serve order: requests
+        queued at the same moment for the same model that one call can answer together (their sessions' turns
+        pass, as they are served now)."""
+        if entry.group is None or entry.lane != LIVE or limit <= 0:
+            return []
+        companions = [other for other in self.order((LIVE,)) if other.group == entry.group][:limit]
+        for other in companions:
+            owner = other.owner
+            self._remove(other)
+            if owner in self._rotation:
+                self._rotation.remove(owner)
+            if self._owns_any(owner):
+                self._rotation.append(owner)
+        return companions
 
     def order(self, lanes: Iterable[str] = LANES) -> list[Entry]:
         """The pending entries of `lanes` in the order `take` would return them (nothing is removed)."""
@@ -237,11 +254,16 @@ class WorkerPool:
     """`workers` daemon threads that run `FairQueue` entries; a payload is a no-argument callable.
 
     Threads start on the first `submit`, so importing or building a pool costs nothing. `on_drop` is called
-    (outside the lock) with each entry the queue drops because nobody waits for it any more.
+    (outside the lock) with each entry the queue drops because nobody waits for it any more. With `run_batch`,
+    a worker that takes a live entry with a group also takes up to `max_batch - 1` queued entries of the same
+    group and hands them all to `run_batch` (one call) instead of running each payload.
     """
 
-    def __init__(self, workers: int, on_drop: Callable[[Entry], None] | None = None) -> None:
+    def __init__(self, workers: int, on_drop: Callable[[Entry], None] | None = None,
+                 run_batch: Callable[[list[Entry]], None] | None = None, max_batch: int = 8) -> None:
         self.workers = workers
+        self.run_batch = run_batch
+        self.max_batch = max_batch
         self.sweep_limit = sweep_slots(workers)
         self.queue = FairQueue()
         self.running: dict[str, tuple[str, Entry]] = {}  # key -> (lane, entry) while a worker runs it
@@ -250,9 +272,9 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
 
     def submit(self, session: str, key: str, lane: str, payload: Callable[[], None] | None = None,
-               estimate_s: float | None = None) -> None:
+               estimate_s: float | None = None, group: str | None = None) -> None:
         with self._lock:
-            dropped = self.queue.submit(session, key, lane, payload, estimate_s)
+            dropped = self.queue.submit(session, key, lane, payload, estimate_s, group)
             self._start_threads()
             self._lock.notify_all()
         self._dropped(dropped)
@@ -283,25 +305,33 @@ class WorkerPool:
             self._threads.append(thread)
             thread.start()
 
-    def _next(self) -> Entry:
+    def _next(self) -> list[Entry]:
         with self._lock:
             while True:
                 sweeps = sum(1 for lane, _ in self.running.values() if lane == SWEEP)
                 lanes = LANES if sweeps < self.sweep_limit else (LIVE,)
                 entry = self.queue.take(lanes)
                 if entry is not None:
-                    self.running[entry.key] = (entry.lane, entry)
-                    return entry
+                    taken = [entry]
+                    if self.run_batch is not None:
+                        taken += self.queue.take_companions(entry, self.max_batch - 1)
+                    for each in taken:
+                        self.running[each.key] = (each.lane, each)
+                    return taken
                 self._lock.wait()
 
     def _work(self) -> None:
         while True:
-            entry = self._next()
+            entries = self._next()
             try:
-                entry.payload()  # the payload records its own result or error (ui.jobs does)
+                if len(entries) > 1 and self.run_batch is not None:
+                    self.run_batch(entries)
+                else:
+                    entries[0].payload()  # the payload records its own result or error (ui.jobs does)
             except BaseException:  # a payload that raises must not take the worker down
                 pass
             finally:
                 with self._lock:
-                    self.running.pop(entry.key, None)
+                    for entry in entries:
+                        self.running.pop(entry.key, None)
                     self._lock.notify_all()

@@ -38,7 +38,7 @@ def _wait_for(condition, limit_s: float = 60.0) -> None:
 @pytest.fixture()
 def one_worker(monkeypatch: pytest.MonkeyPatch) -> WorkerPool:
     """A pool of one model worker, held by a blocking request until the test lets it go."""
-    pool = WorkerPool(1, on_drop=jobs._dropped)
+    pool = WorkerPool(1, on_drop=jobs._dropped, run_batch=jobs._run_batch)
     monkeypatch.setattr(jobs, "_POOL", pool)
     return pool
 
@@ -72,6 +72,39 @@ def test_two_sessions_asking_for_the_same_setting_share_one_job(tiny_gpt2: Path,
     texts = " ".join(str(m.value) for student in students for m in student.markdown)
     assert texts.count("shared with another session that asked for the same") == 2
     assert jobs.get(entry.key).shared_with == 1
+
+
+def test_moves_queued_together_for_the_same_model_are_generated_in_one_call(
+        tiny_gpt2: Path, isolated_store: Path, one_worker: WorkerPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairness_core import decoding as task  # the face the page's live runner calls through
+
+    teacher = _session(tiny_gpt2)
+    teacher.session_state["live_auto"] = False
+    teacher.run()
+    calls: list[int] = []
+    real = task.run_batched
+    monkeypatch.setattr(task, "run_batched", lambda plans, *a, **k: calls.append(len(plans)) or real(plans, *a, **k))
+    busy, release = threading.Event(), threading.Event()
+    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(60)))
+    assert busy.wait(10)
+    students = [_session(tiny_gpt2), _session(tiny_gpt2)]
+    students[0].session_state["live_top_p"], students[1].session_state["live_top_p"] = 0.5, 0.7
+    threads = [threading.Thread(target=student.run) for student in students]
+    for thread in threads:
+        thread.start()
+    _wait_for(lambda: len(one_worker.queue) == 2)
+    release.set()
+    for thread in threads:
+        thread.join(120)
+    assert calls == [2]  # both sessions' rows in one generation call
+    for student, label in zip(students, ("top\\_p=0\\.5", "top\\_p=0\\.7"), strict=True):
+        assert not student.exception, student.exception
+        assert any(label in str(m.value) and "generated now" in str(m.value) for m in student.markdown)
+        assert len(_cards(student)) == 11
+    again = _session(tiny_gpt2)  # the same setting asked later is read back: the rows the batch stored for it
+    again.session_state["live_top_p"] = 0.5
+    again.run()
+    assert _cards(again) == _cards(students[0])
 
 
 def test_a_newer_move_replaces_the_sessions_queued_request(one_worker: WorkerPool) -> None:
