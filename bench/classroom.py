@@ -107,6 +107,9 @@ class Client:
         self.query = query
         self.ws = None
         self.slider_id: str | None = None
+        #: number inputs' and sliders' current values, sent back with every rerun as the browser does (a widget
+        #: left out of a rerun falls back to its default: a seed restored from the URL would be lost)
+        self.widgets: dict[str, tuple[str, object]] = {}
 
     async def connect(self) -> None:
         import websockets
@@ -121,10 +124,17 @@ class Client:
         state = message.rerun_script
         state.query_string = self.query
         state.page_name = "decoding"  # the page's URL path; the app's navigation resolves it on every rerun
-        for widget_id, value in (widgets or {}).items():
+        self.widgets.update({widget_id: ("slider", [value]) for widget_id, value in (widgets or {}).items()})
+        values = dict(self.widgets)
+        for widget_id, (kind, value) in values.items():
             widget = state.widget_states.widgets.add()
             widget.id = widget_id
-            widget.double_array_value.data.append(value)
+            if kind == "slider":
+                widget.double_array_value.data.extend(value)  # type: ignore[arg-type]
+            elif kind == "int":
+                widget.int_value = int(value)  # type: ignore[call-overload]
+            else:
+                widget.double_value = float(value)  # type: ignore[arg-type]
         await self.ws.send(message.SerializeToString())
 
     async def run_until_finished(self, session: Session, deadline: float) -> tuple[bool, bool, bool]:
@@ -146,8 +156,19 @@ class Client:
             if kind == "delta" and message.delta.WhichOneof("type") == "new_element":
                 element = message.delta.new_element
                 which = element.WhichOneof("type")
-                if which == "slider" and element.slider.id.endswith("live_top_p"):
-                    self.slider_id = element.slider.id
+                # like the browser: a widget's value is its default when first seen, then what the server sets
+                # (set_value) or the user moves; a plain redraw does not change it
+                if which == "slider" and not element.slider.options:
+                    slider = element.slider
+                    if slider.set_value or slider.id not in self.widgets:
+                        self.widgets[slider.id] = ("slider", list(slider.value if slider.set_value else slider.default))
+                    if slider.id.endswith("live_top_p"):
+                        self.slider_id = slider.id
+                elif which == "number_input":
+                    number = element.number_input
+                    if number.set_value or number.id not in self.widgets:
+                        value = number.value if number.set_value else number.default
+                        self.widgets[number.id] = ("int" if number.data_type == number.INT else "float", value)
                 elif which == "exception":
                     session.errors += 1
                     session.error_texts.append(f"{element.exception.type}: {element.exception.message}"[:200])
@@ -156,6 +177,7 @@ class Client:
                     if RESULT.search(body):
                         result = True
                         shared = shared or bool(SHARED.search(body))
+
                     if QUEUED.search(body) and not queued:
                         queued = True  # this move waited in the queue (counted once per move)
                         session.queue_messages += 1
