@@ -197,6 +197,7 @@ async def drive(session: Session, port: int, moves: int, interval: tuple[float, 
         await client.connect()
         await client.rerun()
         finished, result, _ = await client.run_until_finished(session, time.monotonic() + timeout * 3)
+        session.queue_messages = 0  # count the moves that waited, not the first visit
         if client.slider_id is None:
             session.lost += moves
             session.error_texts.append("the decoding page never showed the top-p slider")
