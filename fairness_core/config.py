@@ -13,6 +13,8 @@ STORE_TIMEOUT_ENV = "FAIRNESS_LAB_STORE_TIMEOUT"
 SERVED_ENV = "FAIRNESS_LAB_SERVED"
 CACHE_ENV = "FAIRNESS_LAB_CACHE"
 ENDPOINTS_ENV = "FAIRNESS_LAB_ENDPOINTS"
+MAX_MODELS_ENV = "FAIRNESS_LAB_MAX_MODELS"
+DEFAULT_MAX_MODELS = 8
 
 
 def store_path() -> Path:
@@ -47,6 +49,17 @@ def endpoints_path() -> Path:
     repository (docs/endpoints.md). Written by whoever runs the app or the CLI, never by a visitor."""
     configured = os.environ.get(ENDPOINTS_ENV)
     return Path(configured).expanduser() if configured else REPO_ROOT / "endpoints.toml"
+
+
+def max_models() -> int:
+    """How many models a process keeps loaded (least recently used let go first): `$FAIRNESS_LAB_MAX_MODELS`
+    (a whole number >= 1), else 8."""
+    text = os.environ.get(MAX_MODELS_ENV, "").strip()
+    try:
+        value = int(text) if text else DEFAULT_MAX_MODELS
+    except ValueError:
+        return DEFAULT_MAX_MODELS
+    return value if value >= 1 else DEFAULT_MAX_MODELS
 
 
 def cache_dir() -> Path:
