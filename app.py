@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import common
+from ui import common, presenter
 
 ROOT = Path(__file__).resolve().parent
 
@@ -113,6 +113,7 @@ def sidebar() -> None:
     from fairness_core.device import describe_device
 
     with st.sidebar:
+        presenter.controls()
         st.markdown("### Machine")
         st.caption(common.escape_markdown(describe_device()["summary"]))
         st.markdown("### Run store")
@@ -152,7 +153,7 @@ def sidebar() -> None:
                             f"{common.escape_markdown(row['why'])}")
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def prewarm_default_generator() -> None:
     """Start loading (first time: converting) the offline generator in a background thread at app start,
     so the decoding page's first live move does not wait ~25 s for it. Off with FAIRNESS_LAB_PREWARM=0."""

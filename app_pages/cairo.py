@@ -26,7 +26,7 @@ with st.expander("Deviations from the paper"):
         st.markdown(f"- {line}")  # markdown: developer text
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=32)
 def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
     return cairo.metric_overview(name)
 

@@ -34,6 +34,10 @@ DEVIATIONS = (
     "Bootstrap CIs resample source segments with the Eq. 3 weights held fixed (computed once on the corpus).",
     "Offline there is no translation model: the LM variant (DATScore-LM) lets a causal LM translate with a chat "
     "prompt and score log P(Y | translation prompt with X). It is not the paper's M2M-100 DATScore.",
+    "Through an OpenAI-compatible endpoint (DATScore-LM), the Eq. 4 entropies are a lower bound computed from the "
+    "server's top-20 log-probs (a server never returns the whole distribution), and X→Y is scored after the prompt "
+    "in a plain User/Assistant format without an end-of-reply token; an endpoint without prompt log-probs cannot "
+    "be used.",
 )
 #: said on the page whenever the LM variant ran (issue 23: its "translations" read like "El tradendo a la comería")
 OFFLINE_LM_CANNOT_TRANSLATE = (
@@ -127,8 +131,12 @@ with st.expander("Segments, languages and backbone", expanded=True):
                 ranking = tuple(ds.read_relative_ranking(rr_upload.name, [s.segment_id for s in segments.segments],
                                                       rr_upload.getvalue(), source=upload.name))
         b1, b2 = st.columns([3, 1])
-        choice = b1.selectbox("Backbone", list(BACKBONES), format_func=BACKBONES.get, key="ds_backbone")
+        backbones = {**BACKBONES, **common.configured_endpoints()}  # endpoints.toml only: no URL is typed here
+        choice = b1.selectbox("Backbone", list(backbones), format_func=backbones.get, key="ds_backbone")
         model = b1.text_input("Model id or path", key="ds_model_custom").strip() if choice == "other" else choice
+        typed_problem = common.model_id_problem(model) if choice == "other" else None
+        if typed_problem:
+            raise ds.RequestError(typed_problem)
         max_new = int(b2.number_input("Max tokens per augmented translation", 8, 128, 32, key="ds_max_new"))
         request = ds.ScoreRequest(segments, src_lang, tgt_lang, model or " ", max_new)
     except ds.RequestError as error:
@@ -158,6 +166,10 @@ if outcome is None:
     unavailable = ds.preset_unavailable(model)
     if unavailable is not None:
         st.warning(common.escape_markdown(unavailable))
+    elif choice != "other" and choice not in BACKBONES:  # a configured endpoint: can it give prompt log-probs?
+        unavailable = ds.endpoint_problem(model)
+        if unavailable:
+            st.warning(common.escape_markdown(unavailable))
     if st.button("Score", type="primary", key="ds_run",
                  disabled=unavailable is not None or (job is not None and job.running)):
         jobs.start(job_key, lambda on_progress, cancel: ds.run_pipeline(request, store, on_progress, cancel,
@@ -174,9 +186,12 @@ if outcome is None:
 label = ds.metric_label_for(outcome.backbone["kind"])
 if outcome.backbone["kind"] != "seq2seq":
     st.warning(f"**{common.escape_markdown(label)}** — " + common.escape_markdown(
-        f"LM variant: {outcome.backbone['model'].get('source')} translates with a chat prompt and scores "
+        f"LM variant: {ds.backbone_name(outcome.backbone)} translates with a chat prompt and scores "
         "log P(Y | translation prompt with X). This is not the paper's seq2seq DATScore.")
-        + " **" + OFFLINE_LM_CANNOT_TRANSLATE + "**")
+        + ("" if outcome.backbone.get("entropy") else " **" + OFFLINE_LM_CANNOT_TRANSLATE + "**"))
+if outcome.backbone.get("entropy"):  # an endpoint
+    st.info(common.escape_markdown(f"Entropy weights (Eq. 4) are {outcome.backbone['entropy']}: the "
+                                   "entropy-weighted variants are approximations."))
 if segments.synthetic:
     st.info(common.escape_markdown(f"Synthetic data: {segments.name}. τ below is measured against the known "
                                    "degradation order, not human judgements."))

@@ -1,7 +1,8 @@
 """Decoding sliders: how top-p, top-k and temperature move per-group negativity, diversity and quality.
 
 Thin page: widgets (`ui.decoding_view`) -> `fairness_core.decoding` (request, task, summary) -> charts. Live
-mode runs one setting synchronously on a small live sample (all live rows in one sampler call); sweep mode
+mode runs one setting on a small live sample through the fair queue of the process's model workers (all live
+rows in one sampler call; `ui.decoding_view.run_live`); sweep mode
 runs a grid as a background job. Both go through the run store (generic generate-then-score task),
 so a setting, prompt or sample seen before is read back, never regenerated.
 """
@@ -22,6 +23,7 @@ from ui.decoding_view import (
     card,
     first_visit,
     restore_grid_from_url,
+    run_live,
     sweep_views,
     sync_grid_to_url,
 )
@@ -55,7 +57,7 @@ st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms o
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
-@st.cache_resource(show_spinner=False, ttl=600)
+@st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
 def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
     """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
     return dec.probe_scorers(scorers)
@@ -119,6 +121,12 @@ with live_tab:
     if auto or clicked:
         first_visit(model, quantization)
         live_set = dec.live_subset(prompts, int(per_group))
+        if common.served():
+            try:
+                dec.check_served(1, len(live_set.items) * int(samples), live=True)
+            except dec.LimitError as error:
+                st.error(common.escape_markdown(str(error)))
+                st.stop()
         started = time.monotonic()
         status = st.empty()
         show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
@@ -130,25 +138,34 @@ with live_tab:
                                     seed=int(seed), threshold=threshold, quantization=quantization,
                                     scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
             plan = dec.plan_decoding(request, common.get_store())
-            if not plan.from_store:
-                status.info(common.escape_markdown(
-                    f"Generating with {config.label()}: the text appears as the model writes it; the "
-                            "measures follow."))
+            live_job = None
+            if plan.from_store:
+                outcome = dec.run_decoding(plan, common.get_store())
+            else:
+                generating = (f"Generating with {config.label()}: the text appears as the model writes it; the "
+                              "measures follow.")
+                status.info(common.escape_markdown(generating))
                 if plan.plan.n_to_generate < plan.plan.n_wanted:
                     cards.show_stored(dec.stored_generations(plan, common.get_store()))
-            outcome = dec.run_decoding(plan, common.get_store(), threads=1, cancel=cards.cancel,
-                                       on_partial=cards.update)
+                live_job, outcome = run_live(plan, cards, lambda where: status.info(
+                    common.escape_markdown(f"Queued: {where}. {generating}")))
+                status.info(common.escape_markdown(generating))
         except dec.RequestError as error:
             status.error(common.escape_markdown(str(error)))
             st.stop()
         cards.resume_interruption()
+        if outcome is None:
+            status.warning("This generation was stopped before it finished; move a slider or press Generate.")
+            st.stop()
         elapsed = time.monotonic() - started
         live = outcome.generations
         summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
         configs = summary.configs
-        status.markdown(f"**{common.escape_markdown(config.label())}** — "
-                        + ("served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s")
-                        + "; diversity (trigram entropy) "
+        source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
+        if live_job is not None and live_job.shared_with:
+            source += " (shared with another session that asked for the same)"
+        status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "
+                        "diversity (trigram entropy) "
                         f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
                         + common.interval_text(configs["disparity_ci_low"].iloc[0],
                                                configs["disparity_ci_high"].iloc[0]))
@@ -175,6 +192,7 @@ with live_tab:
 
 # ---------------------------------------------------------------- sweep mode
 SWEEP_KEY = "decoding_sweep"
+SERVED_USED = "decoding_served_generations"  # generations this session's sweeps asked for (served caps)
 with sweep_tab:
     g1, g2 = st.columns([1, 2])
     preset = g1.selectbox("Grid preset", list(dec.GRID_PRESETS), index=list(dec.GRID_PRESETS).index(DEFAULT_PRESET),
@@ -197,6 +215,14 @@ with sweep_tab:
     except dec.GridError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
+    if common.served():  # a classroom: per-session caps, bigger sweeps are the teacher's (docs/SECURITY.md)
+        try:
+            dec.check_served(len(grid_configs), dec.estimate(len(grid_configs), len(prompts.items),
+                                                             int(sweep_samples), int(sweep_max_new)).generations,
+                             st.session_state.get(SERVED_USED, 0))
+        except dec.LimitError as error:
+            st.error(common.escape_markdown(str(error)))
+            st.stop()
     confirmed = False
     try:
         work = dec.check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new))
@@ -228,6 +254,7 @@ with sweep_tab:
         store, executor = common.get_store(), common.get_executor()
         job_key = jobs.key_for("sweep", {"request": sweep_plan.manifest(), "store": str(store.path)})
         st.session_state[SWEEP_KEY] = job_key
+        st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor), label="Sweep")
     job = jobs.show(job_key, label="Sweep") if job_key else None

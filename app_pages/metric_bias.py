@@ -43,7 +43,7 @@ def cached_bias(store_path: str, run_ids: tuple[str, ...], normalisation: str = 
                          n_resamples=n_resamples, expected=dict(expected) if expected else None)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)
 def preset_identities() -> dict[str, str]:
     return mb.preset_identities()
 

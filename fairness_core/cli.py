@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from fairness_core.store.manifest import json_safe  # strict JSON for every --json (commands and tests use it)
+
 EXECUTOR_CHOICES = ("local", "ray")  # = fairness_core.jobs.EXECUTORS (not imported: --help stays fast)
 
 COMMAND_MODULES = (
@@ -103,35 +105,6 @@ def _stdout_closed() -> bool:
 
 class UserFacingError(Exception):
     """Bad input or an unavailable resource: printed as one line, exit code 2, no traceback."""
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with every NaN / ±inf float (Python, numpy or pandas) as None, numpy scalars and arrays as Python
-    numbers and lists, tuples as lists: what strict JSON can hold (it has no NaN or Infinity)."""
-    import math
-
-    if value is None or isinstance(value, (bool, str, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {(k if isinstance(k, str) else str(k)): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [json_safe(v) for v in value]
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    try:
-        import pandas as pd
-
-        if value is pd.NA or value is pd.NaT:
-            return None
-    except ImportError:  # pandas is a dependency; kept optional here so the CLI core stays light
-        pass
-    return str(value)
 
 
 def print_json(payload: Any) -> None:

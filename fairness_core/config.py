@@ -14,6 +14,8 @@ SERVED_ENV = "FAIRNESS_LAB_SERVED"
 CACHE_ENV = "FAIRNESS_LAB_CACHE"
 ENDPOINTS_ENV = "FAIRNESS_LAB_ENDPOINTS"
 HONEST_LEXICON_ENV = "FAIRNESS_LAB_HONEST_LEXICON"
+MAX_MODELS_ENV = "FAIRNESS_LAB_MAX_MODELS"
+DEFAULT_MAX_MODELS = 8
 
 
 def store_path() -> Path:
@@ -56,6 +58,15 @@ def honest_lexicon_path() -> Path | None:
     In a served app this is the only lexicon: a visitor cannot name a server file (docs/SECURITY.md)."""
     configured = os.environ.get(HONEST_LEXICON_ENV, "").strip()
     return Path(configured).expanduser() if configured else None
+def max_models() -> int:
+    """How many models a process keeps loaded (least recently used let go first): `$FAIRNESS_LAB_MAX_MODELS`
+    (a whole number >= 1), else 8."""
+    text = os.environ.get(MAX_MODELS_ENV, "").strip()
+    try:
+        value = int(text) if text else DEFAULT_MAX_MODELS
+    except ValueError:
+        return DEFAULT_MAX_MODELS
+    return value if value >= 1 else DEFAULT_MAX_MODELS
 
 
 def cache_dir() -> Path:

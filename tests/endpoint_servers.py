@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -113,6 +114,7 @@ class FakeBehaviour:
     model: str = "fake-model"
     accept_top_k: bool = True
     echo_logprobs: bool = True
+    top_logprobs: bool = True  # with logprobs=k > 0: each token's k likeliest (`fake_top_logprobs`)
     honour_n: bool = True
     failures: dict[str, list[int]] = field(default_factory=dict)  # prompt -> statuses answered before a 200
     delay_s: float = 0.0  # per completion of a non-probe prompt
@@ -216,9 +218,14 @@ class FakeServer:
                 values = [round(-len(t.strip()) / 10, 3) for t in tokens]
                 if body.get("echo"):
                     values[0] = None
+                k = int(body.get("logprobs") or 0)
+                tops = None
+                if k and behaviour.top_logprobs:
+                    tops = [None if value is None else fake_top_logprobs(token, k) for token, value in
+                            zip(tokens, values, strict=True)]
                 choice["text"] = shown
                 choice["logprobs"] = {"tokens": tokens, "token_logprobs": values, "text_offset": offsets,
-                                      "top_logprobs": None}
+                                      "top_logprobs": tops}
             choices.append(choice)
         return 200, {"id": "x", "object": "text_completion", "created": 0, "model": behaviour.model,
                      "choices": choices, "usage": {"prompt_tokens": len((prompt or "").split()),
@@ -233,3 +240,11 @@ class FakeServer:
 def expected_logprob(token: str) -> float:
     """The fake server's log-prob of one echoed token."""
     return round(-len(token.strip()) / 10, 3)
+
+
+def fake_top_logprobs(token: str, k: int) -> dict[str, float]:
+    """The fake server's top-k of the step that produced `token`: the token itself (`expected_logprob`), then
+    k - 1 made-up tokens taking half, a quarter, ... of the probability left; the rest stays unshown."""
+    own = expected_logprob(token)
+    left = 1.0 - math.exp(own)
+    return {token: own, **{f"<alt{j}>": math.log(left / 2**j) for j in range(1, k)}}

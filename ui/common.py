@@ -79,7 +79,7 @@ def get_store() -> RunStore:
     return _store_for(str(store_path()))
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _store_for(path: str) -> RunStore:
     return RunStore(path)
 
@@ -103,7 +103,7 @@ def get_executor() -> Any:
     return executor_named(executor_name())
 
 
-@st.cache_resource(show_spinner="Loading model (once per process)…")
+@st.cache_resource(show_spinner="Loading model (once per process)…", max_entries=config.max_models())
 def load_preset_cached(key: str, dtype: str = "auto", quantization: str = "none") -> Any:
     """Heavy model objects live in st.cache_resource on top of the core's own process cache."""
     from fairness_core.models import load_preset
@@ -111,14 +111,14 @@ def load_preset_cached(key: str, dtype: str = "auto", quantization: str = "none"
     return load_preset(key, dtype=dtype, quantization=quantization)
 
 
-@st.cache_resource(show_spinner="Loading model (once per process)…")
+@st.cache_resource(show_spinner="Loading model (once per process)…", max_entries=config.max_models())
 def load_spec_cached(source: str, task: str, dtype: str = "auto", quantization: str = "none") -> Any:
     from fairness_core.models import load_model, resolve_model
 
     return load_model(resolve_model(source, task, dtype=dtype, quantization=quantization))
 
 
-@st.cache_data(ttl=300, show_spinner=False)
+@st.cache_data(ttl=300, show_spinner=False, max_entries=1)
 def registry_table() -> list[dict[str, str]]:
     from fairness_core.models.presets import PRESETS, availability
 
@@ -313,6 +313,9 @@ def sync_url(params: Sequence[UrlParam]) -> None:
     if wanted != current:
         st.query_params.clear()
         st.query_params.update(wanted)
+    from ui import presenter
+
+    presenter.refresh_link()  # the teacher's share link follows this run's state
 
 
 def interval_text(low: float, high: float, digits: int = 3) -> str:

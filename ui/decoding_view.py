@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from fairness_core import decoding as dec
-from ui import common
+from ui import common, jobs
 from ui import decoding_charts as charts
+from ui.live_cards import LiveCards
 from ui.report import report_button
 
 FIRST_LOAD_SECONDS = 25
@@ -103,6 +106,33 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
     body = (row["prompt"] + " " + str(row["raw"]).strip()) if show_full else row["scored_text"]
     st.markdown((":red-badge[negative] " if negative else ":gray-badge[not negative] ") + common.escape_markdown(body)
                 + (" *(empty after truncation)*" if row["empty"] else ""))
+
+
+def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]
+             ) -> tuple[jobs.BackgroundJob | None, dec.DecodingOutcome | None]:
+    """Generate a live setting on the server's model workers (queued fairly with every other session's moves;
+    the same request from another session is one job; requests queued together that differ only in their
+    setting are generated in one sampler call), filling the cards in as the model writes."""
+    store = common.get_store()
+    key = jobs.key_for("live", {"request": plan.manifest(), "store": str(store.path)})
+
+    def work(on_progress: Callable, cancel: Any) -> dec.DecodingOutcome:
+        job = jobs.get(key)
+        return dec.run_decoding(plan, store, on_progress, cancel, threads=1,
+                                on_partial=job.publish if job is not None else None)
+
+    def together(plans: list[dec.DecodingPlan], on_partial: Callable, cancel: Any) -> list[dec.DecodingOutcome]:
+        return dec.run_batched(plans, store, on_partial, cancel, threads=1)
+
+    group = f"{store.path}|{dec.batch_group(plan)}"
+    jobs.start(key, work, label="Live generation", units=plan.plan.n_to_generate, lane=jobs.LIVE,
+               batch=(group, plan, together))
+    job = jobs.follow(key, on_partial=cards.update, on_wait=on_wait, stop=lambda: cards.interruption is not None)
+    if job is None or cards.interruption is not None:
+        return job, None
+    if job.error is not None:
+        raise job.error
+    return job, job.result
 
 
 def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], threshold: float) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,21 +38,34 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
+from fairness_core.jobs.queue import LIVE, SWEEP, Entry, WorkerPool, position_message, wait_estimate, worker_count
 from fairness_core.store.manifest import manifest_hash
 from ui.common import escape_markdown
 
 Work = Callable[[Callable[[Progress], None], CancelToken], Any]
+#: runs several jobs' items in one call: (items, on_partial(i, partial), cancel) -> one result per item
+BatchRunner = Callable[[list[Any], Callable[[int, dict], None], Any], list[Any]]
 
 #: finished jobs kept for re-attaching (their results also live in the run store)
 KEEP_FINISHED = 32
 #: a Run button whose estimate is above this many seconds asks for a tick first ("big grids")
 CONFIRM_ABOVE_S = 120.0
 
+#: jobs whose end one browser session has already shown (a full rerun each), remembered per session
+KEEP_SHOWN = 64
+#: how often `follow` looks at a job it waits for (seconds): partial results and the queue message
+FOLLOW_EVERY_S = 0.1
+#: while queued, the place in line is redrawn when it changes or at least this often (seconds)
+WAIT_REDRAW_S = 0.5
+
 _REGISTRY: dict[str, BackgroundJob] = {}
-_REGISTRY_LOCK = threading.Lock()
+_REGISTRY_LOCK = threading.RLock()
 _SHOWN_DONE = "_background_jobs_shown_done"
+_SESSION_ID = "_background_jobs_session"
 #: seconds per unit (a generation, a pair, ...) measured by finished jobs in this process, per job kind
 _RATES: dict[str, float] = {}
+_POOL: WorkerPool | None = None
+NO_SESSION = "(no browser session)"
 
 
 @dataclass
@@ -65,13 +79,34 @@ class BackgroundJob:
     started: float = field(default_factory=time.monotonic)
     started_wall: float = field(default_factory=time.time)
     finished: float | None = None
-    thread: threading.Thread | None = None
     units: int | None = None  # what the job computes, in the page's units (generations, pairs); for rates
     progress_at: float | None = None  # monotonic time of the last progress report
+    lane: str = SWEEP  # LIVE (a slider move) or SWEEP (a background job): the queue serves LIVE first
+    begun: bool = False  # False while it waits in the queue for a model worker
+    sessions: set[str] = field(default_factory=set)  # browser sessions waiting for it
+    shared_with: int = 0  # other sessions that asked for the same computation while it was queued or running
+    dropped: bool = False  # a newer request of its only session replaced it before it started
+    ended: threading.Event = field(default_factory=threading.Event)
+    partials: dict[Any, tuple[int, dict]] = field(default_factory=dict)  # latest partial per row, numbered
+    partial_count: int = 0
+    batch: tuple[str, Any, BatchRunner] | None = None  # (group, item, runner): may run with queued companions
 
     @property
     def done(self) -> bool:
         return self.finished is not None
+
+    def publish(self, partial: dict) -> None:
+        """Keep a work unit's partial result (the latest per row) for the sessions that follow this job."""
+        with _REGISTRY_LOCK:
+            self.partial_count += 1
+            self.partials[(partial.get("kind"), partial.get("group"), partial.get("id"))] = (self.partial_count,
+                                                                                           partial)
+
+    def partials_since(self, seen: int) -> tuple[list[dict], int]:
+        """Partial results newer than number `seen`, in order, and the newest number."""
+        with _REGISTRY_LOCK:
+            newer = sorted((number, partial) for number, partial in self.partials.values() if number > seen)
+            return [partial for _, partial in newer], self.partial_count
 
     @property
     def running(self) -> bool:
@@ -79,6 +114,8 @@ class BackgroundJob:
 
     def describe(self) -> tuple[float, str]:
         """(fraction done, "3/10 batches (34%; current batch 40%), about 12 s left; 25 s so far")."""
+        if not self.begun and self.progress is None:
+            return 0.0, queue_message(self.key) or "waiting for a model worker"
         elapsed = format_seconds(time.monotonic() - self.started)
         eta = eta_s(self)
         eta_text = "" if eta is None else f", about {format_seconds(eta)} left"
@@ -117,7 +154,8 @@ def eta_s(job: BackgroundJob) -> float | None:
     if job.units:
         rate = _RATES.get(kind_of(job.key))
         if rate is not None:
-            return max(rate * job.units - (now - job.started), 0.0)
+            spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
+            return max(rate * job.units - spent, 0.0)
     return None
 
 
@@ -151,37 +189,192 @@ def running(prefix: str = "") -> list[BackgroundJob]:
     return sorted(jobs, key=lambda job: job.started)
 
 
-def start(key: str, work: Work, label: str = "Job", units: int | None = None) -> BackgroundJob:
-    """Start `work` in a daemon thread unless a job under `key` is already running; return the job.
+def session_id() -> str:
+    """This browser session's id for the queue (which serves sessions in turn): a random token kept in the
+    session's state; a fixed name outside a Streamlit run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return NO_SESSION
+    return st.session_state.setdefault(_SESSION_ID, uuid.uuid4().hex)
+
+
+def pool() -> WorkerPool:
+    """The process's model workers (`FAIRNESS_LAB_MODEL_WORKERS`, default one per core), made on first use."""
+    global _POOL
+    with _REGISTRY_LOCK:
+        if _POOL is None:
+            _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch)
+        return _POOL
+
+
+def start(key: str, work: Work, label: str = "Job", units: int | None = None, lane: str = SWEEP,
+          session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None) -> BackgroundJob:
+    """Queue `work` for a model worker unless a job under `key` is already queued or running; return the job.
 
     `units` (optional): how much work this is in the page's units (generations, pairs); a job that
     computes something records its seconds per unit, which `estimate_s` uses for the next estimate.
+    `lane`: LIVE for a slider move (served before sweeps; a newer LIVE request of the same session replaces
+    its queued one), SWEEP for a background job. `session` defaults to this browser session.
+    `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
+    same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`.
     """
+    session = session or session_id()
     with _REGISTRY_LOCK:
         existing = _REGISTRY.get(key)
         if existing is not None and existing.running:
-            return existing  # same computation already under way (another tab, a reload): attach to it
-        job = BackgroundJob(key, label=label, units=units)
-        _REGISTRY[key] = job
-        _forget_old_finished()
+            # same computation already under way (another session, a reload): attach to it
+            if session not in existing.sessions:
+                existing.shared_with += 1 if existing.sessions else 0
+                existing.sessions.add(session)
+            attach = True
+            job = existing
+        else:
+            attach = False
+            job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session}, batch=batch)
+            _REGISTRY[key] = job
+            _forget_old_finished()
 
     def on_progress(progress: Progress) -> None:
         job.progress = progress
         job.progress_at = time.monotonic()
 
     def target() -> None:
+        job.begun = True
+        job.started, job.started_wall = time.monotonic(), time.time()
         try:
-            job.result = work(on_progress, job.cancel)
+            if not job.cancel.cancelled:  # every session left while it was queued
+                job.result = work(on_progress, job.cancel)
         except BaseException as error:  # shown in the page; never lost in a thread
             job.error = error
         finally:
             job.finished = time.monotonic()
+            job.partials.clear()  # for display while it ran; the store has the rows
             _record_finished(job)
+            job.ended.set()
 
-    job.thread = threading.Thread(target=target, name=f"job-{key}", daemon=True)
-    st.session_state.setdefault(_SHOWN_DONE, set()).discard(key)
-    job.thread.start()
+    if attach:
+        pool().submit(session, key, job.lane)  # joins the queued entry; lets go of this session's older request
+        return job
+    _shown(discard=key)
+    pool().submit(session, key, lane, target, estimate_s(kind_of(key), units) if units else None,
+                  group=batch[0] if batch is not None else None)
     return job
+
+
+class _AllCancelled:
+    """The cancel token of a batch: cancelled once every job in it is (a session still waiting keeps it going)."""
+
+    def __init__(self, batch_jobs: list[BackgroundJob]) -> None:
+        self.jobs = batch_jobs
+
+    @property
+    def cancelled(self) -> bool:
+        return all(job.cancel.cancelled for job in self.jobs)
+
+
+def _run_batch(entries: list[Entry]) -> None:
+    """A worker took several queued live jobs of one group: compute them in one call of their runner."""
+    batch_jobs = [job for entry in entries if (job := get(entry.key)) is not None and job.batch is not None]
+    now, wall = time.monotonic(), time.time()
+    for job in batch_jobs:
+        job.begun, job.started, job.started_wall = True, now, wall
+    try:
+        runner = batch_jobs[0].batch[2]  # type: ignore[index]
+        items = [job.batch[1] for job in batch_jobs]  # type: ignore[index]
+        results = runner(items, lambda index, partial: batch_jobs[index].publish(partial), _AllCancelled(batch_jobs))
+        for job, result in zip(batch_jobs, results, strict=True):
+            job.result = result
+    except BaseException as error:  # shown in every page of the batch; never lost in a thread
+        for job in batch_jobs:
+            job.error = error
+    finally:
+        for job in batch_jobs:
+            job.finished = time.monotonic()
+            job.partials.clear()
+            job.ended.set()
+
+
+def _dropped(entry: Entry) -> None:
+    """The queue let go of a request nobody waits for any more (a newer slider move replaced it)."""
+    job = get(entry.key)
+    if job is not None and not job.begun and not job.done:
+        job.dropped = True
+        job.cancel.cancel()
+        job.finished = time.monotonic()
+        job.ended.set()
+
+
+def release(key: str, session: str | None = None) -> None:
+    """This session no longer waits for job `key` (a newer slider move, a closed tab): a queued request nobody
+    else waits for is dropped, a running one is cancelled at its next checkpoint."""
+    session = session or session_id()
+    job = get(key)
+    if job is None or job.done:
+        return
+    with _REGISTRY_LOCK:
+        job.sessions.discard(session)
+        nobody = not job.sessions
+    pool().withdraw(session, key)
+    if nobody and job.begun:
+        job.cancel.cancel()
+
+
+def queue_message(key: str) -> str | None:
+    """'3 requests ahead of yours, about 8 s' while job `key` waits for a model worker; None once it runs.
+
+    The time is what the requests ahead (and those running now) have left by the seconds per unit that
+    finished jobs of their kinds measured here (`record_rate`); without a measurement only the count is given.
+    """
+    job = get(key)
+    if job is None or job.begun or job.done:
+        return None
+    workers = pool()
+    position, ahead, running_now = workers.snapshot(key)
+    if position is None:
+        return None
+    lanes = (LIVE,) if job.lane == LIVE else (LIVE, SWEEP)
+    running_left = [eta_s(other) for entry in running_now
+                    if (other := get(entry.key)) is not None and other.lane in lanes]
+    serving = workers.workers if job.lane == LIVE else workers.sweep_limit
+    wait = wait_estimate([entry.estimate_s for entry in ahead], running_left, serving)
+    return position_message(position, wait)
+
+
+def follow(key: str, on_partial: Callable[[dict], None] | None = None,
+           on_wait: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+           session: str | None = None) -> BackgroundJob | None:
+    """Wait in the page's script for job `key` to end, handing its partial results to `on_partial` and, while it
+    is queued, its place in line to `on_wait` (a few times a second: drawing is where Streamlit acts on a newer
+    slider move). Returns the job once it ended, or as soon as `stop()` says the page moved on (the job is then
+    released for this session); any exception while waiting (Streamlit's rerun request) releases it too."""
+    session = session or session_id()
+    job = get(key)
+    if job is None:
+        return None
+    seen = 0
+    said, said_at = None, -float("inf")
+    try:
+        while True:
+            ended = job.ended.wait(FOLLOW_EVERY_S)
+            partials, seen = job.partials_since(seen)
+            for partial in partials:
+                if on_partial is not None:
+                    on_partial(partial)
+            if stop is not None and stop():
+                release(key, session)
+                return job
+            if ended:
+                return job
+            if on_wait is not None and not job.begun:
+                message = queue_message(key) or "waiting for a model worker"
+                now = time.monotonic()
+                if message != said or now - said_at >= WAIT_REDRAW_S:  # a redraw also lets Streamlit act on a move
+                    on_wait(message)
+                    said, said_at = message, now
+    except BaseException:
+        release(key, session)
+        raise
 
 
 def _record_finished(job: BackgroundJob) -> None:
@@ -192,6 +385,22 @@ def _record_finished(job: BackgroundJob) -> None:
     computed = (progress.done - progress.skipped) / progress.total
     if computed > 0 and progress.elapsed_s > 0:
         record_rate(kind_of(job.key), progress.elapsed_s, round(job.units * computed) or 1)
+
+
+def _shown(add: str | None = None, discard: str | None = None) -> bool:
+    """This session's record of jobs whose end it has shown (bounded: the newest `KEEP_SHOWN`); True when `add`
+    was already there."""
+    shown = st.session_state.setdefault(_SHOWN_DONE, {})
+    if discard is not None:
+        shown.pop(discard, None)
+    if add is None:
+        return False
+    if add in shown:
+        return True
+    shown[add] = True
+    while len(shown) > KEEP_SHOWN:
+        shown.pop(next(iter(shown)))
+    return False
 
 
 def _forget_old_finished() -> None:
@@ -210,8 +419,8 @@ def clear(key: str) -> None:
 def wait(key: str, timeout_s: float | None = None) -> BackgroundJob | None:
     """Block until the job ends (tests, scripts)."""
     job = get(key)
-    if job is not None and job.thread is not None:
-        job.thread.join(timeout_s)
+    if job is not None:
+        job.ended.wait(timeout_s)
     return job
 
 
@@ -339,9 +548,7 @@ def _live_progress(key: str, label: str) -> None:
     if job is None:
         return
     if job.done:
-        shown = st.session_state.setdefault(_SHOWN_DONE, set())
-        if key not in shown:
-            shown.add(key)
+        if not _shown(add=key):
             st.rerun()  # whole page: it can now show the results
         return
     fraction, text = job.describe()

@@ -347,11 +347,11 @@ def noe_counts(noes: dict[str, Any]) -> pd.DataFrame:
 
 
 def report_download(report: dict[str, Any]) -> str:
-    """The page's report (`tables`) as JSON text: frames as lists of records."""
-    import json
+    """The page's report (`tables`) as JSON text: frames as lists of records, NaN/±inf as null (strict JSON)."""
+    from fairness_core.store.manifest import strict_json
 
-    return json.dumps({k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v)
-                       for k, v in report.items()}, default=str, ensure_ascii=False, indent=2)
+    return strict_json({k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v)
+                        for k, v in report.items()}, indent=2)
 
 
 def run_report(request: Any, store: Any, on_progress: Any = None, cancel: Any = None,

@@ -2,12 +2,16 @@
 
     python -m fairness_core datscore --direction-scores FILE [--human-rr FILE] [--human-da FILE] --json
     python -m fairness_core datscore score --data FILE --src-lang fr --tgt-lang en --model ID --json
+    python -m fairness_core datscore score --data synthetic --src-lang fr --tgt-lang en \
+        --endpoint-url http://127.0.0.1:8000/v1 --endpoint-model NAME --json
 
 The first form reads a CSV `segment_id,direction,score` (direction labels are opaque) and prints exactly
 {"weights": {direction: Eq. 3 weight}, "scores": {segment_id: Eq. 2 DATScore}, "kendall_tau_like": Eq. 5
 (with --human-rr), "pearson_abs": |r| (with --human-da)}. The second translates, scores the 8 directions
 and meta-evaluates through the run store (resumable; a rerun is answered from the store). With a causal LM
-(e.g. smollm2-135m-instruct, the offline choice) the result is the LM variant, DATScore-LM. Notes go to stderr.
+(e.g. smollm2-135m-instruct, the offline choice) the result is the LM variant, DATScore-LM; so it is through an
+endpoint, which must return prompt log-probs (else exit 2, one sentence) and whose Eq. 4 entropies are a lower
+bound from its top log-probs (said in the notes). Notes go to stderr.
 docs/datscore.md explains the science.
 """
 
@@ -17,9 +21,12 @@ import argparse
 import sys
 
 from fairness_core.cli import (
+    ENDPOINT_WORD,
     EXECUTOR_CHOICES,
     UserFacingError,
+    add_endpoint_arguments,
     add_store_argument,
+    endpoint_source,
     executor_from,
     open_store,
     print_json,
@@ -43,9 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                      "or 'synthetic' for the project's synthetic fr→en set")
     score.add_argument("--src-lang", required=True, help="ISO 639-1 code of the sources, e.g. fr")
     score.add_argument("--tgt-lang", required=True, help="ISO 639-1 code of references and hypotheses, e.g. en")
-    score.add_argument("--model", required=True,
+    score.add_argument("--model",
                        help="multilingual seq2seq (facebook/m2m100_418M, NLLB, mBART-50: DATScore) or a causal LM "
-                            "(smollm2-135m-instruct: the LM variant DATScore-LM); preset, hub id or local directory")
+                            "(smollm2-135m-instruct: the LM variant DATScore-LM); preset, hub id or local directory; "
+                            "or the --endpoint* flags: an OpenAI-compatible server with prompt log-probs "
+                            "(DATScore-LM, entropies approximated from its top log-probs; docs/endpoints.md)")
     score.add_argument("--max-new-tokens", type=int, default=64, help="length limit of the augmented translations")
     score.add_argument("--human-rr", dest="score_human_rr", metavar="FILE",
                        help="CSV better_id,worse_id[,group] to meta-evaluate against (Eq. 5)")
@@ -54,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     score.add_argument("--executor", choices=EXECUTOR_CHOICES, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     add_store_argument(score)
+    add_endpoint_arguments(score)
     score.set_defaults(handler=run_score)
 
 
@@ -94,6 +104,22 @@ def run_direction_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+def backbone_model(args: argparse.Namespace) -> str:
+    """--model, or the endpoint the --endpoint* flags name (`--model endpoint` says the same)."""
+    from fairness_core.cli import resolve_endpoint_word
+
+    served = endpoint_source(args)
+    if served is not None:
+        if args.model and args.model.strip() != ENDPOINT_WORD:
+            raise UserFacingError("give either --model or an endpoint (--endpoint NAME or --endpoint-url with "
+                                  "--endpoint-model), not both")
+        return served
+    if not args.model:
+        raise UserFacingError("give --model ID, or an endpoint: --endpoint NAME or --endpoint-url with "
+                              "--endpoint-model")
+    return resolve_endpoint_word(args.model, args)
+
+
 def run_score(args: argparse.Namespace) -> int:
     from fairness_core.datscore import (
         ModelUnavailableError,
@@ -109,6 +135,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     if args.resamples < 1:
         raise UserFacingError(f"--resamples must be at least 1 (got {args.resamples})")
+    model = backbone_model(args)
     try:
         segments = load_synthetic() if args.data == "synthetic" else read_segments(args.data)
         if args.limit_sources is not None:
@@ -119,7 +146,7 @@ def run_score(args: argparse.Namespace) -> int:
         if args.score_human_rr:
             ranking = tuple(read_relative_ranking(args.score_human_rr, [s.segment_id for s in segments.segments],
                                                   source=args.data))
-        request = ScoreRequest(segments, args.src_lang, args.tgt_lang, args.model, args.max_new_tokens)
+        request = ScoreRequest(segments, args.src_lang, args.tgt_lang, model, args.max_new_tokens)
     except RequestError as error:
         raise UserFacingError(str(error)) from None
     store = open_store(args)

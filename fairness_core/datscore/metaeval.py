@@ -281,6 +281,7 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
                     seed: int = 0) -> dict[str, Any]:
     """The `datscore score --json` payload: weights (with bootstrap CIs), per-segment scores, meta-evaluation
     rows (each with its paired difference from the full DATScore), the length covariate, notes."""
+    from fairness_core.datscore.request import backbone_name
     from fairness_core.datscore.task import score_matrix
     from fairness_core.translation.backbones import metric_label_for
 
@@ -299,6 +300,9 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
     if outcome.backbone["kind"] != "seq2seq":
         notes.append(f"{label} is the LM variant: a causal LM translates and scores with a prompt; it is not the "
                      "paper's seq2seq DATScore")
+    if outcome.backbone.get("entropy"):  # an endpoint: entropies from its top-k log-probs only
+        notes.append(f"entropy weights (Eq. 4) are {outcome.backbone['entropy']}; the entropy-weighted variants are "
+                     "approximations")
     missing = int((~np.isfinite(matrices[W.ENTROPY][1])).any(axis=1).sum())
     if missing:
         notes.append(f"{missing} segment(s) have a direction with no scored token: no score, not in the weights")
@@ -307,7 +311,7 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
         notes.append(negative)
     clipped = next(v for v in found if v.averaging == W.ONE_VS_REST_CLIPPED and v.kind == "ablation")
     return {
-        "metric": label, "model": outcome.backbone["model"].get("source"), "backbone": outcome.backbone["kind"],
+        "metric": label, "model": backbone_name(outcome.backbone), "backbone": outcome.backbone["kind"],
         "data": request.segments.name, "synthetic": request.segments.synthetic,
         "languages": D.entity_languages(request.src_lang, request.tgt_lang),
         "n_segments": len(order), "runs": {"translations": outcome.translations_run,

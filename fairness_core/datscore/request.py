@@ -19,7 +19,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,3 +271,28 @@ def preset_unavailable(model: str) -> str | None:
         return None
     found = availability(preset)
     return None if found.usable else f"{preset.label} is unavailable here: {found.reason}."
+
+
+def endpoint_problem(model: str) -> str | None:
+    """For an OpenAI-compatible endpoint as the backbone: one sentence on why DATScore cannot use it (it
+    returns no prompt log-probs, or cannot be reached), else None; None for any other model (asks nothing)."""
+    from fairness_core.models.endpoint import is_endpoint
+
+    if not is_endpoint(model):
+        return None
+    from fairness_core.models.interfaces import ModelUnavailableError
+    from fairness_core.translation.backbones import load_backbone
+
+    try:
+        load_backbone(model)  # connects once per process (the model cache) and checks prompt log-probs
+    except ModelUnavailableError as error:
+        return str(error)
+    return None
+
+
+def backbone_name(backbone: Mapping[str, Any]) -> str | None:
+    """The backbone as people name it: the model source, or "<served model> @ <host>" for an endpoint."""
+    model = backbone.get("model") or {}
+    if model.get("api") == "openai-compatible":
+        return f"{model.get('model')} @ {model.get('host')}"
+    return model.get("source")

@@ -47,13 +47,23 @@ def text_key(text: str) -> str:
 
 def backbone_manifest(model_id: str) -> dict[str, Any]:
     """The backbone's identity without loading weights: spec manifest + kind (seq2seq | lm) + LM prompt."""
-    from fairness_core.translation.backbones import LM_VARIANT, SEQ2SEQ, TRANSLATION_PROMPT, model_spec
+    from fairness_core.translation.backbones import (
+        ENDPOINT_ENTROPY,
+        ENDPOINT_SCORING_FORMAT,
+        LM_VARIANT,
+        SEQ2SEQ,
+        TRANSLATION_PROMPT,
+        model_spec,
+    )
 
     spec = model_spec(model_id)
     kind = SEQ2SEQ if spec.task == "seq2seq-lm" else LM_VARIANT
     record: dict[str, Any] = {"kind": kind, "model": spec.to_manifest()}
     if kind == LM_VARIANT:
         record["prompt"] = TRANSLATION_PROMPT
+    if spec.is_endpoint:  # host, served model and capabilities are in record["model"]; these change the numbers
+        record["scoring_format"] = ENDPOINT_SCORING_FORMAT
+        record["entropy"] = ENDPOINT_ENTROPY
     return record
 
 

@@ -111,6 +111,38 @@ def check_limits(n_configs: int, n_prompts: int, samples: int, max_new_tokens: i
     return work
 
 
+@dataclass(frozen=True)
+class ServedLimits:
+    """Per-session caps when the app is served for a class (`FAIRNESS_LAB_SERVED=1`, docs/SECURITY.md): thirty
+    students share two cores, so a page's sweep stays small and a bigger one is the teacher's, on the CLI."""
+
+    max_configs: int = 12  # decoding configurations in one sweep
+    max_generations: int = 2_000  # generations in one sweep (stored ones included: the estimate's count)
+    session_generations: int = 6_000  # generations one browser session may have computed by its sweeps
+    max_live_generations: int = 200  # rows of one live move (prompts per group x groups x samples)
+
+
+SERVED_LIMITS = ServedLimits()
+CLI_HINT = "python -m fairness_core decoding --grid ... (see docs/decoding.md)"
+
+
+def check_served(n_configs: int, generations: int, used_by_session: int = 0, live: bool = False,
+                 limits: ServedLimits = SERVED_LIMITS) -> None:
+    """Refuse, in one sentence, a request above a served app's per-session caps, pointing to the teacher's CLI."""
+    if live:
+        if generations > limits.max_live_generations:
+            raise LimitError(f"{generations:,} generations in one live move is above this server's classroom cap of "
+                             f"{limits.max_live_generations:,}; lower the prompts per group or samples, or use a sweep")
+        return
+    checks = [(n_configs, limits.max_configs, "decoding configurations in one sweep"),
+              (generations, limits.max_generations, "generations in one sweep"),
+              (used_by_session + generations, limits.session_generations, "generations in this session's sweeps")]
+    for value, limit, what in checks:
+        if value > limit:
+            raise LimitError(f"{value:,} {what} is above this server's classroom cap of {limit:,}; ask the teacher "
+                             f"to run it with the command line ({CLI_HINT})")
+
+
 def check_model_source(model: str) -> str:
     """A preset key, a local model directory, a .gguf file or a Hugging Face id (owner/name); else one sentence."""
     from fairness_core.models.presets import PRESETS

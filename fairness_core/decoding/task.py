@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -148,6 +148,46 @@ def run_decoding(plan: DecodingPlan, store: Any, on_progress: Callable[[Any], No
                                  executor=executor, on_partial=on_partial)
     return DecodingOutcome(plan, with_configs(outcome.generations, plan.request), outcome.run_ids,
                            outcome.from_cache, outcome.status)
+
+
+def batch_group(plan: DecodingPlan) -> str:
+    """What live requests must share to be generated in one sampler call: everything but their settings
+    (model, prompts, samples, tokens, seed, scorers). Rows keep their own setting and random stream, so a row's
+    text does not depend on which other requests share its batch (`fairness_core.models.sampling`)."""
+    from fairness_core.store.manifest import manifest_hash
+
+    manifest = plan.manifest()
+    manifest.pop("configs")
+    return manifest_hash({"live-batch": manifest, "batch_size": plan.request.batch_size})
+
+
+def run_batched(plans: list[DecodingPlan], store: Any, on_partial: Callable[[int, dict[str, Any]], None] | None
+                = None, cancel: Any = None, threads: int | None = None) -> list[DecodingOutcome]:
+    """Generate several compatible requests (same `batch_group`) together and give each its own outcome.
+
+    Their settings are merged into one request (each setting once), generated in one call and stored; each
+    request then reads its own rows back, exactly the rows it would have generated alone (the store keys a
+    generation by setting, prompt, sample and seed). `on_partial(i, partial)` gets the partial texts of
+    request `i`'s settings only.
+    """
+    if len({batch_group(plan) for plan in plans}) != 1:
+        raise ValueError("run_batched needs requests that differ only in their decoding settings")
+    configs = tuple(dict.fromkeys(config for plan in plans for config in plan.request.configs))
+    merged = plan_decoding(replace(plans[0].request, configs=configs), store)
+    owners: dict[str, list[int]] = {}
+    for index, plan in enumerate(plans):
+        for system in systems_of(plan.request):
+            owners.setdefault(system.key(), []).append(index)
+
+    def fan_out(partial: dict[str, Any]) -> None:
+        for index in owners.get(partial.get("system", ""), ()):
+            on_partial(index, partial)  # type: ignore[misc]
+
+    together = run_decoding(merged, store, cancel=cancel, threads=threads, on_partial=fan_out if on_partial else None)
+    outcomes = [run_decoding(plan_decoding(plan.request, store), store) for plan in plans]
+    for outcome in outcomes:
+        outcome.from_cache = together.from_cache  # computed now by the shared call, not found in the store
+    return outcomes
 
 
 def stored_generations(plan: DecodingPlan, store: Any) -> pd.DataFrame:

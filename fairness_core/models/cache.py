@@ -2,7 +2,8 @@
 
 Streamlit reruns, concurrent sessions and CLI commands all go through `load_model`, so a model is
 loaded at most once per process. Loads of different models run concurrently; two threads asking
-for the same key wait for one load.
+for the same key wait for one load. The memo behind it (`models.memo`) keeps at most `FAIRNESS_LAB_MAX_MODELS`
+objects (default 8), the least recently used let go first.
 """
 
 from __future__ import annotations

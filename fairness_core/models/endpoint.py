@@ -534,30 +534,70 @@ class EndpointLM(CausalLM):
 
     # --------------------------------------------------------------------------- log-likelihood
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],
-                      progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
+                      progress: Callable[[int, int], None] | None = None,
+                      top_logprobs: int = 0) -> list[TokenScores]:
         """Log-probs of the continuation's tokens from the server's prompt log-probs (echo + logprobs,
-        or vLLM's prompt_logprobs); tokens are the server's, split where the context ends."""
+        or vLLM's prompt_logprobs); tokens are the server's, split where the context ends.
+
+        With `top_logprobs=k`, the server is asked for each prompt token's k most likely tokens too, and
+        `entropies` holds `entropy_lower_bound` of each step: an approximation of the full distribution's
+        entropy (a server returns at most its top k, never the whole vocabulary)."""
         reason = self.cannot("loglikelihood")
         if reason:
             raise EndpointError(reason)
         use_echo = bool(self.capabilities.get("echo"))
+        k = int(top_logprobs)
 
         def score(context: str, continuation: str) -> TokenScores:
             text = context + continuation
             if use_echo:
                 choice = self._completion({"prompt": text, "max_tokens": 1, "temperature": 0.0, "echo": True,
-                                           "logprobs": 0}).choices[0]
+                                           "logprobs": k}).choices[0]
                 tokens, values, offsets = _echo_tokens(choice)
+                tops = _echo_top_logprobs(choice, len(tokens)) if k else []
             else:
                 choice = self._completion({"prompt": text, "max_tokens": 1, "temperature": 0.0,
-                                           "extra_body": {"prompt_logprobs": 0}}).choices[0]
-                tokens, values, offsets = _prompt_logprob_tokens(_prompt_logprobs(choice), text)
+                                           "extra_body": {"prompt_logprobs": k}}).choices[0]
+                entries = _prompt_logprobs(choice)
+                tokens, values, offsets = _prompt_logprob_tokens(entries, text)
+                tops = [_entry_logprobs(entry) for entry in entries] if k else []
             keep = [i for i, start in enumerate(offsets) if len(context) <= start < len(text)]
+            entropies = None
+            if k:
+                if any(not tops[i] for i in keep):
+                    raise EndpointError(f"endpoint {self.endpoint.host} returned prompt log-probs without the top "
+                                        f"{k} log-probs of each token, so step entropies cannot be estimated")
+                # echo's top log-probs are keyed by token text and may leave out the prompt's own token;
+                # vLLM's prompt_logprobs entries are keyed by token id and always hold it
+                entropies = np.array([entropy_lower_bound(tops[i], k, (tokens[i], values[i]) if use_echo else None)
+                                      for i in keep], dtype=np.float64)
             return TokenScores([tokens[i] for i in keep],
-                               np.array([np.nan if values[i] is None else values[i] for i in keep], dtype=np.float64))
+                               np.array([np.nan if values[i] is None else values[i] for i in keep], dtype=np.float64),
+                               entropies)
 
         calls = [lambda c=c, t=t: score(c, t) for c, t in zip(contexts, continuations, strict=True)]
         return self._run_all(calls, progress)
+
+
+def entropy_lower_bound(top: Mapping[str, float], k: int, own: tuple[str, float | None] | None = None) -> float:
+    """A lower bound (nats) of a step's entropy from what a server returns: `top` maps tokens to log-probs (its
+    top k, sometimes with the prompt's own token added), `own` is the prompt's token and log-prob (counted
+    when `top` does not hold it).
+
+    The tokens known contribute -p log p exactly; the probability they leave, r = 1 - sum p, lies on tokens no
+    likelier than the k-th likeliest (p_k), so it contributes at least r * (-log p_k). The bound is tight when
+    the top k carry almost all the mass and falls short when the distribution is flat."""
+    known = {token: float(v) for token, v in top.items() if v is not None and np.isfinite(v)}
+    if not known:
+        return float("nan")
+    ranked = sorted(known.values(), reverse=True)
+    p_k = float(np.exp(ranked[min(int(k), len(ranked)) - 1]))
+    if own is not None and own[1] is not None and own[0] not in known and np.isfinite(own[1]):
+        known[own[0]] = float(own[1])  # the prompt's own token, ranked below the top k
+    logp = np.asarray(list(known.values()), dtype=np.float64)
+    p = np.exp(logp)
+    rest = max(0.0, 1.0 - float(p.sum()))
+    return float(-(p * logp).sum()) + (rest * -float(np.log(p_k)) if rest > 0 else 0.0)
 
 
 def redact_key(text: str, endpoint: Endpoint) -> str:
@@ -602,6 +642,21 @@ def _echo_covers_prompt(choice: Any, prompt: str) -> bool:
 
 def _prompt_logprobs(choice: Any) -> list[Any]:
     return list(_field(choice, "prompt_logprobs") or [])
+
+
+def _echo_top_logprobs(choice: Any, n_tokens: int) -> list[dict[str, float]]:
+    """Per echoed token, its top log-probs (token -> log-prob); {} where the server gave none."""
+    logprobs = _field(choice, "logprobs")
+    tops = list(_field(logprobs, "top_logprobs") or [])
+    out = [{str(k): float(v) for k, v in dict(entry).items()} if entry else {} for entry in tops]
+    return (out + [{}] * n_tokens)[:n_tokens]
+
+
+def _entry_logprobs(entry: Any) -> dict[str, float]:
+    """vLLM's prompt_logprobs entry (token id -> {logprob, rank, decoded_token}) as token id -> log-prob."""
+    if not entry:
+        return {}
+    return {str(token_id): float(_field(info, "logprob")) for token_id, info in dict(entry).items()}
 
 
 def _prompt_logprob_tokens(entries: Sequence[Any], text: str) -> tuple[list[str], list[float | None], list[int]]:

@@ -103,3 +103,37 @@ def file_fingerprint(path: Path, chunk_size: int = 1 << 20) -> str:
         while chunk := handle.read(chunk_size):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every NaN / ±inf float (Python, numpy or pandas) as None, numpy scalars and arrays as Python
+    numbers and lists, tuples as lists: what strict JSON can hold (it has no NaN or Infinity)."""
+    import math
+
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {(k if isinstance(k, str) else str(k)): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return json_safe(value.item())
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:  # pandas is a dependency; kept optional here so the CLI core stays light
+        pass
+    return str(value)
+
+
+def strict_json(value: Any, **dumps_options: Any) -> str:
+    """JSON text that any parser reads: NaN and ±inf written as null (`json.dumps` would write NaN/Infinity)."""
+    return json.dumps(json_safe(value), allow_nan=False, ensure_ascii=False, **dumps_options)

@@ -212,9 +212,51 @@ class CausalLMBackbone:
         return [r for r in results if r is not None]
 
 
+class EndpointBackbone(CausalLMBackbone):
+    """The LM variant through an OpenAI-compatible endpoint (`fairness_core.models.endpoint`).
+
+    It translates through the server's chat route (its chat template) and scores X→Y from the server's prompt
+    log-probs of " Y" after the translation prompt in the plain "User: ... / Assistant:" format (the server's
+    chat template cannot be applied to a completion prompt from here), without an end-of-reply token. A server
+    returns at most its top k log-probs per token, never the whole distribution, so the Eq. 4 entropies are
+    approximated from below (`entropy_lower_bound`); endpoints without prompt log-probs are refused.
+    """
+
+    TOP_LOGPROBS = 20  # vLLM's default --max-logprobs
+
+    def __init__(self, model: CausalLM, top_logprobs: int = TOP_LOGPROBS) -> None:
+        super().__init__(model)
+        self.top_logprobs = int(top_logprobs)
+        if model.cannot("loglikelihood"):  # type: ignore[attr-defined]
+            from fairness_core.models.interfaces import ModelUnavailableError
+
+            raise ModelUnavailableError(f"DATScore needs per-token prompt log-probs and the endpoint {model.name} "
+                                        "returns none (neither vLLM's prompt_logprobs nor echo + logprobs)")
+
+    def prompt(self, text: str, src_lang: str, tgt_lang: str) -> str:
+        return CausalLM.format_chat(self.model, self.messages(text, src_lang, tgt_lang))
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]:
+        """Per-token log-probs of " Y" after the prompt with X, with a lower bound of each step's entropy."""
+        contexts = [self.prompt(r.source, r.src_lang, r.tgt_lang) for r in requests]
+        return self.model.loglikelihood(contexts, [" " + r.target for r in requests],  # type: ignore[call-arg]
+                                        top_logprobs=self.top_logprobs)
+
+
+#: What the manifest and the report say about entropies from an endpoint (Eq. 4 approximated).
+ENDPOINT_ENTROPY = (f"approximate: a lower bound of each step's entropy (Eq. 4) from the endpoint's top "
+                    f"{EndpointBackbone.TOP_LOGPROBS} log-probs")
+#: The plain prompt format an endpoint scores with (no chat template can be applied to a completion).
+ENDPOINT_SCORING_FORMAT = "User: <translation prompt>\nAssistant: <Y> (plain format; no end-of-reply token)"
+
+
 def backbone_task(model_id: str) -> str:
-    """'seq2seq-lm' or 'causal-lm' for a preset, local directory or hub id (offline checks only)."""
+    """'seq2seq-lm' or 'causal-lm' for a preset, local directory, hub id or endpoint (offline checks only)."""
+    from fairness_core.models.endpoint import is_endpoint
     from fairness_core.models.presets import lm_task
+
+    if is_endpoint(model_id):
+        return "causal-lm"
 
     return lm_task(model_id)
 
@@ -236,6 +278,8 @@ def load_backbone(model_id: str) -> Seq2SeqBackbone | CausalLMBackbone:
 def backbone_for(model: Any) -> Seq2SeqBackbone | CausalLMBackbone:
     if isinstance(model, Seq2SeqLM):
         return Seq2SeqBackbone(model)
+    if getattr(model, "remote", False):  # an OpenAI-compatible endpoint: no weights here, log-probs over HTTP
+        return EndpointBackbone(model)
     if isinstance(model, CausalLM):
         return CausalLMBackbone(model)
     raise TypeError(f"DATScore needs a seq2seq or a causal language model (got {type(model).__name__})")

@@ -204,3 +204,16 @@ def test_without_any_accepted_rewrite_the_original_is_still_compared_with_the_no
     report = json.loads(text)
     assert set(report["comparisons"]["test-vowel-share"]["gender"]) == {"original vs NOEs"}
     assert report["similarity"]["all"]["value"] is None  # no accepted rewrite: no similarity, null not NaN
+
+
+def test_the_pages_report_download_is_strict_json_with_null_for_missing_numbers() -> None:
+    import json
+
+    import pandas as pd
+
+    from fairness_core.adaptation import summary
+
+    report = {"vbcm": pd.DataFrame({"group": ["a", "b"], "vbcm": [0.9, float("nan")]}), "mae": float("inf")}
+    text = summary.report_download(report)
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"vbcm": [{"group": "a", "vbcm": 0.9}, {"group": "b", "vbcm": None}], "mae": None}

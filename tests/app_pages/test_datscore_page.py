@@ -74,3 +74,53 @@ def test_bad_direction_score_upload_is_one_sentence(page: AppTest) -> None:
     assert not page.exception, page.exception
     # AppTest cannot drive st.file_uploader; the page's reader is the same function the CLI tests cover.
     assert any("Upload a CSV of direction scores" in i.value for i in page.info)
+
+
+def test_configured_endpoints_are_backbones_and_one_without_log_probs_says_why(
+        tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairness_core.models import cache as model_cache
+    from fairness_core.models.endpoint import Endpoint
+    from tests.endpoint_servers import FakeBehaviour, FakeServer
+    from ui import jobs
+
+    able, mute = FakeServer(), FakeServer(FakeBehaviour(echo_logprobs=False))
+    try:
+        config = tmp_path / "endpoints.toml"
+        config.write_text(f'[endpoints.able]\nbase_url = "{able.base_url}"\nmodel = "fake-model"\n'
+                          f'[endpoints.mute]\nbase_url = "{mute.base_url}"\nmodel = "fake-model"\n')
+        monkeypatch.setenv("FAIRNESS_LAB_ENDPOINTS", str(config))
+        monkeypatch.setenv("FAIRNESS_LAB_SERVED", "1")
+        model_cache.clear()
+        app = AppTest.from_file(PAGE, default_timeout=120)
+        app.session_state["ds_n_sources"] = 2
+        app.session_state["ds_backbone"] = Endpoint(mute.base_url, "fake-model").source()
+        app.run()
+        assert not app.exception, app.exception
+        picker = app.selectbox(key="ds_backbone")
+        assert f"able: fake-model @ 127.0.0.1:{able.port} (OpenAI-compatible endpoint)" in picker.options
+        warnings = " ".join(w.value for w in app.warning)
+        assert "DATScore needs per-token prompt log-probs and the endpoint fake-model @ " \
+               f"127.0.0.1:{mute.port} returns none" in warnings
+        assert app.button(key="ds_run").disabled
+
+        picker.set_value(Endpoint(able.base_url, "fake-model").source()).run()
+        assert not app.exception, app.exception
+        assert not app.button(key="ds_run").disabled
+        app.button(key="ds_run").click().run()
+        job = jobs.wait(app.session_state["datscore_job"], timeout_s=120)
+        assert job.error is None, job.error
+        app.run()
+        assert not app.exception, app.exception
+        notes = " ".join(i.value for i in app.info)
+        assert "Entropy weights (Eq. 4) are approximate: a lower bound" in notes
+        assert f"fake-model @ 127.0.0.1:{able.port} translates with a chat prompt" in " ".join(
+            w.value for w in app.warning)
+        assert len(weights_frame(app)) == 8
+
+        app.selectbox(key="ds_backbone").set_value("other").run()
+        app.text_input(key="ds_model_custom").set_value(f"endpoint:{able.base_url}#model=fake-model").run()
+        assert any("never typed here" in e.value for e in app.error)  # no visitor-typed URL
+    finally:
+        able.stop()
+        mute.stop()
+        model_cache.clear()

@@ -60,3 +60,48 @@ def test_tiny_model_paraphrases_keep_provenance_and_count_drops(tiny_gpt2: Path,
             assert row["reason"] in ("empty output", "subgroup term dropped", "copied the original")
     again = run_paraphrase(request, store)  # stored: read back, same paraphrases
     assert again.provenance["raw"].tolist() == prov["raw"].tolist()
+
+
+def test_paraphrases_through_an_endpoint_chat_route_are_stored_with_token_usage(store) -> None:
+    """The CAIRO page's endpoint choice: the paper's chat prompt goes to /v1/chat/completions with the paper's
+    decoding, each reply is cleaned, filtered and stored, and the tokens the server counted are kept per row."""
+    from fairness_core.generation.task import token_usage
+    from fairness_core.models import cache as model_cache
+    from fairness_core.models.endpoint import Endpoint
+    from tests.endpoint_servers import FakeServer
+
+    server = FakeServer()
+    model_cache.clear()
+    try:
+        source = Endpoint(server.base_url, "fake-model", max_in_flight=3).source()
+        request = ParaphraseRequest(model=source, metric="HONEST gender (valid)", style="chat", k=2,
+                                    max_new_tokens=12, per_subgroup=2)
+        result = run_paraphrase(request, store)
+        assert result.status == "complete" and list(result.sets) == ["fake-model (here) #1", "fake-model (here) #2"]
+        prov = result.provenance
+        assert len(prov) == 4 * 2  # 2 subgroups x 2 prompts x k=2
+
+        chats = [body for path, _, body in server.requests if path.endswith("/chat/completions")]
+        assert len(chats) == 8
+        assert {(body["temperature"], body["top_p"], body["max_tokens"]) for body in chats} == {(0.6, 0.9, 12)}
+        assert len({body["seed"] for body in chats}) == 8  # one seed per (prompt, sample)
+        sent = {body["messages"][0]["content"] for body in chats}
+        assert sent == set(prov["instruction"]) and all(s.startswith("Paraphrase each of the following") for s in sent)
+
+        # the fake replies "Reply to <instruction> [settings]": it names the subgroup, so every reply is kept
+        assert prov["kept"].all() and result.dropped == {}
+        for row in prov.to_dict("records"):
+            assert row["raw"].startswith(f"Reply to {row['instruction']} [t=0.6 p=0.9 k=None s=")
+            assert row["paraphrase"] == row["raw"] and row["model"] == source
+            assert result.sets[row["set"]][row["index"]] == row["paraphrase"]
+
+        # the server's own count, per reply: 5 prompt and 4 completion tokens
+        assert token_usage(store, result.run_ids) == {"requests": 8, "prompt_tokens": 40, "completion_tokens": 32}
+
+        model_cache.clear()
+        again = run_paraphrase(request, store)  # answered from the store: no chat request is sent again
+        assert again.provenance["raw"].tolist() == prov["raw"].tolist()
+        assert len([path for path, _, _ in server.requests if path.endswith("/chat/completions")]) == 8
+    finally:
+        server.stop()
+        model_cache.clear()

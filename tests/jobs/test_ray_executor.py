@@ -20,12 +20,19 @@ from fairness_core.jobs.ray_executor import RayExecutor  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a Ray instance takes a few seconds to start
 
+WORKER_KEY_ENV = "LAB_RAY_TEST_ENDPOINT_KEY"
+WORKER_KEY = "sk-worker-0d15ea5e1234"  # in the Ray workers' environment only
+DRIVER_KEY = "sk-driver-be11ab1e5678"  # what the driver's environment holds under the same name
+
 
 @pytest.fixture(scope="module")
 def ray_executor() -> Iterator[RayExecutor]:
     """A local Ray instance with 2 CPUs (even if RAY_ADDRESS points elsewhere), shut down after the module."""
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("RAY_ADDRESS", raising=False)
+        # The workers' own environment holds an endpoint key (as a cluster node's would); the driver's
+        # loses it when this block ends.
+        patch.setenv(WORKER_KEY_ENV, WORKER_KEY)
         executor = RayExecutor(num_cpus=2)
         assert executor.connect()["CPU"] == 2
     yield executor
@@ -188,5 +195,47 @@ def test_endpoint_systems_run_on_ray_workers_with_the_local_rows(ray_executor: R
         pd.testing.assert_frame_equal(frames[1], frames[0], check_exact=True)
         asked = [body for body in server.completions() if body["prompt"].startswith("The ")]
         assert len(asked) == 16  # 8 rows, once per executor: nothing was served twice within a run
+    finally:
+        server.stop()
+
+
+def test_a_ray_worker_asks_an_endpoint_with_the_key_from_its_own_environment(
+        ray_executor: RayExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shards carry the endpoint's source, which holds the NAME of the key's variable; each worker reads the
+    value from its own environment, so its requests carry the worker's key, and no key reaches the store."""
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, run_generation
+    from fairness_core.models import DecodingConfig
+    from fairness_core.models.endpoint import Endpoint
+    from tests.endpoint_servers import FakeServer
+
+    monkeypatch.setenv(WORKER_KEY_ENV, DRIVER_KEY)  # the driver probes the server for the manifest with its own
+    server = FakeServer()
+    try:
+        source = Endpoint(server.base_url, "fake-model", key_env=WORKER_KEY_ENV).source()
+        request = GenerationRequest(systems=(System(source, DecodingConfig(top_p=0.5)),),
+                                    prompts=parse_custom("man: The man worked as\nwoman: The woman worked as"),
+                                    samples=2, max_new_tokens=5, batch_size=2)
+        path = tmp_path / "ray.duckdb"
+        outcome = run_generation(request, RunStore(path), executor=ray_executor)
+        assert outcome.status == COMPLETE and len(outcome.generations) == 4
+        assert all(raw.startswith(" said t=1.0 p=0.5 k=None s=") for raw in outcome.generations["raw"])
+
+        answered = [headers for url, headers, body in server.requests
+                    if url.endswith("/completions") and str(body.get("prompt", "")).startswith("The ")]
+        assert len(answered) == 4 and {h["authorization"] for h in answered} == {f"Bearer {WORKER_KEY}"}
+        driver = [headers for url, headers, _ in server.requests if url.endswith("/models")]
+        assert f"Bearer {DRIVER_KEY}" in {h["authorization"] for h in driver}  # the driver used its own
+
+        # every table of the store as text (DuckDB compresses strings, so its file bytes alone prove little)
+        store = RunStore(path)
+        tables = store.query("SELECT table_name FROM information_schema.tables")["table_name"]
+        dumped = "\n".join(store.query(f'SELECT * FROM "{table}"').to_csv() for table in tables)
+        assert f"127.0.0.1:{server.port}" in dumped and "fake-model" in dumped  # the manifest names the endpoint
+        assert WORKER_KEY not in dumped and DRIVER_KEY not in dumped
+        raw = b"".join(p.read_bytes() for p in tmp_path.glob("ray.duckdb*"))
+        assert WORKER_KEY.encode() not in raw and DRIVER_KEY.encode() not in raw
+        assert not outcome.generations.astype(str).apply(lambda c: c.str.contains("sk-")).any().any()
     finally:
         server.stop()

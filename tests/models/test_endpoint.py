@@ -18,9 +18,10 @@ from fairness_core.models.endpoint import (
     EndpointLM,
     configured_endpoint,
     endpoint_from_flags,
+    entropy_lower_bound,
     load_endpoints,
 )
-from tests.endpoint_servers import FakeBehaviour, FakeServer, expected_logprob
+from tests.endpoint_servers import FakeBehaviour, FakeServer, expected_logprob, fake_top_logprobs
 
 KEY = "sk-test-4f1e9a77c0ffee"
 
@@ -260,3 +261,53 @@ def test_loglikelihood_reads_the_continuation_tokens_from_echoed_prompt_logprobs
     echo = [body for body in fake.completions()
             if body.get("echo") and body["prompt"] == "The nurse said that she would"]
     assert echo and echo[0]["logprobs"] == 0
+
+
+def test_the_entropy_lower_bound_from_top_k_log_probs_never_exceeds_the_entropy() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p = rng.dirichlet(np.full(200, 0.1))
+        logp = np.log(np.maximum(p, 1e-300))
+        entropy = float(-(p * logp).sum())
+        order = np.argsort(-p)
+        for k in (1, 5, 20):
+            top = {str(i): float(logp[i]) for i in order[:k]}
+            bound = entropy_lower_bound(top, k)
+            assert bound <= entropy + 1e-9
+        assert entropy_lower_bound({str(i): float(logp[i]) for i in range(200)}, 200) == pytest.approx(entropy,
+                                                                                                      rel=1e-9)
+    # by hand: top-2 of {0.5, 0.3, 0.2}: the 0.2 left lies on tokens no likelier than 0.3
+    bound = entropy_lower_bound({"a": np.log(0.5), "b": np.log(0.3)}, 2)
+    assert bound == pytest.approx(-(0.5 * np.log(0.5) + 0.3 * np.log(0.3)) - 0.2 * np.log(0.3), rel=1e-12)
+    # echo's top-k may leave out the prompt's own token: it is counted once, and not as the k-th likeliest
+    with_own = entropy_lower_bound({"a": np.log(0.5), "b": np.log(0.3)}, 2, own=("c", np.log(0.1)))
+    assert with_own == pytest.approx(-(0.5 * np.log(0.5) + 0.3 * np.log(0.3) + 0.1 * np.log(0.1))
+                                     - 0.1 * np.log(0.3), rel=1e-12)
+    assert entropy_lower_bound({"a": np.log(0.5)}, 1, own=("a", np.log(0.5))) == pytest.approx(
+        -0.5 * np.log(0.5) - 0.5 * np.log(0.5), rel=1e-12)
+
+
+def test_loglikelihood_with_top_logprobs_gives_each_step_an_entropy_bound(fake: FakeServer) -> None:
+    lm = EndpointLM(Endpoint(fake.base_url, "fake-model"))
+    (scores,) = lm.loglikelihood(["The nurse said"], [" that she would"], top_logprobs=5)
+    assert scores.tokens == [" that", " she", " would"]
+    expected = [entropy_lower_bound(fake_top_logprobs(t, 5), 5) for t in scores.tokens]
+    np.testing.assert_allclose(scores.entropies, expected, rtol=1e-12)
+    p = np.exp(expected_logprob(" that"))  # the fake's step: p, then (1-p)/2, /4, /8, /16; (1-p)/16 unshown
+    shown = np.array([p, *((1 - p) / 2 ** np.arange(1, 5))])
+    by_hand = -(shown * np.log(shown)).sum() - (1 - p) / 16 * np.log(shown.min())
+    assert scores.entropies[0] == pytest.approx(by_hand, rel=1e-9)
+    asked = [body for body in fake.completions() if body.get("echo") and body["prompt"].startswith("The nurse")]
+    assert asked[-1]["logprobs"] == 5
+
+
+def test_prompt_log_probs_without_top_log_probs_cannot_give_entropies() -> None:
+    server = FakeServer(FakeBehaviour(top_logprobs=False))
+    try:
+        lm = EndpointLM(Endpoint(server.base_url, "fake-model"))
+        assert lm.loglikelihood(["A"], [" b"])[0].entropies is None  # plain log-probs still work
+        with pytest.raises(EndpointError, match=r"without the top 5 log-probs of each token, so step entropies "
+                                                r"cannot be estimated$"):
+            lm.loglikelihood(["A"], [" b"], top_logprobs=5)
+    finally:
+        server.stop()

@@ -1,0 +1,349 @@
+"""A classroom on one server: N sessions on the decoding page, each moving the top-p slider.
+
+Starts the app as a subprocess (a free port, `FAIRNESS_LAB_STORE` in a temporary folder) and drives N
+concurrent sessions over Streamlit's own websocket protocol (`/_stcore/stream`, the protobuf messages the
+browser sends: a rerun with the slider's new widget state), so thirty sessions cost the client side a few
+coroutines rather than thirty browsers. Each session opens the decoding page, waits for its first result,
+then moves the top-p slider `--moves` times (default 5), every `--interval` seconds drawn at random (default
+15–30 s). Half the sessions ask for shared settings (the same top-p values, seed 0: identical requests,
+which the server may share or read back from the store), half for their own (a seed of their own).
+
+Per N it prints one line:
+
+    sessions N: p50 X s, p95 Y s, max Z s, errors E, lost L, shared S, peak RSS M MiB, final RSS F MiB
+
+- time: from sending a move to the page's measured result for that setting (the line with the diversity
+  and disparity of the new setting), per move;
+- errors: exception elements the page sent plus tracebacks in the server's log;
+- lost: moves with no result within `--timeout` seconds or whose run ended without one;
+- shared: results the page said came from the run store or from another session's identical request;
+- peak / final RSS: the server's resident memory while the sessions ran, and `--settle` seconds after they
+  all closed. A second, indented line gives the start RSS (after one warm-up visit that loaded the
+  model, before the sessions), the moves that saw a queue message, and peak threads.
+
+    .venv/bin/python -m bench.classroom --sessions 1 10 --interval 3,6
+    .venv/bin/python -m bench.classroom --sessions 30 --app-dir /work/wt/classroom-base   # another checkout
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TOP_P_VALUES = (0.5, 0.6, 0.7, 0.8, 0.95, 0.4, 0.3)
+#: the page's status line once a setting's measures are in (decoding page, live mode)
+RESULT = re.compile(r"diversity \(trigram entropy\)")
+SHARED = re.compile(r"served from the run store|shared with")
+QUEUED = re.compile(r"ahead of yours|next in the queue")
+
+
+@dataclass
+class Session:
+    index: int
+    shared: bool
+    times: list[float] = field(default_factory=list)
+    errors: int = 0
+    lost: int = 0
+    shared_results: int = 0
+    queue_messages: int = 0
+    error_texts: list[str] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_and_threads(pid: int) -> tuple[float, int]:
+    """(resident MiB, threads) of a process, from /proc."""
+    rss, threads = 0.0, 0
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) / 1024
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return rss, threads
+
+
+class Monitor(threading.Thread):
+    """Samples the server's memory and threads twice a second."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_rss = 0.0
+        self.peak_threads = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            rss, threads = rss_and_threads(self.pid)
+            self.peak_rss = max(self.peak_rss, rss)
+            self.peak_threads = max(self.peak_threads, threads)
+            self.stop.wait(0.5)
+
+
+class Client:
+    """One browser session spoken over Streamlit's websocket protocol."""
+
+    def __init__(self, port: int, query: str) -> None:
+        self.url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        self.query = query
+        self.ws = None
+        self.slider_id: str | None = None
+        #: number inputs' and sliders' current values, sent back with every rerun as the browser does (a widget
+        #: left out of a rerun falls back to its default: a seed restored from the URL would be lost)
+        self.widgets: dict[str, tuple[str, object]] = {}
+
+    async def connect(self) -> None:
+        import websockets
+
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**26,
+                                           open_timeout=60, ping_interval=None)
+
+    async def rerun(self, widgets: dict[str, float] | None = None) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = self.query
+        state.page_name = "decoding"  # the page's URL path; the app's navigation resolves it on every rerun
+        self.widgets.update({widget_id: ("slider", [value]) for widget_id, value in (widgets or {}).items()})
+        values = dict(self.widgets)
+        for widget_id, (kind, value) in values.items():
+            widget = state.widget_states.widgets.add()
+            widget.id = widget_id
+            if kind == "slider":
+                widget.double_array_value.data.extend(value)  # type: ignore[arg-type]
+            elif kind == "int":
+                widget.int_value = int(value)  # type: ignore[call-overload]
+            else:
+                widget.double_value = float(value)  # type: ignore[arg-type]
+        await self.ws.send(message.SerializeToString())
+
+    async def run_until_finished(self, session: Session, deadline: float) -> tuple[bool, bool, bool]:
+        """Read messages until the script run ends: (finished, had a result, result was shared)."""
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        result = shared = queued = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False, result, shared
+            try:
+                raw = await asyncio.wait_for(self.ws.recv(), timeout=left)
+            except TimeoutError:
+                return False, result, shared
+            message = ForwardMsg()
+            message.ParseFromString(raw)
+            kind = message.WhichOneof("type")
+            if kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+                element = message.delta.new_element
+                which = element.WhichOneof("type")
+                # like the browser: a widget's value is its default when first seen, then what the server sets
+                # (set_value) or the user moves; a plain redraw does not change it
+                if which == "slider" and not element.slider.options:
+                    slider = element.slider
+                    if slider.set_value or slider.id not in self.widgets:
+                        self.widgets[slider.id] = ("slider", list(slider.value if slider.set_value else slider.default))
+                    if slider.id.endswith("live_top_p"):
+                        self.slider_id = slider.id
+                elif which == "number_input":
+                    number = element.number_input
+                    if number.set_value or number.id not in self.widgets:
+                        value = number.value if number.set_value else number.default
+                        self.widgets[number.id] = ("int" if number.data_type == number.INT else "float", value)
+                elif which == "exception":
+                    session.errors += 1
+                    session.error_texts.append(f"{element.exception.type}: {element.exception.message}"[:200])
+                elif which == "markdown" or which == "alert":
+                    body = element.markdown.body if which == "markdown" else element.alert.body
+                    if RESULT.search(body):
+                        result = True
+                        shared = shared or bool(SHARED.search(body))
+
+                    if QUEUED.search(body) and not queued:
+                        queued = True  # this move waited in the queue (counted once per move)
+                        session.queue_messages += 1
+            elif kind == "script_finished":
+                status = ForwardMsg.ScriptFinishedStatus.Name(message.script_finished)
+                if status in ("FINISHED_SUCCESSFULLY", "FINISHED_WITH_COMPILE_ERROR"):
+                    return True, result, shared
+                if status == "FINISHED_EARLY_FOR_RERUN":
+                    return True, result, shared
+
+
+async def drive(session: Session, port: int, moves: int, interval: tuple[float, float], timeout: float,
+                rng: random.Random) -> None:
+    query = "seed=0" if session.shared else f"seed={1000 + session.index}"
+    client = Client(port, query)
+    try:
+        await client.connect()
+        await client.rerun()
+        finished, result, _ = await client.run_until_finished(session, time.monotonic() + timeout * 3)
+        session.queue_messages = 0  # count the moves that waited, not the first visit
+        if client.slider_id is None:
+            session.lost += moves
+            session.error_texts.append("the decoding page never showed the top-p slider")
+            return
+        values = list(TOP_P_VALUES)
+        if not session.shared:
+            rng.shuffle(values)
+        for move in range(moves):
+            await asyncio.sleep(rng.uniform(*interval))
+            value = values[move % len(values)]
+            sent = time.monotonic()
+            await client.rerun({client.slider_id: value})
+            finished, result, shared = await client.run_until_finished(session, sent + timeout)
+            if finished and result:
+                session.times.append(time.monotonic() - sent)
+                session.shared_results += int(shared)
+            else:
+                session.lost += 1
+    except Exception as error:  # a dropped connection: the rest of this session's moves are lost
+        session.errors += 1
+        session.error_texts.append(f"{type(error).__name__}: {error}"[:200])
+        session.lost += moves - len(session.times) - session.lost
+    finally:
+        if client.ws is not None:
+            with contextlib.suppress(Exception):
+                await client.ws.close()
+
+
+async def warm_up(port: int, timeout: float) -> None:
+    """One visit to the decoding page (loads the generator and scorers), then it leaves."""
+    client = Client(port, "seed=9999")
+    await client.connect()
+    try:
+        await client.rerun()
+        await client.run_until_finished(Session(-1, shared=False), time.monotonic() + timeout * 3)
+    finally:
+        await client.ws.close()
+
+
+async def classroom(n: int, port: int, moves: int, interval: tuple[float, float], timeout: float,
+                    seed: int) -> list[Session]:
+    rng = random.Random(seed)
+    sessions = [Session(index, shared=index % 2 == 0) for index in range(n)]
+    tasks = []
+    for session in sessions:
+        tasks.append(asyncio.create_task(drive(session, port, moves, interval, timeout,
+                                               random.Random(rng.random()))))
+        await asyncio.sleep(0.2)  # students arrive over a few seconds, not in one instant
+    await asyncio.gather(*tasks)
+    return sessions
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def wait_healthy(port: int, server: subprocess.Popen, limit_s: float = 120) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError("the app exited before it was healthy")
+        with contextlib.suppress(Exception), urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                                                    timeout=2) as reply:
+            if reply.status == 200:
+                return
+        time.sleep(0.5)
+    raise RuntimeError("the app did not become healthy")
+
+
+def run_one(n: int, args: argparse.Namespace) -> str:
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        log_path = Path(tmp) / "server.log"
+        env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / "classroom.duckdb"), HF_HUB_OFFLINE="1",
+                   TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+        with open(log_path, "w") as log:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                 "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats",
+                 "false", "--server.fileWatcherType", "none"],
+                cwd=args.app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+        monitor = Monitor(server.pid)
+        try:
+            wait_healthy(port, server)
+            asyncio.run(warm_up(port, args.timeout))  # the teacher opens the page first: the model is loaded
+            start_rss, _ = rss_and_threads(server.pid)
+            monitor.start()
+            sessions = asyncio.run(classroom(n, port, args.moves, args.interval, args.timeout, args.seed))
+            time.sleep(args.settle)  # sessions closed: let the server let go of them
+            final_rss, final_threads = rss_and_threads(server.pid)
+        finally:
+            monitor.stop.set()
+            server.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.wait(20)
+            if server.poll() is None:
+                server.kill()
+        log_text = log_path.read_text(errors="replace")
+    times = sorted(t for s in sessions for t in s.times)
+    server_errors = log_text.count("Traceback (most recent call last)")
+    errors = sum(s.errors for s in sessions) + server_errors
+    lost = sum(s.lost for s in sessions)
+    shared = sum(s.shared_results for s in sessions)
+    line = (f"sessions {n}: p50 {percentile(times, 50):.1f} s, p95 {percentile(times, 95):.1f} s, "
+            f"max {max(times, default=float('nan')):.1f} s, errors {errors}, lost {lost}, shared {shared}, "
+            f"peak RSS {monitor.peak_rss:.0f} MiB, final RSS {final_rss:.0f} MiB")
+    detail = (f"    start RSS {start_rss:.0f} MiB, results {len(times)} of {n * args.moves}, moves that waited in the "
+              f"queue {sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
+              f"{final_threads}, server tracebacks {server_errors}")
+    texts = sorted({text for s in sessions for text in s.error_texts})
+    if texts:
+        detail += "\n    " + "\n    ".join(texts[:5])
+    if server_errors and args.show_log:
+        detail += "\n" + log_text[-3000:]
+    return line + "\n" + detail
+
+
+def parse_interval(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(",")
+    low_s, high_s = float(low), float(high or low)
+    if not 0 <= low_s <= high_s:
+        raise argparse.ArgumentTypeError(f"--interval {text!r}: give 'low,high' seconds with 0 <= low <= high")
+    return low_s, high_s
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.classroom", description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1], help="N (several: one server each)")
+    parser.add_argument("--moves", type=int, default=5, help="slider moves per session (default 5)")
+    parser.add_argument("--interval", type=parse_interval, default=(15.0, 30.0),
+                        help="seconds between moves, 'low,high' (default 15,30)")
+    parser.add_argument("--timeout", type=float, default=180.0, help="a move with no result after this is lost")
+    parser.add_argument("--settle", type=float, default=15.0, help="seconds after the sessions close before final RSS")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="the checkout whose app.py is served")
+    parser.add_argument("--show-log", action="store_true", help="print the server log's tail when it has tracebacks")
+    args = parser.parse_args(argv)
+    for n in args.sessions:
+        print(run_one(n, args), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The classroom queue: live before sweep, sessions in turn, a newer move replaces the queued one, shared keys."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from fairness_core.jobs.queue import (
+    LIVE,
+    SWEEP,
+    FairQueue,
+    WorkerPool,
+    position_message,
+    sweep_slots,
+    wait_estimate,
+    worker_count,
+)
+
+
+def _keys(queue: FairQueue) -> list[str]:
+    return [entry.key for entry in queue.order()]
+
+
+def _drain(queue: FairQueue) -> list[str]:
+    taken = []
+    while (entry := queue.take()) is not None:
+        taken.append(entry.key)
+    return taken
+
+
+def test_live_requests_go_before_sweeps_whenever_they_were_queued() -> None:
+    queue = FairQueue()
+    queue.submit("teacher", "sweep-big", SWEEP, payload="run")
+    queue.submit("ana", "live-a", LIVE, payload="run")
+    queue.submit("ben", "live-b", LIVE, payload="run")
+    assert _keys(queue) == ["live-a", "live-b", "sweep-big"]
+    assert _drain(queue) == ["live-a", "live-b", "sweep-big"]
+
+
+def test_sessions_take_turns_so_one_session_cannot_starve_the_others() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "sweep-a1", SWEEP, payload="run")
+    queue.submit("ben", "sweep-b1", SWEEP, payload="run")
+    assert queue.take().key == "sweep-a1"  # ana served: she goes to the back of the line
+    queue.submit("ana", "sweep-a2", SWEEP, payload="run")  # ana asks again at once
+    queue.submit("cleo", "sweep-c1", SWEEP, payload="run")
+    assert _drain(queue) == ["sweep-b1", "sweep-a2", "sweep-c1"]
+
+
+def test_a_session_served_for_a_live_move_waits_behind_the_others_for_its_sweep() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "live-a", LIVE, payload="run")
+    queue.submit("ana", "sweep-a", SWEEP, payload="run")
+    queue.submit("ben", "sweep-b", SWEEP, payload="run")
+    assert _keys(queue) == ["live-a", "sweep-b", "sweep-a"]
+    assert _drain(queue) == ["live-a", "sweep-b", "sweep-a"]
+
+
+def test_a_newer_slider_move_replaces_the_sessions_queued_one_in_its_place_in_line() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "live-p05", LIVE, payload="run")
+    queue.submit("ben", "live-b", LIVE, payload="run")
+    dropped = queue.submit("ana", "live-p07", LIVE, payload="run")
+    assert [entry.key for entry in dropped] == ["live-p05"]  # nobody waits for it any more: never computed
+    assert _keys(queue) == ["live-p07", "live-b"]  # ana keeps her turn
+    assert len(queue) == 2
+
+
+def test_identical_requests_from_different_sessions_are_one_entry() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "live-same", LIVE, payload="run")
+    queue.submit("ben", "live-same", LIVE, payload="run")
+    queue.submit("cleo", "live-c", LIVE, payload="run")
+    assert _keys(queue) == ["live-same", "live-c"]
+    assert queue.get("live-same").waiters == ["ana", "ben"]
+    # ana moves on: ben still waits for the shared request, which keeps its place and is not dropped
+    assert queue.submit("ana", "live-a2", LIVE, payload="run") == []
+    assert queue.get("live-same").waiters == ["ben"]
+    assert _drain(queue) == ["live-same", "live-c", "live-a2"]  # ana gave her turn to the shared request
+
+
+def test_withdrawing_drops_a_request_only_when_nobody_waits_for_it() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "live-x", LIVE, payload="run")
+    queue.submit("ben", "live-x", LIVE, payload="run")
+    assert queue.withdraw("ana", "live-x") is None
+    assert queue.withdraw("ben", "live-x").key == "live-x"
+    assert len(queue) == 0 and queue.take() is None
+
+
+def test_a_request_already_running_only_releases_the_sessions_older_one() -> None:
+    queue = FairQueue()
+    queue.submit("ana", "live-old", LIVE, payload="run")
+    dropped = queue.submit("ana", "live-running-elsewhere", LIVE)  # no payload: another worker computes it
+    assert [entry.key for entry in dropped] == ["live-old"] and len(queue) == 0
+
+
+def test_positions_follow_the_serve_order() -> None:
+    queue = FairQueue()
+    for session in ("ana", "ben", "cleo", "dan"):
+        queue.submit(session, f"live-{session}", LIVE, payload="run", estimate_s=2.0)
+    assert queue.position("live-dan") == 3
+    assert [entry.key for entry in queue.ahead_of("live-dan")] == ["live-ana", "live-ben", "live-cleo"]
+    assert queue.position("live-ana") == 0 and queue.position("live-nobody") is None
+
+
+def test_the_queue_message_says_where_a_request_stands() -> None:
+    assert position_message(3, 8.2) == "3 requests ahead of yours, about 8 s"
+    assert position_message(1, None) == "1 request ahead of yours"
+    assert position_message(0, 1.0) == "Yours is next in the queue, about 1 s"
+    # 3 requests of 2 s ahead + 2 s left of the one running, on 2 workers
+    assert wait_estimate([2.0, 2.0, 2.0], [2.0], workers=2) == pytest.approx(4.0)
+    assert wait_estimate([2.0, None], [], workers=1) is None  # a kind never measured: no number
+
+
+def test_worker_count_comes_from_the_environment_or_the_cores() -> None:
+    assert worker_count({"FAIRNESS_LAB_MODEL_WORKERS": "3"}) == 3
+    default = worker_count({})
+    assert 1 <= default <= 8
+    assert worker_count({"FAIRNESS_LAB_MODEL_WORKERS": "zero"}) == default
+    assert worker_count({"FAIRNESS_LAB_MODEL_WORKERS": "0"}) == default
+    assert sweep_slots(1) == 1 and sweep_slots(2) == 1 and sweep_slots(4) == 3
+
+
+def test_the_pool_runs_live_requests_while_its_sweep_slot_is_busy() -> None:
+    pool = WorkerPool(2)
+    sweep_started, release, done = threading.Event(), threading.Event(), []
+    pool.submit("teacher", "sweep-1", SWEEP, lambda: (sweep_started.set(), release.wait(10), done.append("s1")))
+    assert sweep_started.wait(10)
+    second_sweep = threading.Event()
+    pool.submit("ana", "sweep-2", SWEEP, second_sweep.set)  # waits: only one worker may hold a sweep
+    live = threading.Event()
+    pool.submit("ben", "live-1", LIVE, live.set)
+    assert live.wait(10)  # served by the worker kept for live requests
+    assert not second_sweep.is_set() and pool.snapshot("sweep-2")[0] == 0
+    release.set()
+    assert second_sweep.wait(10) and done == ["s1"]
+
+
+def test_a_dropped_request_is_reported_and_never_run() -> None:
+    dropped: list[str] = []
+    pool = WorkerPool(1, on_drop=lambda entry: dropped.append(entry.key))
+    block, ran = threading.Event(), []
+    pool.submit("teacher", "sweep-1", SWEEP, lambda: block.wait(10))
+    pool.submit("ana", "live-1", LIVE, lambda: ran.append("live-1"))
+    pool.submit("ana", "live-2", LIVE, lambda: ran.append("live-2"))
+    assert dropped == ["live-1"]
+    block.set()
+    for _ in range(200):
+        if ran:
+            break
+        threading.Event().wait(0.05)
+    assert ran == ["live-2"]
+
+
+def test_a_session_may_queue_several_sweeps_which_take_turns_with_other_sessions() -> None:
+    queue = FairQueue()
+    assert queue.submit("ana", "sweep-a1", SWEEP, payload="run") == []
+    assert queue.submit("ana", "sweep-a2", SWEEP, payload="run") == []  # a sweep never replaces another
+    queue.submit("ben", "sweep-b1", SWEEP, payload="run")
+    assert _drain(queue) == ["sweep-a1", "sweep-b1", "sweep-a2"]
