@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.markdown_text import shown
+
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "datscore.py")
 
 
@@ -98,7 +100,7 @@ def test_configured_endpoints_are_backbones_and_one_without_log_probs_says_why(
         assert not app.exception, app.exception
         picker = app.selectbox(key="ds_backbone")
         assert f"able: fake-model @ 127.0.0.1:{able.port} (OpenAI-compatible endpoint)" in picker.options
-        warnings = " ".join(w.value for w in app.warning)
+        warnings = " ".join(shown(w.value) for w in app.warning)  # the page escapes the data it quotes
         assert "DATScore needs per-token prompt log-probs and the endpoint fake-model @ " \
                f"127.0.0.1:{mute.port} returns none" in warnings
         assert app.button(key="ds_run").disabled
@@ -111,15 +113,15 @@ def test_configured_endpoints_are_backbones_and_one_without_log_probs_says_why(
         assert job.error is None, job.error
         app.run()
         assert not app.exception, app.exception
-        notes = " ".join(i.value for i in app.info)
+        notes = " ".join(shown(i.value) for i in app.info)
         assert "Entropy weights (Eq. 4) are approximate: a lower bound" in notes
         assert f"fake-model @ 127.0.0.1:{able.port} translates with a chat prompt" in " ".join(
-            w.value for w in app.warning)
+            shown(w.value) for w in app.warning)
         assert len(weights_frame(app)) == 8
 
         app.selectbox(key="ds_backbone").set_value("other").run()
         app.text_input(key="ds_model_custom").set_value(f"endpoint:{able.base_url}#model=fake-model").run()
-        assert any("never typed here" in e.value for e in app.error)  # no visitor-typed URL
+        assert any("never typed here" in shown(e.value) for e in app.error)  # no visitor-typed URL
     finally:
         able.stop()
         mute.stop()

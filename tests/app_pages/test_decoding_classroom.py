@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core.jobs.queue import LIVE, WorkerPool
+from tests.markdown_text import shown
 from ui import jobs
 
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "decoding.py")
@@ -131,7 +132,7 @@ def served_page(tiny_gpt2: Path, isolated_store: Path, monkeypatch: pytest.Monke
 
 
 def _errors(app: AppTest) -> list[str]:
-    return [e.value for e in app.error]
+    return [shown(e.value) for e in app.error]  # as a reader sees them: the page escapes the data it quotes
 
 
 def test_a_served_sweep_above_the_generation_cap_asks_for_the_teachers_cli(served_page: AppTest) -> None:
