@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core.compare import CompareError, compare_runs, field_names, per_example
-from fairness_core.store import RunStore, StoreError, catalogue, filter_catalogue
+from fairness_core.store import RunStore, StoreError, filter_catalogue
 from ui import common
 from ui.compare_charts import difference_chart, estimates_chart
 from ui.report import report_button
@@ -29,11 +29,7 @@ st.markdown(
 )
 
 store = common.get_store()
-try:
-    table = catalogue(store.list_runs())
-except StoreError as error:
-    st.error(common.escape_markdown(str(error)))
-    st.stop()
+table = common.run_catalogue_or_stop(store)
 if len(table) < 2:
     st.info(f"Comparing needs at least two stored runs; {common.inline_code(str(store.path))} has {len(table)}. "
             "Run something on one of the analysis pages or the CLI.")

@@ -6,7 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from fairness_core.store import StoreError, catalogue, filter_catalogue, status_note
+from fairness_core.store import StoreError, filter_catalogue, status_note
 from ui import common
 
 RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link
@@ -33,11 +33,7 @@ st.markdown(
 )
 
 store = common.get_store()
-try:
-    table = catalogue(store.list_runs())
-except StoreError as error:
-    st.error(common.escape_markdown(str(error)))
-    st.stop()
+table = common.run_catalogue_or_stop(store)
 if table.empty:
     st.info(f"No runs stored yet in {common.inline_code(str(store.path))}. Run something on one of the "
             "analysis pages or the CLI.")

@@ -84,6 +84,18 @@ def _store_for(path: str) -> RunStore:
     return RunStore(path)
 
 
+def run_catalogue_or_stop(store: RunStore) -> Any:
+    """The store's run catalogue (fairness_core.store.catalogue); a damaged or busy store ends the page in one
+    sentence."""
+    from fairness_core.store import catalogue
+
+    try:
+        return catalogue(store.list_runs())
+    except StoreError as error:
+        st.error(escape_markdown(str(error)))
+        st.stop()
+
+
 def ray_installed() -> bool:
     import importlib.util
 

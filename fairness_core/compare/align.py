@@ -198,8 +198,9 @@ def _run_record(info: RunInfo) -> dict[str, Any]:
             "unit": plan_for(info.kind).unit, "rows": info.n_rows}
 
 
-def get_runs(store: RunStore, run_ids: Sequence[str]) -> list[RunInfo]:
-    if len(run_ids) < 2:
+def get_runs(store: RunStore, run_ids: Sequence[str], minimum: int = 2) -> list[RunInfo]:
+    """The runs named, in order; one sentence for a missing run or too few ids."""
+    if len(run_ids) < minimum:
         raise CompareError("compare needs at least two run ids")
     infos = []
     for run_id in run_ids:

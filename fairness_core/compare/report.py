@@ -28,6 +28,7 @@ import fairness_core
 from fairness_core.compare.align import (
     CompareError,
     compare_runs,
+    get_runs,
     plan_for,
     run_estimates,
 )
@@ -222,12 +223,10 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
     """The report's HTML text (plotly.js inline, no network)."""
     if not run_ids:
         raise ReportError("name at least one run id for the report")
-    infos = []
-    for run_id in run_ids:
-        info = store.get_run(run_id) if store.path.exists() else None
-        if info is None:
-            raise ReportError(f"no run {run_id!r} in {store.path}; nothing was written")
-        infos.append(info)
+    try:
+        infos = get_runs(store, run_ids, minimum=1)
+    except CompareError as error:
+        raise ReportError(f"{error}; nothing was written") from None
     from fairness_core.compare.examples import per_example
     from fairness_core.store.catalog import describe_run
 
