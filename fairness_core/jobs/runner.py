@@ -45,6 +45,7 @@ class Progress:
     elapsed_s: float
     skipped: int = 0  # shards already in the store from an earlier, interrupted run
     partial: float = 0.0  # fraction of the shard in flight that is done (reported from inside the work unit)
+    unit: str = "batches"  # what done/total count (a study may count its work instead: "pairs × metrics")
 
     @property
     def fraction(self) -> float:
@@ -61,7 +62,7 @@ class Progress:
     def describe(self) -> str:
         eta = self.eta_s
         eta_text = "" if eta is None else f", about {format_seconds(eta)} left"
-        return f"{self.done}/{self.total} batches ({self.fraction:.0%}){eta_text}"
+        return f"{self.done}/{self.total} {self.unit} ({self.fraction:.0%}){eta_text}"
 
 
 def format_seconds(seconds: float) -> str:

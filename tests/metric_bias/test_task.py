@@ -119,3 +119,25 @@ def test_stored_scores_become_runs_named_by_their_column(store: RunStore) -> Non
     bleu = table.set_index("metric").loc["BLEU (stored)"]
     assert bleu["n_pairs"] == 1 and bleu["n_excluded"] == 1  # the NaN pair is excluded and counted
     assert bleu["bias"] == pytest.approx(100 * 0.25 / (0.5 - 0.25))
+
+
+def test_progress_counts_pairs_times_metrics_over_the_whole_request(store: RunStore) -> None:
+    """Issue 23: "2/2 batches (100%)" seconds into a six-metric run. Progress counts the work of the whole request:
+    pairs scored, summed over the metrics, so the first of two metrics ends at half, not at 100%."""
+    from fairness_core.jobs import CancelToken
+
+    metrics = [metric_from_request("chrf"), metric_from_request("bleu", config="metric-fairness-2022")]
+    seen = []
+    runs, skipped = task.run_metric_steps(DATASET, metrics, [], store, seen.append, CancelToken())
+    assert skipped == [] and len(runs) == 2
+    assert {p.total for p in seen} == {3 * 2}
+    assert [p.done for p in seen] == sorted(p.done for p in seen)  # never goes back when the next metric starts
+    first_metric = [p for p in seen if p.step.startswith("chrf")]
+    assert first_metric[-1].done == 3 and first_metric[-1].fraction == 0.5
+    assert seen[-1].done == 6 and seen[-1].fraction == 1.0
+    assert seen[-1].describe().startswith("bleu (2 of 2): 6/6 pairs × metrics scored (100%)")
+
+    # a repeat is answered from the store: nothing is computed, and the steps served count as not computed here
+    seen.clear()
+    task.run_metric_steps(DATASET, metrics, [], store, seen.append, CancelToken())
+    assert seen == []
