@@ -257,6 +257,7 @@ with sweep_tab:
         st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor), label="Sweep")
+        st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None
 

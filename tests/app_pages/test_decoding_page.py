@@ -117,6 +117,37 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     assert any("3 configurations" in s.value for s in page.success)
 
 
+def test_the_run_sweep_button_is_disabled_while_its_sweep_runs(page: AppTest, monkeypatch) -> None:
+    """Issue 23: "Run sweep" stayed clickable while its sweep ran (a second click started it again)."""
+    import threading
+
+    from fairness_core import decoding as dec
+    from ui import jobs
+
+    release = threading.Event()
+    real = dec.run_decoding
+
+    def held(*args, **kwargs):
+        release.wait(60)  # the sweep is still running while the page is looked at
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dec, "run_decoding", held)
+    page.session_state["live_auto"] = False
+    page.run()
+    page.number_input(key="sweep_samples").set_value(1)
+    page.number_input(key="sweep_max_new").set_value(5)
+    page.button(key="sweep_run").click().run()
+    try:
+        assert not page.exception, page.exception
+        assert page.button(key="sweep_run").disabled
+    finally:
+        release.set()
+    job = jobs.wait(page.session_state["decoding_sweep"], timeout_s=120)
+    assert job.error is None, job.error
+    page.run()
+    assert not page.button(key="sweep_run").disabled  # free again once the sweep has ended
+
+
 @pytest.mark.parametrize("upload, phrase", [
     (("prompts.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/plain"), "binary file"),
     (("prompts.txt", "woman: caf\xe9 au lait".encode("latin-1"), "text/plain"), "not UTF-8 text"),
