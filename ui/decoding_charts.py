@@ -6,11 +6,21 @@ Vega text, never HTML.
 
 from __future__ import annotations
 
+import textwrap
+
 import altair as alt
 import pandas as pd
 
 #: Okabe & Ito (2008), colour-blind safe
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+#: one colour per group: the default prompt set has 11 groups, and Okabe-Ito has 8; the four added (Tol's indigo,
+#: wine and olive, and a mid grey) stay apart from them and from each other
+GROUP_PALETTE = [*PALETTE, "#332288", "#882255", "#999933", "#7F7F7F"]
+
+
+def wrapped(title: str, width: int = 26) -> list[str]:
+    """An axis title as lines (Vega draws a list as a multi-line title): long ones were clipped and overlapped."""
+    return textwrap.wrap(title, width) or [title]
 
 
 def _x(knob: str | None) -> alt.X:
@@ -21,14 +31,19 @@ def _x(knob: str | None) -> alt.X:
 
 def group_rates(table: pd.DataFrame, value: str, title: str, knob: str | None) -> alt.FacetChart:
     """One line per group (shaded 95% interval), one panel per family (paper Fig. 3/4)."""
-    base = alt.Chart(table).encode(x=_x(knob), color=alt.Color("group:N", scale=alt.Scale(range=PALETTE)))
-    band = base.mark_area(opacity=0.18).encode(y=alt.Y(f"{value}_ci_low", title=title), y2=f"{value}_ci_high")
+    groups = sorted(table["group"].unique()) if "group" in table else []
+    # the same colour means the same group in every panel; the legend shows full-strength swatches (the shaded
+    # band's 18% opacity faded them)
+    color = alt.Color("group:N", scale=alt.Scale(domain=groups, range=GROUP_PALETTE[: max(len(groups), 1)]),
+                      legend=alt.Legend(symbolOpacity=1, columns=1, title="group"))
+    base = alt.Chart(table).encode(x=_x(knob), color=color)
+    band = base.mark_area(opacity=0.18).encode(y=alt.Y(f"{value}_ci_low", title=wrapped(title)), y2=f"{value}_ci_high")
     lines = base.mark_line(point=True).encode(
-        y=alt.Y(value, title=title),
+        y=alt.Y(value, title=wrapped(title)),
         tooltip=["label", "group", "n", alt.Tooltip(value, format=".3f"),
                  alt.Tooltip(f"{value}_ci_low", format=".3f", title="95% low"),
                  alt.Tooltip(f"{value}_ci_high", format=".3f", title="95% high")])
-    return (band + lines).properties(height=210, width=300).facet(facet=alt.Facet("family:N", title=None),
+    return (band + lines).properties(height=230, width=300).facet(facet=alt.Facet("family:N", title=None),
                                                                    columns=2)
 
 
