@@ -170,6 +170,7 @@ if n_systems < 10:
         f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
                "systems are similar (here decoding settings of one model can be). The best of many combinations "
                "is high by selection alone: compare it with the held-out r and the permutation p-value."))
+st.subheader(common.escape_markdown(cairo_charts.correlation_title(pair["metric_a"], pair["metric_b"], n_systems)))
 st.altair_chart(cairo_charts.correlation_vs_size(sizes, n_systems, pair["metric_a"], pair["metric_b"]),
                 width="stretch")
 common.how_to_read(
@@ -212,8 +213,10 @@ size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], val
 values = cairo.system_values(table, pair, size, combination)
 row = next(r for r in pair["by_size"] if r["size"] == size)
 left, right = st.columns(2)
-left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n_systems), width="stretch")
-right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems), width="stretch")
+left.altair_chart(cairo_charts.scatter(values, "original", pair["original_r"], n_systems, pair["metric_a"],
+                                      pair["metric_b"]), width="stretch")
+right.altair_chart(cairo_charts.scatter(values, "CAIRO", row["r"], n_systems, pair["metric_a"], pair["metric_b"]),
+                   width="stretch")
 ranks, agreement = cairo.rankings(values)
 st.altair_chart(cairo_charts.rank_chart(ranks), width="stretch")
 st.caption(common.escape_markdown(f"Rank agreement between the metrics (n = {n_systems} systems): Kendall τ "

@@ -9,7 +9,8 @@ LINES = ["CAIRO (best pair)", "average over pairs", "original prompts", "held-ou
 
 
 def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metric_b: str) -> alt.Chart:
-    """Fig. 6: Pearson r against combination size, CAIRO vs the average over all pairs vs the originals."""
+    """Fig. 6: Pearson r against combination size, CAIRO vs the average over all pairs vs the originals (no chart
+    title: the page's `correlation_title` heads it)."""
     present = [c for c in LINES if c in sizes and sizes[c].notna().any()]
     long = sizes.melt(id_vars=["size", "p_value", "n_pairs", "combo_a", "combo_b"], value_vars=present,
                       var_name="series", value_name="r").dropna(subset=["r"])
@@ -20,7 +21,12 @@ def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metr
         strokeDash=alt.StrokeDash("series:N", sort=present, legend=None),
         tooltip=["series", "size", alt.Tooltip("r:Q", format=".3f"), alt.Tooltip("p_value:Q", format=".4f"),
                  "n_pairs", "combo_a", "combo_b"],
-    ).properties(title=f"{metric_a} vs {metric_b} (n = {n_systems} systems)", height=320)
+    ).properties(height=320)  # titled by the page's subheader: a Vega title sat half under the warning above it
+
+
+def correlation_title(metric_a: str, metric_b: str, n_systems: int) -> str:
+    """The heading above `correlation_vs_size` (plain text: the page escapes it for markdown)."""
+    return f"Correlation against combination size (Fig. 6): {metric_a} vs {metric_b}, n = {n_systems} systems"
 
 
 def contributions_chart(frame: pd.DataFrame) -> alt.Chart:
@@ -32,17 +38,22 @@ def contributions_chart(frame: pd.DataFrame) -> alt.Chart:
     ).properties(height=260)
 
 
-def scatter(values: pd.DataFrame, which: str, r: float | None, n_systems: int) -> alt.Chart:
-    """Figs. 10–11: per-system bias, metric A against metric B, with the originals or the CAIRO combinations."""
+def scatter(values: pd.DataFrame, which: str, r: float | None, n_systems: int, metric_a: str = "metric A",
+            metric_b: str = "metric B") -> alt.Chart:
+    """Figs. 10–11: per-system bias, metric A against metric B, with the originals or the CAIRO combinations.
+
+    Axes name the metrics; systems are told apart by colour (legend) and hover text, not by text labels, which
+    overlapped when systems' biases were close."""
     r_text = "r undefined" if r is None else f"r = {r:.2f}"
     frame = values.rename(columns={f"A {which}": "A", f"B {which}": "B"})
     frame["label"] = short_names(frame["system"])
-    base = alt.Chart(frame).encode(x=alt.X("A:Q", title="metric A bias (Eq. 1)", scale=alt.Scale(zero=False)),
-                                   y=alt.Y("B:Q", title="metric B bias (Eq. 1)", scale=alt.Scale(zero=False)))
-    points = base.mark_circle(size=80).encode(tooltip=["system", alt.Tooltip("A:Q", format=".4f"),
-                                                       alt.Tooltip("B:Q", format=".4f")])
-    labels = base.mark_text(align="left", dx=6, fontSize=10).encode(text="label")
-    return (points + labels).properties(title=f"{which}: {r_text}, n = {n_systems} systems", height=300)
+    return alt.Chart(frame).mark_circle(size=90, opacity=0.9).encode(
+        x=alt.X("A:Q", title=f"{metric_a} bias (Eq. 1)", scale=alt.Scale(zero=False)),
+        y=alt.Y("B:Q", title=f"{metric_b} bias (Eq. 1)", scale=alt.Scale(zero=False)),
+        color=alt.Color("label:N", title="system", legend=alt.Legend(orient="bottom", columns=2, labelLimit=260)),
+        tooltip=["system", alt.Tooltip("A:Q", format=".4f", title=f"{metric_a} bias"),
+                 alt.Tooltip("B:Q", format=".4f", title=f"{metric_b} bias")],
+    ).properties(title=f"{which}: {r_text}, n = {n_systems} systems", height=300)
 
 
 def short_names(systems: pd.Series) -> list[str]:

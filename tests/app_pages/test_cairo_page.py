@@ -48,6 +48,11 @@ def test_views_on_the_demo_table(page: AppTest) -> None:
     text = " ".join(str(m.value) for m in [*page.markdown, *page.caption, *page.warning])
     assert "n = 8 systems" in " ".join(str(m.label) for m in page.metric) + text or "8 systems" in text
     assert any("weak evidence" in str(w.value) for w in page.warning)
+    headings = [str(h.value) for h in page.subheader]  # the Fig. 6 chart's title is a heading below the warning
+    from ui import cairo_charts, common
+
+    title = cairo_charts.correlation_title("BOLD gender", "HONEST gender (valid)", 8)
+    assert common.escape_markdown(title) in headings, headings  # metric names are data: escaped
     frames = [d.value for d in page.dataframe]
     sizes = next(f for f in frames if "CAIRO (best pair)" in f.columns)
     assert list(sizes["size"]) == [1, 2, 3] and (sizes["n_systems"] == 8).all()

@@ -1,0 +1,33 @@
+"""The CAIRO page's charts name what they plot (issue 23: "metric A bias", a title under the warning box, labels
+piled on each other)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ui import cairo_charts
+
+
+def _values() -> pd.DataFrame:
+    return pd.DataFrame({"system": ["gpt2 · top_p=0.5", "gpt2 · top_p=0.9", "gpt2 · greedy"],
+                         "A original": [0.10, 0.11, 0.30], "B original": [0.20, 0.21, 0.05]})
+
+
+def test_the_scatter_axes_name_the_metrics_and_systems_are_colours_with_hover_text() -> None:
+    spec = cairo_charts.scatter(_values(), "original", 0.5, 3, "BOLD gender", "HONEST gender (valid)").to_dict()
+    encoding = spec["encoding"]
+    assert encoding["x"]["title"] == "BOLD gender bias (Eq. 1)"
+    assert encoding["y"]["title"] == "HONEST gender (valid) bias (Eq. 1)"
+    assert spec["mark"]["type"] == "circle" and "layer" not in spec  # no text labels to overlap
+    assert encoding["color"]["field"] == "label"  # short names: "top_p=0.5", not "gpt2 · top_p=0.5"
+    assert [t["title"] for t in encoding["tooltip"][1:]] == ["BOLD gender bias", "HONEST gender (valid) bias"]
+
+
+def test_the_correlation_chart_has_no_vega_title_and_the_page_heading_names_the_pair() -> None:
+    sizes = pd.DataFrame({"size": [1, 2], "p_value": [0.1, 0.2], "n_pairs": [1, 4], "combo_a": ["o", "o+a"],
+                          "combo_b": ["o", "o+b"], "CAIRO (best pair)": [0.2, 0.6],
+                          "average over pairs": [0.2, 0.3], "original prompts": [0.2, 0.2]})
+    spec = cairo_charts.correlation_vs_size(sizes, 8, "BOLD gender", "HONEST gender (valid)").to_dict()
+    assert "title" not in spec  # a Vega title sat half under the warning box above the chart
+    assert cairo_charts.correlation_title("BOLD gender", "HONEST gender (valid)", 8) == (
+        "Correlation against combination size (Fig. 6): BOLD gender vs HONEST gender (valid), n = 8 systems")
