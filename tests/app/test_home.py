@@ -31,3 +31,16 @@ def test_home_page_is_light_on_rerun(isolated_store: Path) -> None:
     app.run()
     assert not app.exception
     assert cache.loaded_keys() == []
+
+
+def test_the_model_table_shows_its_why_column_in_full(isolated_store: Path) -> None:
+    """Issue 23: the "why" column was cut off. It is wide and its rows tall enough for Streamlit to wrap the text."""
+    import json
+
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    table = app.dataframe[0]
+    assert "why" in table.value.columns
+    assert table.proto.row_height > 64  # Streamlit wraps cell text only in rows taller than 4rem
+    config = json.loads(table.proto.columns)
+    assert config["why"]["width"] == "large"
+    assert list(table.proto.column_order) == ["model", "task", "status", "why", "licence"]
