@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -186,6 +187,39 @@ def model_id_problem(typed: str) -> str | None:
     return None
 
 
+def model_presence_problem(typed: str) -> str | None:
+    """One sentence when a typed Hugging Face id (already past `model_id_problem`) names no model that can be had:
+    offline, one not on this machine; online, one not on the hub. None for local models, cached ids, ids the hub
+    has, and whenever the hub's answer is unclear (the loader then says what went wrong).
+
+    Asked before anything loads: the loader's own failure was a grey line quoting a failed connection, after a
+    minute of retries."""
+    if not typed or Path(typed).expanduser().exists():
+        return None
+    from fairness_core.models import presets, spec
+
+    if spec.hub_cached_revision(typed) is not None:
+        return None
+    shown = inline_code(typed)
+    if not presets.hub_reachable():
+        return (f"{shown} is not on this machine (not in the local Hugging Face cache), and this machine cannot "
+                "reach the hub to download it: pick a model from the list or give a local model folder.")
+    if _hub_has(typed) is False:
+        return f"{shown} is not on the Hugging Face hub (no model with that id): check the spelling."
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _hub_has(repo_id: str) -> bool | None:
+    """Does the hub have this model? None when it cannot say (network trouble, rate limit)."""
+    try:
+        from huggingface_hub import HfApi
+
+        return bool(HfApi().repo_exists(repo_id, repo_type="model"))
+    except Exception:  # any hub trouble: no verdict, the loader reports what happens
+        return None
+
+
 def configured_endpoints() -> dict[str, str]:
     """{model source: label} of the endpoints in endpoints.toml (docs/endpoints.md). Only these are offered,
     served or not: the page has no URL field. A bad file is one sentence in place and offers none."""
@@ -228,7 +262,7 @@ def model_picker(task: str, label: str, key: str, default: str | None = None) ->
     if choice not in by_key:
         typed = st.text_input("Model id or path", key=f"{key}_custom", max_chars=MAX_MODEL_ID_CHARS,
                               placeholder="e.g. gpt2 or /models/my-model").strip()
-        problem = model_id_problem(typed)
+        problem = model_id_problem(typed) or model_presence_problem(typed)
         if problem:
             st.error(problem)  # markdown: developer text (model_id_problem quotes the typed value as inline code)
             return ""  # as when nothing is typed yet: the page asks for a model instead of loading this

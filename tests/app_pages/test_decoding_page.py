@@ -59,7 +59,8 @@ def test_bad_prompt_input_is_explained(page: AppTest) -> None:
 
 @pytest.mark.parametrize("typed, phrase", [("<script>", "is not a Hugging Face model id"),
                                            ("/etc/passwd", "is a file but not a model"),
-                                           ("/no/such/folder", "does not exist")])
+                                           ("/no/such/folder", "does not exist"),
+                                           ("zzz/not-a-model-123", "is not on this machine")])
 def test_a_bad_model_id_is_one_error_in_place(page: AppTest, typed: str, phrase: str) -> None:
     page.session_state["dec_model_custom"] = typed
     page.run()
