@@ -17,6 +17,14 @@ from fairness_core import cairo
 from ui import cairo_charts, common, jobs
 from ui.cairo_view import compute_section
 
+#: the view in the link (a reload or a shared link shows the same search); sizes depend on the data, so a size
+#: the table does not have is dropped where the slider is drawn
+PERMUTATION_CHOICES = [0, 19, 99, 199]
+URL_PARAMS = (
+    common.UrlParam("cairo_perms", "permutations", common.one_of(PERMUTATION_CHOICES), 99),
+    common.UrlParam("cairo_size", "size", common.number_in(1, 1000, int), None),
+)
+common.restore_from_url(URL_PARAMS, "_cairo_url_restored")
 st.title("CAIRO explorer")
 st.caption("Zayed et al. 2024, *Why Don't Prompt-Based Fairness Metrics Correlate?* Prompts and paraphrases: "
            "chandar-lab/CAIRO (MIT), from BOLD (CC BY-SA 4.0) and HONEST (MIT); paraphrases by Mixtral-8x7B, "
@@ -137,8 +145,8 @@ for note in table.notes:
 # ------------------------------------------------------------------------------ 3. search
 st.header("3 · Combination search")
 s1, s2, s3 = st.columns(3)
-permutations = s1.select_slider("Permutations for the search-aware p-value", [0, 19, 99, 199], value=99,
-                                key="cairo_perms")
+st.session_state.setdefault("cairo_perms", 99)  # the default, unless the link gave one
+permutations = s1.select_slider("Permutations for the search-aware p-value", PERMUTATION_CHOICES, key="cairo_perms")
 heldout = s2.toggle("Leave-one-system-out held-out r", value=True, key="cairo_heldout")
 COMBINATIONS = {"weighted (ours)": "weighted", "released code": "released"}
 combination_label = s3.radio(
@@ -208,8 +216,11 @@ if not contrib.empty:
     st.altair_chart(cairo_charts.contributions_chart(contrib), width="stretch")
 
 st.subheader("Systems before and after CAIRO (Figs. 8, 10–11)")
-size = st.select_slider("Combination size", [int(s) for s in sizes["size"]], value=int(best["size"]),
-                        key="cairo_size")
+size_choices = [int(s) for s in sizes["size"]]
+if st.session_state.get("cairo_size") not in size_choices:  # a link's size this table does not have: the best
+    st.session_state["cairo_size"] = int(best["size"])
+size = st.select_slider("Combination size", size_choices, key="cairo_size")
+common.sync_url(URL_PARAMS)
 values = cairo.system_values(table, pair, size, combination)
 row = next(r for r in pair["by_size"] if r["size"] == size)
 left, right = st.columns(2)

@@ -64,6 +64,35 @@ def test_views_on_the_demo_table(page: AppTest) -> None:
     assert not page.exception, page.exception
 
 
+def test_combination_size_and_permutations_live_in_the_url(page: AppTest) -> None:
+    """Issue 23: a reload or a shared link shows the same view (combination size, permutations)."""
+    page.run()
+    assert not page.exception, page.exception
+    page.select_slider(key="cairo_size").set_value(1).run()
+    page.select_slider(key="cairo_perms").set_value(19).run()
+    assert not page.exception, page.exception
+    assert page.query_params["size"] == "1" and page.query_params["permutations"] == "19"
+
+    shared = AppTest.from_file(PAGE, default_timeout=120)  # a new browser session opens the link
+    shared.query_params["size"] = "1"
+    shared.query_params["permutations"] = "19"
+    shared.run()
+    assert not shared.exception, shared.exception
+    assert shared.select_slider(key="cairo_size").value == 1
+    assert shared.select_slider(key="cairo_perms").value == 19
+    assert not shared.warning or all("Session State" not in str(w.value) for w in shared.warning)
+
+
+@pytest.mark.parametrize("params", [{"size": "77"}, {"size": "abc", "permutations": "5"}])
+def test_a_link_with_values_this_table_does_not_have_falls_back(page: AppTest, params: dict) -> None:
+    for name, value in params.items():
+        page.query_params[name] = value
+    page.run()
+    assert not page.exception, page.exception
+    assert page.select_slider(key="cairo_size").value in (1, 2, 3)  # the best size of this table
+    assert page.select_slider(key="cairo_perms").value == 99
+
+
 def test_no_overlap_warning_and_editable_mapping(page: AppTest) -> None:
     page.session_state["cairo_metrics"] = ["BOLD gender", "HONEST gender (test)", "BOLD religion"]
     page.run()
