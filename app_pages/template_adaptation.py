@@ -8,6 +8,8 @@ background, then the report's tables) -> `ui.adaptation_charts`. The VBCM calcul
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -22,6 +24,21 @@ SMALL_MODEL_NOTE = (
     "and Mixtral-8x7B). Its rewrites are often clumsy, off-topic or drop the identity term. Read them side by "
     "side below before trusting any number; with a network or a GPU, pick a larger chat model.")
 
+SHOW_CHOICES = ["all", "accepted", "rejected"]
+
+
+def adaptation_job_key(text: str) -> str:
+    """A parser for the link's `run`: an adaptation job's registry key (its request hash), nothing else."""
+    if not re.fullmatch(r"adaptation-[0-9a-f]{16}", text):
+        raise ValueError(f"{text!r} is not an adaptation run")
+    return text
+
+
+#: the shown run and its rewrite filter live in the link: a reload or a shared link (to this server, while it
+#: keeps the run's job) shows the same report without running again
+URL_PARAMS = (common.UrlParam(JOB_KEY, "run", adaptation_job_key, None),
+              common.UrlParam("ta_show", "show", common.one_of(SHOW_CHOICES), "all"))
+common.restore_from_url(URL_PARAMS, "_ta_url_restored")
 st.title("Template adaptation")
 st.caption("Quiroga et al. 2025, *Adapting bias templates to the application domain*. Bias vectors are VBCM "
            "(Czarnowska et al. 2021; App. A.2); every model step is stored in the run store and resumes.")
@@ -202,6 +219,7 @@ with adapt_tab:
 
         jobs.start(job_key, lambda on_progress, cancel, request=request, store=store, executor=executor:
                    adaptation.run_report(request, store, on_progress, cancel, executor), label="Adaptation")
+    common.sync_url(URL_PARAMS)
     job = jobs.show(job_key, label="Adaptation") if job_key else None
     report = job.result if job is not None and job.done and job.error is None else None
 
@@ -234,7 +252,8 @@ with adapt_tab:
             f"{a} {n} of {rejections['n_templates']}" for a, n in rejections["adapted_templates_per_attribute"].items())
             + ". A template stays only when every kind of term it needs was accepted."))
         rewrites = report["rewrites"]
-        show = st.radio("Show", ["all", "accepted", "rejected"], horizontal=True, key="ta_show")
+        show = st.radio("Show", SHOW_CHOICES, horizontal=True, key="ta_show")
+        common.sync_url(URL_PARAMS)
         if show == "accepted":
             rewrites = rewrites[rewrites["status"] == adaptation.ACCEPTED]
         elif show == "rejected":

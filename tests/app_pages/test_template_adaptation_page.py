@@ -91,3 +91,23 @@ def test_adaptation_runs_in_the_background_and_shows_every_view(page: AppTest) -
     assert {"original vs NOEs", "adapted vs NOEs", "adapted − original"} <= set(comparisons["comparison"])
     page.radio(key="ta_show").set_value("rejected").run()
     assert set(frame_with(page, "anchor")["status"]) == {"lost the identity term"}
+
+    # the shown run and its filter are in the link: a new browser session opening it sees the same report
+    assert page.query_params["run"] == page.session_state["adaptation_job"]
+    assert page.query_params["show"] == "rejected"
+    shared = AppTest.from_file(PAGE, default_timeout=120)
+    shared.query_params["run"] = page.query_params["run"]
+    shared.query_params["show"] = "rejected"
+    shared.run()
+    assert not shared.exception, shared.exception
+    assert set(frame_with(shared, "anchor")["status"]) == {"lost the identity term"}
+
+
+@pytest.mark.parametrize("run", ["adaptation-0123456789abcdef", "../../etc/passwd", "sweep-0123456789abcdef"])
+def test_a_link_to_a_run_this_server_does_not_have_shows_the_form(page: AppTest, run: str) -> None:
+    page.query_params["run"] = run
+    page.query_params["show"] = "nonsense"
+    page.run()
+    assert not page.exception, page.exception
+    assert page.button(key="ta_run") is not None and not page.button(key="ta_run").disabled
+    assert "adaptation_job" not in page.session_state or page.session_state["adaptation_job"] is None
