@@ -51,6 +51,7 @@ URL_PARAMS = (
 )
 
 common.restore_from_url(URL_PARAMS, "_dec_url_restored")
+PRIMARY_SHORTCUT = "Alt+Enter"  # not Ctrl+Enter: text areas take that to apply their text
 restore_grid_from_url()
 st.title("Decoding sliders")
 st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
@@ -100,6 +101,14 @@ live_tab, sweep_tab = st.tabs(["Live: one setting", "Sweep: a grid"])
 
 # ---------------------------------------------------------------- live mode
 with live_tab:
+    # The main action first in the tab (keyboard users reached it after 38 Tab presses, behind every knob) and on
+    # Alt+Enter; the knobs below still drive it (a click reruns the page with their values).
+    b1, b2, b3 = st.columns([2, 1, 1])
+    auto = b1.toggle("Generate whenever a slider moves", value=True, key="live_auto")
+    clicked = b2.button("Generate", key="live_generate", type="primary", shortcut=PRIMARY_SHORTCUT,
+                        help=f"Generate with the settings below ({PRIMARY_SHORTCUT}).")
+    b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
+              on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
     c1, c2, c3 = st.columns(3)
     top_p = c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p", help="1.0 switches top-p off.")
     top_k = c2.select_slider("top-k", TOP_K_OPTIONS, value="off", key="live_top_k")
@@ -112,11 +121,6 @@ with live_tab:
     seed = c7.number_input("Seed", 0, 10_000, 0, key="live_seed")
     config = dec.DecodingConfig(temperature=temperature, top_k=None if top_k == "off" else int(top_k),
                             top_p=None if top_p >= 1.0 else top_p, max_new_tokens=int(max_new))
-    b1, b2, b3 = st.columns([2, 1, 1])
-    auto = b1.toggle("Generate whenever a slider moves", value=True, key="live_auto")
-    clicked = b2.button("Generate", key="live_generate", type="primary")
-    b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
-              on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
     common.sync_url(URL_PARAMS)  # before any generation: the link is right while the model works
     if auto or clicked:
         first_visit(model, quantization)

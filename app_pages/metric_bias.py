@@ -81,7 +81,8 @@ st.text(f"{dataset.name} — {len(dataset)} pairs, attributes: {', '.join(datase
 st.caption("Data notes: what the importer kept or skipped, and why." if dataset.notes else "Data notes: none.")
 for note in dataset.notes:
     st.text(f"Note: {note}")
-metrics, stored, options_ok = choose_metrics(dataset)
+run_slot: list = []  # the Run button's place: right after the metric choice, before the model options
+metrics, stored, options_ok = choose_metrics(dataset, run_slot)
 sync_url()
 if not options_ok:
     st.stop()
@@ -101,7 +102,7 @@ key = request_key(dataset, metrics, stored, str(store.path))
 job = jobs.get(key)
 is_default = (st.session_state.get("mb_source") == SOURCES[0] and list(st.session_state.get("mb_metrics", []))
               == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default")
-run_col, estimate_col = st.columns([1, 4])
+run_col, estimate_col = (None, st.container()) if run_slot else st.columns([1, 4])
 too_long = work_estimate.seconds > mb.MAX_SECONDS
 estimate_col.caption(common.escape_markdown(
     f"Estimated time: {work_estimate.describe()}; runs already in the store are read back in "
@@ -111,9 +112,12 @@ confirmed = estimate_col.checkbox("Run anyway", key="mb_confirm_long") if too_lo
 if job is None and is_default:  # the default view computes itself on the first visit
     job = jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
 running = job is not None and job.running
-clicked = run_col.button("Run", type="primary", key="mb_run_button", disabled=running or not confirmed,
-                         help="Already running: watch its progress or cancel it below." if running
-                         else "Score the chosen metrics on this data (stored runs are read back).")
+# drawn in the metric row (keyboard users reached it after 23 Tab presses, behind the model options), and on
+# Alt+Enter (Ctrl+Enter belongs to text areas)
+clicked = (run_slot[0] if run_slot else run_col).button(
+    "Run", type="primary", key="mb_run_button", disabled=running or not confirmed, shortcut="Alt+Enter",
+    help="Already running: watch its progress or cancel it below." if running
+    else "Score the chosen metrics on this data (stored runs are read back; Alt+Enter).")
 if clicked and not running:
     jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
     st.rerun()  # draw the Run button disabled while this request runs

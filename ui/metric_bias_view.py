@@ -113,8 +113,9 @@ def choose_dataset() -> mb.PairDataset | None:
 
 
 # -- metrics -----------------------------------------------------------------------------------
-def choose_metrics(dataset: mb.PairDataset) -> tuple[list[mb.Metric], list[str], bool]:
-    """(metric objects, stored columns, options valid)."""
+def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tuple[list[mb.Metric], list[str], bool]:
+    """(metric objects, stored columns, options valid). `run_slot`, if given, receives a container placed after the
+    metric choice and before the model options, where the page draws its Run button (early in the tab order)."""
     left, middle, right = st.columns([3, 1.4, 2])
     st.session_state.setdefault("mb_metrics", list(mb.DEFAULT_METRICS))
     names = left.multiselect("Metrics", mb.metric_names(), key="mb_metrics",
@@ -138,6 +139,8 @@ def choose_metrics(dataset: mb.PairDataset) -> tuple[list[mb.Metric], list[str],
     st.session_state.setdefault("mb_config", "default")
     config = middle.selectbox("n-gram settings", mb.NGRAM_CONFIGS, key="mb_config",
                               help="`metric-fairness-2022` reproduces the paper's released code exactly")
+    if run_slot is not None:
+        run_slot.append(middle.container())
     with right.expander("Model options", expanded=False):
         encoder = common.model_picker("encoder", "Encoder for BERTScore / MoverScore", key="mb_encoder",
                                       default="all-minilm-l6-v2")

@@ -235,3 +235,18 @@ def test_a_configured_endpoint_is_a_generator_and_a_served_page_has_no_url_field
     finally:
         server.stop()
         model_cache.clear()
+
+
+def test_generate_comes_first_in_the_live_tab_and_answers_alt_enter(page: AppTest) -> None:
+    """Issue 23: 38 Tab presses reached Generate, behind every knob of the live tab. It now comes before them."""
+    from tests.app_pages.test_metric_bias_page import widget_keys_in_page_order
+
+    page.session_state["live_auto"] = False
+    page.run()
+    assert not page.exception, page.exception
+    order = widget_keys_in_page_order(page.main)
+    generate = order.index("live_generate")
+    assert generate < min(order.index(k) for k in ("live_top_p", "live_top_k", "live_temperature", "live_prompts",
+                                                   "live_samples", "live_max_new", "live_seed"))
+    assert order[generate - 1] == "live_auto"  # the tab's first widget is the auto toggle, then Generate
+    assert page.button(key="live_generate").proto.shortcut == "alt+enter"

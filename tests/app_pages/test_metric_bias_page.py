@@ -250,3 +250,23 @@ def test_meteor_without_wordnet_is_skipped_with_its_fix(app: AppTest, monkeypatc
     assert not app.exception
     assert any("Skipped METEOR" in shown(w.value) and "make run" in shown(w.value) for w in app.warning)
     assert {"bleu", "chrf"} <= set(bias_table(app).columns) and "meteor" not in bias_table(app).columns
+
+
+def widget_keys_in_page_order(node, found: list[str] | None = None) -> list[str]:
+    """The keys of the page's widgets in document order (the order Tab visits them)."""
+    found = [] if found is None else found
+    if getattr(node, "key", None):
+        found.append(node.key)
+    for index in sorted(getattr(node, "children", {}) or {}):
+        widget_keys_in_page_order(node.children[index], found)
+    return found
+
+
+def test_run_comes_right_after_the_metric_choice_in_the_tab_order(app: AppTest) -> None:
+    """Issue 23: 23 Tab presses reached Run, behind the model options. It now follows the metric choice (before
+    the model options) and answers Alt+Enter."""
+    order = widget_keys_in_page_order(app.main)
+    run = order.index("mb_run_button")
+    assert order[:run] == ["mb_source", "mb_metrics", "mb_config"]
+    assert run < order.index("mb_encoder")  # the model options come after
+    assert app.button(key="mb_run_button").proto.shortcut == "alt+enter"
