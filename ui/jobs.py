@@ -122,8 +122,9 @@ class BackgroundJob:
         if self.progress is None:
             return 0.0, f"starting (loading models){eta_text}… {elapsed} so far"
         progress = self.progress
-        inside = f"; current batch {progress.partial:.0%}" if progress.partial > 0 else ""
-        text = f"{progress.done}/{progress.total} batches ({progress.fraction:.0%}{inside}){eta_text}"
+        inside = f"; current batch {progress.partial:.0%}" if progress.partial > 0 and progress.unit == "batches" \
+            else ""
+        text = f"{progress.done}/{progress.total} {progress.unit} ({progress.fraction:.0%}{inside}){eta_text}"
         if self.cancel.cancelled:
             text += " — cancelling"
         return progress.fraction, f"{text}; {elapsed} so far"
@@ -441,9 +442,9 @@ def show(key: str, label: str | None = None) -> BackgroundJob | None:
     return job
 
 
-def partial_label(done: int, total: int) -> str:
+def partial_label(done: int, total: int, unit: str = "batches") -> str:
     """The label results drawn from an unfinished run carry: "partial: 3 of 10 batches"."""
-    return f"partial: {done} of {total} batches"
+    return f"partial: {done} of {total} {unit}"
 
 
 def partial_note(source: Any) -> str | None:
@@ -456,7 +457,7 @@ def partial_note(source: Any) -> str | None:
         progress = source.progress
         if progress is None or not source.cancel.cancelled or progress.done >= progress.total:
             return None
-        return partial_label(progress.done, progress.total)
+        return partial_label(progress.done, progress.total, progress.unit)
     run = getattr(source, "run", source)  # a RunOutcome carries its RunInfo
     status, done, total = (getattr(run, name, None) for name in ("status", "shards_done", "n_shards"))
     if status is None or status == "complete" or done is None or total is None:

@@ -60,6 +60,14 @@ def test_the_eta_counts_in_batch_progress_and_the_time_since_the_last_report() -
     assert fraction == 0.375 and text.startswith("1/4 batches (38%; current batch 50%), about ")
 
 
+def test_progress_says_what_it_counts() -> None:
+    # metric bias counts its work (pairs × metrics), not its batches: the line must not call them batches
+    job = _job(progress=Progress(6, 36, 3.0, unit="pairs × metrics"), progress_at=time.monotonic())
+    assert job.describe()[1].startswith("6/36 pairs × metrics (17%)")
+    job.cancel.cancel()
+    assert jobs.partial_note(job) == "partial: 6 of 36 pairs × metrics"
+
+
 def test_batches_from_an_earlier_run_do_not_count_as_speed() -> None:
     job = _job(progress=Progress(3, 4, 0.0, skipped=3), progress_at=time.monotonic())
     assert jobs.eta_s(job) is None  # nothing computed yet in this run: no estimate from stored batches
