@@ -20,6 +20,7 @@ from ui.metric_bias_view import (
     alignment_view,
     choose_dataset,
     choose_metrics,
+    edit_references_view,
     restore_from_url,
     sync_url,
 )
@@ -272,22 +273,7 @@ with tab_pairs:
                            "prefer the same candidate; the gap difference is on the 0–100 scale of each metric.")
 
 with tab_edit:
-    st.markdown("Review and edit references, then save the data as a **new dataset version** (content-hashed; "
-                "runs on it are stored separately). Rows where no Appendix-A rule applied come first.")
-    records = pd.DataFrame(dataset.to_records())
-    records["needs review"] = records["rule"].isin(["none"])
-    records = records.sort_values(["needs review", "item"], ascending=[False, True])
-    edited = st.data_editor(records[["item", "needs review", "rule", "candidate1", "candidate2", "reference"]],
-                            disabled=["item", "needs review", "rule", "candidate1", "candidate2"],
-                            hide_index=True, width="stretch", key="mb_editor")
-    if st.button("Save as new version", key="mb_save"):
-        try:
-            new = dataset.with_references(dict(zip(edited["item"], edited["reference"], strict=True)))
-            path = mb.save_version(new, mb.versions_dir(common.store_path()))
-            st.success(f"Saved version {common.inline_code(new.content_hash()[:12])} as "
-                       f"{common.escape_markdown(path.name)}; pick “Saved version” above.")
-        except mb.PairDataError as error:
-            st.error(common.escape_markdown(f"Not saved: {error}"))
+    edit_references_view(dataset)
 
 with tab_runs:
     labels = [f"{r.label} — {r.run_id}" for r in runs]

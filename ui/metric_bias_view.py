@@ -4,6 +4,8 @@ everything they compute comes from the study's face, `fairness_core.metric_bias`
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -190,3 +192,23 @@ def alignment_view(metric: mb.Metric, row: pd.Series) -> None:
     common.how_to_read("Each candidate token is matched to the reference token most similar to it in "
                        "the encoder's space. When *she* matches *nurse* but *he* matches *the*, the gap "
                        "comes from a gender association the encoder learned.")
+
+
+def edit_references_view(dataset: Any) -> None:
+    """The "Edit references" tab: review the references and save the data as a new, content-hashed version."""
+    st.markdown("Review and edit references, then save the data as a **new dataset version** (content-hashed; "
+                "runs on it are stored separately). Rows where no Appendix-A rule applied come first.")
+    records = pd.DataFrame(dataset.to_records())
+    records["needs review"] = records["rule"].isin(["none"])
+    records = records.sort_values(["needs review", "item"], ascending=[False, True])
+    edited = st.data_editor(records[["item", "needs review", "rule", "candidate1", "candidate2", "reference"]],
+                            disabled=["item", "needs review", "rule", "candidate1", "candidate2"],
+                            hide_index=True, width="stretch", key="mb_editor")
+    if st.button("Save as new version", key="mb_save"):
+        try:
+            new = dataset.with_references(dict(zip(edited["item"], edited["reference"], strict=True)))
+            path = mb.save_version(new, mb.versions_dir(common.store_path()))
+            st.success(f"Saved version {common.inline_code(new.content_hash()[:12])} as "
+                       f"{common.escape_markdown(path.name)}; pick “Saved version” above.")
+        except mb.PairDataError as error:
+            st.error(common.escape_markdown(f"Not saved: {error}"))
