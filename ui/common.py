@@ -82,16 +82,16 @@ def get_store() -> RunStore:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _store_for(path: str) -> RunStore:
-    return RunStore(path)
+    return RunStore(path, warm=True)  # reads share a warm connection, given back after 2 s idle or before a write
 
 
 def run_catalogue_or_stop(store: RunStore) -> Any:
     """The store's run catalogue (fairness_core.store.catalogue); a damaged or busy store ends the page in one
     sentence."""
-    from fairness_core.store import catalogue
+    from fairness_core.store import store_catalogue
 
     try:
-        return catalogue(store.list_runs())
+        return store_catalogue(store)
     except StoreError as error:
         st.error(escape_markdown(str(error)))
         st.stop()

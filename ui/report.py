@@ -27,7 +27,7 @@ def report_file_name(run_ids: Sequence[str]) -> str:
 def _report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
     from fairness_core.compare import build_report
 
-    return build_report(RunStore(store_path), list(run_ids)).encode("utf-8")
+    return build_report(RunStore(store_path, warm=True), list(run_ids)).encode("utf-8")
 
 
 def report_button(run_ids: str | Sequence[str] | None, key: str, label: str = "Download report") -> None:

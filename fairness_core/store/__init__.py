@@ -2,7 +2,7 @@
 
 Run browsing (the runs page and the `runs` command) uses this face: the catalogue and its filters, exports."""
 
-from fairness_core.store.catalog import catalogue, filter_catalogue, search_runs, status_note
+from fairness_core.store.catalog import catalogue, filter_catalogue, search_runs, status_note, store_catalogue
 from fairness_core.store.export import ExportError, check_destination, export_format
 from fairness_core.store.manifest import build_manifest, canonical_json, manifest_hash, signature
 from fairness_core.store.store import (
@@ -19,7 +19,9 @@ from fairness_core.store.store import (
     StoreBusyError,
     StoreError,
     StoreUnreadableError,
+    close_warm_reads,
     open_duckdb,
+    warm_reads_open,
 )
 from fairness_core.store.typed import describe_views
 
@@ -42,6 +44,7 @@ __all__ = [
     "canonical_json",
     "catalogue",
     "check_destination",
+    "close_warm_reads",
     "describe_views",
     "export_format",
     "filter_catalogue",
@@ -50,4 +53,6 @@ __all__ = [
     "search_runs",
     "signature",
     "status_note",
+    "store_catalogue",
+    "warm_reads_open",
 ]

@@ -6,11 +6,18 @@ shapes the lab writes (`dataset`/`prompts` records, a `metric` record or `metric
 or `systems`, `model`, `seed`/`seeds`) and leaves a field empty when a kind has no such thing.
 `search_runs` filters those rows in DuckDB (kind, status, free text); the CLI and the Run store page
 share it.
+
+`store_catalogue` reads a store's catalogue in one SQL query (statuses, batch and row counts joined in DuckDB);
+the manifest's description is Python (its rules read nested, kind-specific shapes) and is memoised per
+manifest text, which never changes for a run, so a catalogue read parses and describes only runs it has not
+seen before.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -20,9 +27,12 @@ from fairness_core.store.store import (
     CANCELLED_BY_USER,
     FAILED,
     INCOMPLETE,
+    RUNNING,
     SUPERSEDED,
     RunInfo,
     RunStore,
+    StoreUnreadableError,
+    _owner_alive,
     open_duckdb,
 )
 
@@ -35,24 +45,67 @@ _MAX_GRID_SHOWN = 6
 
 def describe_run(info: RunInfo) -> dict[str, Any]:
     """One catalogue row for a run (all text fields are plain strings; missing ones are "")."""
-    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
-    request = request if isinstance(request, dict) else {}
-    dataset_name, version, dataset_size = _dataset(request)
     return {
         "run_id": info.run_id,
         "kind": info.kind,
         "status": info.status,
-        "dataset": dataset_name,
-        "version": version,
-        "what": _what(request),
-        "model": _model(request),
-        "seed": _seed(request),
-        "size": ", ".join(part for part in (dataset_size, _repeats(request)) if part),
+        **describe_manifest(info.manifest),
         "batches": f"{info.shards_done}/{info.n_shards}",
         "rows": info.n_rows,
         "created": info.created_at,
         "note": status_note(info),
     }
+
+
+def describe_manifest(manifest: Any) -> dict[str, str]:
+    """What a manifest computed: dataset, version, what, model, seed, size (missing ones are "")."""
+    request = manifest.get("request", {}) if isinstance(manifest, dict) else {}
+    request = request if isinstance(request, dict) else {}
+    dataset_name, version, dataset_size = _dataset(request)
+    return {"dataset": dataset_name, "version": version, "what": _what(request), "model": _model(request),
+            "seed": _seed(request), "size": ", ".join(part for part in (dataset_size, _repeats(request)) if part)}
+
+
+@lru_cache(maxsize=8192)
+def _described(manifest_text: str) -> dict[str, str] | None:
+    """`describe_manifest` of a stored manifest's JSON text (None: not JSON); callers copy the dict."""
+    try:
+        return describe_manifest(json.loads(manifest_text))
+    except (TypeError, ValueError):
+        return None
+
+
+_CATALOGUE_SQL = """
+    SELECT r.run_id, r.kind, r.manifest, r.status, r.owner, r.error, r.n_shards,
+           coalesce(s.done, 0) AS done, coalesce(s.n, 0) AS n, r.created_at
+    FROM runs r LEFT JOIN (SELECT run_id, count(*) AS done, sum(n_rows) AS n FROM shards GROUP BY run_id) s
+         USING (run_id)
+    ORDER BY r.created_at DESC
+"""
+
+
+def store_catalogue(store: RunStore) -> pd.DataFrame:
+    """The catalogue of every run in the store, newest first: the same rows as `catalogue(store.list_runs())`,
+    read in one SQL query."""
+    if not store.path.exists():
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    found = store.query(_CATALOGUE_SQL)
+    rows = []
+    for run_id, kind, manifest, status, owner, error, n_shards, done, n, created in found.itertuples(index=False):
+        described = _described(manifest)
+        if described is None:
+            raise StoreUnreadableError(f"run store {store.path} is damaged: the manifest of run {run_id} is not "
+                                       "JSON; nothing was changed")
+        if status == RUNNING and not _owner_alive(owner):
+            status = INCOMPLETE
+        error = None if error is None or error != error else error  # a NULL read through pandas
+        info = RunInfo(run_id=run_id, kind=kind, manifest={}, manifest_hash="", status=status,
+                       n_shards=int(n_shards), shards_done=int(done), n_rows=int(n), created_at=created,
+                       finished_at=None, versions={}, error=error)
+        rows.append({"run_id": run_id, "kind": kind, "status": status, **described,
+                     "batches": f"{int(done)}/{int(n_shards)}", "rows": int(n), "created": created,
+                     "note": status_note(info)})
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
 def status_note(info: RunInfo) -> str:
@@ -85,8 +138,10 @@ def search_runs(
 
     Superseded runs (an interrupted run whose request a later run completed) are listed only when asked for by
     status, so each request shows once."""
-    runs = [info for info in store.list_runs() if statuses is not None or info.status != SUPERSEDED]
-    return filter_catalogue(catalogue(runs), kinds=kinds, statuses=statuses, search=search)
+    table = store_catalogue(store)
+    if statuses is None:
+        table = table[table["status"] != SUPERSEDED].reset_index(drop=True)
+    return filter_catalogue(table, kinds=kinds, statuses=statuses, search=search)
 
 
 def filter_catalogue(

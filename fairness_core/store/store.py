@@ -6,6 +6,16 @@ process by a lock and retried with backoff when another process holds the file. 
 file only for the few milliseconds of one batch transaction, so a second Streamlit session or the
 CLI waits briefly instead of crashing on `Conflicting lock`.
 
+Warm reads (`RunStore(path, warm=True)`, what the app's pages use): reads share one process-wide read-only
+connection per file, so DuckDB's buffers stay warm between a page's queries (a fresh connection re-reads every
+block it needs: 2-5x the query). It holds DuckDB's shared file lock, so it is given back:
+- before any write in this process (a read-write connection cannot open beside it), and by `close_warm_reads()`;
+- after `WARM_IDLE_S` without a read (a timer thread), so a CLI writer in another process, which retries for
+  `lock_timeout_s`, gets in within about that long;
+- after `WARM_HOLD_S` of continuous use, followed by `WARM_PAUSE_S` of cold reads, so a page that keeps
+  reading never locks another process's writer out for longer.
+While it is open no other process can write the file, so it never serves stale data.
+
 Every connection opens with DuckDB's external access and extension auto-install/auto-load off and
 the configuration locked (`LOCKED_CONFIG`): a crafted store file cannot read server files through a
 view, and a path such as `md:x` cannot make DuckDB fetch an extension. A file that is not a run store
@@ -14,6 +24,7 @@ view, and a path such as `md:x` cannot make DuckDB fetch an extension. A file th
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import socket
@@ -93,6 +104,10 @@ _EXPECTED_COLUMNS = {
 _DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
 
 
+#: warm reads: closed after this long without a read, after this long held, and then not reopened for this long
+WARM_IDLE_S, WARM_HOLD_S, WARM_PAUSE_S = 2.0, 10.0, 0.5
+
+
 class StoreError(RuntimeError):
     """A store that cannot be used; the message is one sentence naming the file."""
 
@@ -108,6 +123,66 @@ class StoreUnreadableError(StoreError):
 def open_duckdb(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with external access and extension loading off, configuration locked."""
     return duckdb.connect(str(path), read_only=read_only, config=dict(LOCKED_CONFIG))
+
+
+class _WarmReader:
+    """One file's process-wide read-only connection; every method runs under `RunStore._process_lock`."""
+
+    def __init__(self) -> None:
+        self.connection: duckdb.DuckDBPyConnection | None = None
+        self.opened_at = self.last_used = self.paused_until = 0.0
+        self.timer: threading.Timer | None = None
+
+    def close(self, pause: float = 0.0) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.paused_until = time.monotonic() + pause
+
+    def schedule(self, key: str) -> None:
+        if self.timer is None and self.connection is not None:
+            self.timer = threading.Timer(WARM_IDLE_S, _close_if_idle, [key])
+            self.timer.daemon = True
+            self.timer.start()
+
+
+_warm_readers: dict[str, _WarmReader] = {}
+
+
+def _warm_key(path: Path) -> str:
+    return str(path.absolute())
+
+
+def _close_if_idle(key: str) -> None:
+    with RunStore._process_lock:
+        reader = _warm_readers.get(key)
+        if reader is None or reader.connection is None:
+            return
+        reader.timer = None
+        if time.monotonic() - reader.last_used >= WARM_IDLE_S * 0.95:
+            reader.close()
+        else:
+            reader.schedule(key)
+
+
+def close_warm_reads(path: str | Path | None = None) -> None:
+    """Give back the warm read connection of one store file (or of every file); the next read opens a new one."""
+    with RunStore._process_lock:
+        for key, reader in list(_warm_readers.items()):
+            if path is None or key == _warm_key(Path(path).expanduser()):
+                reader.close()
+
+
+atexit.register(close_warm_reads)  # close before the interpreter tears DuckDB down under an open connection
+
+
+def warm_reads_open(path: str | Path) -> bool:
+    """Whether this process holds a warm read connection to this store file now."""
+    reader = _warm_readers.get(_warm_key(Path(path).expanduser()))
+    return reader is not None and reader.connection is not None
 
 
 @dataclass(frozen=True)
@@ -172,12 +247,15 @@ def _is_damage(error: Exception) -> bool:
 
 
 class RunStore:
-    """Owns one DuckDB file. Cheap to construct; every operation opens its own connection."""
+    """Owns one DuckDB file. Cheap to construct; every operation opens its own connection, or with `warm=True`
+    reads share the process-wide warm one (see the module's docstring)."""
 
     _process_lock = threading.RLock()
 
-    def __init__(self, path: str | Path | None = None, lock_timeout_s: float | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, lock_timeout_s: float | None = None,
+                 warm: bool = False) -> None:
         self.path = Path(path).expanduser() if path else config.store_path()
+        self.warm = warm
         self.lock_timeout_s = config.store_lock_timeout_s() if lock_timeout_s is None else lock_timeout_s
         self._schema_ready = False
         self._complete_schema = False  # set by check(): the file has every table (readable without writing)
@@ -210,9 +288,28 @@ class RunStore:
                 raise StoreError(f"run store {self.path}: a write inside RunStore.reading(); nothing was changed")
             yield session[1]
             return
+        if not write and self.warm:
+            with self._process_lock:
+                warm = self._warm_connection()
+                if warm is not None:
+                    cursor = warm.cursor()  # its own connection to the same database: the buffers are shared
+                    try:
+                        yield cursor
+                    except duckdb.Error as error:
+                        if _is_damage(error):
+                            raise self._unreadable(error) from error
+                        raise
+                    finally:
+                        cursor.close()
+                        reader = _warm_readers[_warm_key(self.path)]
+                        reader.last_used = time.monotonic()
+                        reader.schedule(_warm_key(self.path))
+                    return
         if not self._schema_ready and (write or not self._readable_as_is()):
             self._ensure_schema()
         with self._process_lock:
+            if write:
+                close_warm_reads(self.path)  # a read-write connection cannot open beside a read-only one
             con = self._open(read_only=not write)
             try:
                 yield con
@@ -222,6 +319,24 @@ class RunStore:
                 raise
             finally:
                 con.close()
+
+    def _warm_connection(self) -> duckdb.DuckDBPyConnection | None:
+        """The file's warm read connection (opened after the usual checks), or None: in its pause after being
+        held `WARM_HOLD_S`, or the file needs its schema written first."""
+        key = _warm_key(self.path)
+        reader = _warm_readers.setdefault(key, _WarmReader())
+        now = time.monotonic()
+        if reader.connection is not None and now - reader.opened_at > WARM_HOLD_S:
+            reader.close(pause=WARM_PAUSE_S)  # a writer in another process gets its turn
+        if reader.connection is not None:
+            return reader.connection  # checked when opened; no other process can have written since
+        if now < reader.paused_until or not self.path.exists():
+            return None
+        if not self._schema_ready and not self._readable_as_is():
+            return None
+        reader.connection = self._open(read_only=True)
+        reader.opened_at = reader.last_used = now
+        return reader.connection
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.lock_timeout_s
@@ -313,6 +428,7 @@ class RunStore:
             except OSError as error:
                 raise StoreUnreadableError(f"run store {self.path} cannot be created ({error.strerror or error}); "
                                            "nothing was changed") from error
+            close_warm_reads(self.path)
             con = self._open(read_only=False)
             try:
                 con.execute(_SCHEMA)
