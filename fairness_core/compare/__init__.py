@@ -7,6 +7,8 @@ The public face of the package (pages and CLI commands import from here):
 - `fields(store, run_id)` -> the fields a run can be grouped or filtered by
 - `build_report(store, run_ids)` -> self-contained HTML text; `write_report(store, run_ids, path)`
 - `run_sql(store, sql, row_limit, timeout_s)` -> `SqlResult`: one read-only SELECT over the documented views
+- `display_numbers(frame)`, `format_number(value, scale)`: numbers for people (4 significant digits, float noise
+  as 0); outputs for programs keep full precision
 """
 
 from fairness_core.compare.align import (
@@ -19,6 +21,7 @@ from fairness_core.compare.align import (
     unit_sums,
 )
 from fairness_core.compare.examples import example_json, fields, per_example
+from fairness_core.compare.numbers import clean_number, display_numbers, format_number, number_scale
 from fairness_core.compare.report import ReportError, build_report, write_report
 from fairness_core.compare.sql import (
     DEFAULT_ROW_LIMIT,
@@ -39,11 +42,15 @@ __all__ = [
     "SqlError",
     "SqlResult",
     "build_report",
+    "clean_number",
     "compare_runs",
+    "display_numbers",
     "documented_views",
     "example_json",
     "field_names",
     "fields",
+    "format_number",
+    "number_scale",
     "per_example",
     "run_estimates",
     "run_sql",

@@ -32,6 +32,7 @@ from fairness_core.compare.align import (
     plan_for,
     run_estimates,
 )
+from fairness_core.compare.numbers import SIGNIFICANT, clean_number, format_number, number_scale
 from fairness_core.store import RunInfo, RunStore
 
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
@@ -150,7 +151,10 @@ def _error_bars(estimate: pd.Series, low: pd.Series, high: pd.Series) -> dict[st
 
 
 def _numbers(values: Any) -> list[float | None]:
-    return [float(v) if v is not None and np.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+    """Chart values: None for missing, float noise as 0 (the hover then reads 0, not -1.1e-16)."""
+    array = np.asarray(values, dtype=float)
+    scale = number_scale(array)
+    return [clean_number(float(v), scale, digits=15) if np.isfinite(v) else None for v in array]
 
 
 def estimates_figure(table: pd.DataFrame, keys: list[str], title: str) -> dict[str, Any]:
@@ -161,7 +165,7 @@ def estimates_figure(table: pd.DataFrame, keys: list[str], title: str) -> dict[s
                        "x": _cell_label(part, keys), "y": _numbers(part["estimate"]),
                        "error_y": _error_bars(part["estimate"], part["ci_low"], part["ci_high"])})
     return {"data": traces, "layout": {"title": {"text": title}, "height": 420, "margin": {"b": 140},
-                                       "yaxis": {"title": {"text": "estimate (95% interval)"}},
+                                       "yaxis": {"title": {"text": "estimate (95% interval)"}, "hoverformat": ".4g"},
                                        "xaxis": {"automargin": True}}}
 
 
@@ -179,21 +183,24 @@ def difference_figure(rows: pd.DataFrame, keys: list[str]) -> dict[str, Any]:
         f"Difference {shown['run_b_id'].iloc[0]} − {shown['run_a_id'].iloc[0]}"
     return {"data": traces, "layout": {"title": {"text": title},
                                        "height": 440, "margin": {"b": 160}, "barmode": "group",
-                                       "yaxis": {"title": {"text": "difference (95% interval)"}},
+                                       "yaxis": {"title": {"text": "difference (95% interval)"}, "hoverformat": ".4g"},
                                        "xaxis": {"automargin": True}}}
 
 
 # -- HTML -----------------------------------------------------------------------------------------------------------
-def _table_html(frame: pd.DataFrame, digits: int = 4) -> str:
+def _table_html(frame: pd.DataFrame, digits: int = SIGNIFICANT) -> str:
+    """An HTML table; numbers with `digits` significant digits, float noise (against the table's scale) as 0."""
     if frame.empty:
         return "<p><em>no rows</em></p>"
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    scale = number_scale(frame[floats].to_numpy().ravel()) if floats else 1.0
     body = []
     for row in frame.itertuples(index=False):
         cells = []
         for value in row:
             if isinstance(value, float):
-                text = "—" if not np.isfinite(value) else f"{value:.{digits}g}"
+                text = format_number(value, scale, digits)
             elif value is None or value is pd.NA:
                 text = "—"
             else:
