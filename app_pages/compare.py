@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairness_core.compare import CompareError, compare_runs, field_names, per_example
+from fairness_core.compare import CompareError, compare_runs, display_numbers, field_names, per_example
 from fairness_core.store import RunStore, StoreError, filter_catalogue
 from ui import common
 from ui.compare_charts import difference_chart, estimates_chart
@@ -17,7 +17,7 @@ RUNS_PARAM = "runs"  # the compared runs, in the URL so a comparison can be shar
 @st.cache_data(show_spinner="Lining the runs up…", max_entries=16)
 def cached_comparison(store_path: str, run_ids: tuple[str, ...], by: tuple[str, ...], rows_key: tuple[int, ...]):
     """`rows_key` (the runs' row counts) re-reads a run that grew since."""
-    return compare_runs(RunStore(store_path), list(run_ids), by=list(by) or None)
+    return compare_runs(RunStore(store_path, warm=True), list(run_ids), by=list(by) or None)
 
 
 st.title("Compare runs")
@@ -77,20 +77,19 @@ paired_share = shown["paired"].mean() if len(shown) else 0.0
 st.caption(common.escape_markdown(f"{len(shown)} of {len(rows)} aligned cells; {paired_share:.0%} paired "
            f"(by {', '.join(sorted(set(shown['unit'])))})."))
 
-left, right = st.columns(2)
-with left:
-    st.markdown("**Estimates by run (95% intervals)**")
-    st.plotly_chart(estimates_chart(shown, comparison.keys), width="stretch", key="cmp_estimates")
-with right:
-    st.markdown("**Differences, other − first (95% intervals)**")
-    st.plotly_chart(difference_chart(shown, comparison.keys), width="stretch", key="cmp_differences")
+# one chart under the other, full width: each line-up's label reads horizontally beside its row
+st.markdown("**Estimates by run (95% intervals)**")
+st.plotly_chart(estimates_chart(shown, comparison.keys), width="stretch", key="cmp_estimates")
+st.markdown("**Differences, other − first (95% intervals)**")
+st.plotly_chart(difference_chart(shown, comparison.keys), width="stretch", key="cmp_differences")
 common.how_to_read(
-    "Left: each run's number per line-up (a dot) with its interval (the whisker). Right: how far the other "
-    "run is from the first. A blue bar used the same prompts or pairs in both runs, so its interval is "
+    "Top: each run's number per line-up (a dot) with its interval (the whisker); hover a shortened label to "
+    "read it whole. Below: how far the other run is from the first. A blue bar used the same prompts or pairs "
+    "in both runs, so its interval is "
     "usually narrower; an orange one did not. A bar whose interval crosses zero means the runs may not "
     "really differ there."
 )
-st.dataframe(shown, hide_index=True, width="stretch",
+st.dataframe(display_numbers(shown), hide_index=True, width="stretch",  # 4 significant digits, noise as 0
              column_config={"paired": st.column_config.CheckboxColumn("paired")})
 report_button(chosen, key="cmp_report")
 
@@ -118,7 +117,8 @@ except (CompareError, StoreError) as error:
     st.stop()
 first_columns = [c for c in ("item", "grp", "setting", "value_a", "value_b", "change", "text_a", "text_b")
                  if c in examples.columns]
-st.dataframe(pd.DataFrame(examples[first_columns + [c for c in examples.columns if c not in first_columns]]),
+st.dataframe(display_numbers(pd.DataFrame(examples[first_columns + [c for c in examples.columns
+                                                                     if c not in first_columns]])),
              hide_index=True, width="stretch")
 common.how_to_read(
     "Each row is one item (a prompt's sample, a pair's side) in both runs, the largest change first: read the "

@@ -1,4 +1,11 @@
-"""Charts of the Compare and SQL console pages: estimates with intervals, difference bars, a quick chart."""
+"""Charts of the Compare and SQL console pages: estimates with intervals, difference bars, a quick chart.
+
+The compare charts are horizontal: one line-up (metric · group · setting …) per row, its label on the y axis
+where it reads left to right, the numbers along x. A label names only what differs between rows (what all rows
+share is said once, above the chart); a long one is shortened in the middle with "…", and the hover shows the
+full line-up. Values that are floating-point noise (-1.1e-16 for two equal estimates) are drawn and hovered
+as 0 (`fairness_core.compare.clean_number`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,11 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from fairness_core.compare import clean_number, number_scale
+
 PAIRED_COLORS = {True: "#1f77b4", False: "#ff7f0e"}
+LABEL_CHARS = 48  # the longest y-axis label; longer ones end in "…" (about a third of a full-width chart)
+ROW_PX = 26  # height per line-up (per run within it on the estimates chart)
 
 
 def cell_labels(frame: pd.DataFrame, keys: Sequence[str]) -> list[str]:
@@ -15,24 +26,80 @@ def cell_labels(frame: pd.DataFrame, keys: Sequence[str]) -> list[str]:
         index=False)]
 
 
+def varying_keys(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[list[str], str]:
+    """The keys whose value differs between rows (they make the labels), and the shared rest as text
+    ("prompt_set regard"), which the chart says once instead of on every row."""
+    varying, shared = [], []
+    for key in keys:
+        values = frame[key].astype(str).unique() if len(frame) else []
+        if len(frame) > 1 and len(values) == 1:
+            shared.append(f"{key} {values[0]}")
+        else:
+            varying.append(key)
+    return (varying or list(keys)[:1]), ", ".join(shared)
+
+
+def short_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """`label` cut to `limit` characters in the middle: its start (the metric) and its end (the setting, where
+    two line-ups usually differ) stay."""
+    if len(label) <= limit:
+        return label
+    keep_end = (limit - 1) // 2
+    return label[: limit - 1 - keep_end].rstrip() + "…" + label[-keep_end:].lstrip()
+
+
+def axis_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> dict[str, str]:
+    """Full label -> the y-axis text: shortened, and still distinct (a number is added when two collide)."""
+    shown: dict[str, str] = {}
+    taken: set[str] = set()
+    for label in dict.fromkeys(labels):
+        text, number = short_label(label, limit), 2
+        while text in taken:
+            text = f"{short_label(label, limit - 4)} ({number})"
+            number += 1
+        taken.add(text)
+        shown[label] = text
+    return shown
+
+
+def _clean(values: pd.Series) -> list[float]:
+    scale = number_scale(values)
+    return [clean_number(float(v), scale, digits=15) for v in values]
+
+
+def _layout(figure: go.Figure, rows_px: float, x_title: str, legend: str, shared: str) -> None:
+    figure.update_layout(title={"text": f"all rows: {shared}" if shared else "", "font": {"size": 12}},
+                         height=int(max(260, rows_px + 140)), xaxis_title=x_title, legend_title_text=legend,
+                         margin={"t": 30, "b": 10, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.12},
+                         xaxis={"hoverformat": ".4g", "zeroline": True})
+    figure.update_yaxes(autorange="reversed", automargin=True, type="category")  # the first line-up on top
+
+
 def estimates_chart(rows: pd.DataFrame, keys: Sequence[str]) -> go.Figure:
     """Each run's estimate per cell with its 95% interval (first run and each other run side by side)."""
     figure = go.Figure()
-    labels = cell_labels(rows, ["metric", *keys])
+    label_keys, shared = varying_keys(rows, ["metric", *keys])
+    labels = cell_labels(rows, label_keys)
+    shown = axis_labels(labels)
     first = rows.drop_duplicates(["metric", *keys]) if not rows.empty else rows
-    first_labels = cell_labels(first, ["metric", *keys])
-    figure.add_trace(go.Scatter(x=first_labels, y=first["run_a"], mode="markers", name=str(first["run_a_id"].iloc[0])
-                                if not first.empty else "first run",
-                                error_y={"type": "data", "symmetric": False,
+    first_labels = cell_labels(first, label_keys)
+    hover = "%{customdata}<br>%{x:.4g}<extra>%{fullData.name}</extra>"
+    figure.add_trace(go.Scatter(y=[shown[label] for label in first_labels], x=_clean(first["run_a"]),
+                                customdata=first_labels, hovertemplate=hover, mode="markers", orientation="h",
+                                name=str(first["run_a_id"].iloc[0]) if not first.empty else "first run",
+                                error_x={"type": "data", "symmetric": False,
                                          "array": first["run_a_high"] - first["run_a"],
                                          "arrayminus": first["run_a"] - first["run_a_low"]}))
     for run_id, part in rows.assign(label=labels).groupby("run_b_id", sort=False):
-        figure.add_trace(go.Scatter(x=part["label"], y=part["run_b"], mode="markers", name=str(run_id),
-                                    error_y={"type": "data", "symmetric": False,
+        figure.add_trace(go.Scatter(y=[shown[label] for label in part["label"]], x=_clean(part["run_b"]),
+                                    customdata=list(part["label"]), hovertemplate=hover, mode="markers",
+                                    orientation="h", name=str(run_id),
+                                    error_x={"type": "data", "symmetric": False,
                                              "array": part["run_b_high"] - part["run_b"],
                                              "arrayminus": part["run_b"] - part["run_b_low"]}))
-    figure.update_layout(height=420, yaxis_title="estimate (95% interval)", legend_title_text="run",
-                         margin={"t": 30, "b": 10}, scattermode="group")
+    runs = len(figure.data)  # markers per line-up, side by side: each needs some height
+    _layout(figure, len(shown) * ROW_PX * (1 + 0.5 * (runs - 1)), "estimate (95% interval)", "run", shared)
+    figure.update_layout(scattermode="group")
     return figure
 
 
@@ -40,18 +107,26 @@ def difference_chart(rows: pd.DataFrame, keys: Sequence[str]) -> go.Figure:
     """Bars of other − first per cell with their intervals; blue where paired, orange where not."""
     figure = go.Figure()
     several = rows["run_b_id"].nunique() > 1
+    label_keys, shared = varying_keys(rows, ["metric", *keys])
+    labels_of = {}
     for paired, part in rows.groupby("paired", sort=False):
-        labels = cell_labels(part, ["metric", *keys])
+        labels = cell_labels(part, label_keys)
         if several:
             labels = [f"{run} · {label}" for run, label in zip(part["run_b_id"], labels, strict=True)]
-        figure.add_trace(go.Bar(x=labels, y=part["difference"], name="paired" if paired else "unpaired",
-                                marker_color=PAIRED_COLORS[bool(paired)],
-                                error_y={"type": "data", "symmetric": False,
+        labels_of[paired] = labels
+    shown = axis_labels([label for labels in labels_of.values() for label in labels])
+    for paired, part in rows.groupby("paired", sort=False):
+        labels = labels_of[paired]
+        figure.add_trace(go.Bar(y=[shown[label] for label in labels], x=_clean(part["difference"]), orientation="h",
+                                customdata=labels, hovertemplate="%{customdata}<br>%{x:.4g}<extra>%{fullData.name}"
+                                                                 "</extra>",
+                                name="paired" if paired else "unpaired", marker_color=PAIRED_COLORS[bool(paired)],
+                                error_x={"type": "data", "symmetric": False,
                                          "array": part["ci_high"] - part["difference"],
                                          "arrayminus": part["difference"] - part["ci_low"]}))
-    figure.add_hline(y=0, line_color="#888", line_width=1)
-    figure.update_layout(height=420, yaxis_title="difference, other − first (95% interval)",
-                         legend_title_text="interval", margin={"t": 30, "b": 10})
+    figure.add_vline(x=0, line_color="#888", line_width=1)
+    _layout(figure, len(shown) * ROW_PX, "difference, other − first (95% interval)", "interval", shared)
+    figure.update_layout(barmode="overlay")  # one bar per line-up: it is either paired or not
     return figure
 
 

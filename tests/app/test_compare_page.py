@@ -70,3 +70,15 @@ def test_one_run_is_not_enough(isolated_store: Path) -> None:
     write_decoding_run(RunStore(isolated_store), "model-a", seed=1)
     app = _compare_page()
     assert app.info[0].value.startswith("Comparing needs at least two stored runs")
+
+
+def test_the_table_shows_four_significant_digits_and_no_float_noise(isolated_store: Path) -> None:
+    store = RunStore(isolated_store)
+    a = write_decoding_run(store, "model-a", seed=3, prompts=6)
+    b = write_decoding_run(store, "model-b", seed=3, prompts=6)  # the same scores: every difference is 0
+    app = _compare_page(runs=f"{a},{b}")
+    rows = app.dataframe[0].value
+    assert (rows["difference"] == 0.0).all()  # not 1.1e-16
+    for value in rows["run_a"]:
+        assert float(f"{value:.4g}") == value  # 4 significant digits
+    assert app.dataframe[1].value["change"].eq(0.0).all()

@@ -54,6 +54,8 @@ def test_compare_page_draws_estimates_and_differences(compare_app, browser_page,
     report.wait_for()
     page.get_by_text("Estimates by run (95% intervals)").scroll_into_view_if_needed()
     page.screenshot(path=str(artifact_dir / "compare-page.png"))
+    page.get_by_text("Differences, other − first (95% intervals)").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifact_dir / "compare-differences.png"))
     page.get_by_text("Per example: the same item in both runs").scroll_into_view_if_needed()
     page.get_by_text("The woman worked as").first.wait_for(state="attached")  # grid cells sit under a canvas
     page.wait_for_timeout(1000)
