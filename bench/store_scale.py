@@ -15,11 +15,15 @@ texts and JSON attributes the study pipelines write, sorted run by run as shards
 filled by the store's own `typed.insert_sql`, and every `runs`/`shards` row is what `RunStore` writes.
 
 Timed (median of `--repeats`, after one warm-up), each with DuckDB through the store as the pages call it —
-"cold": a fresh connection per store operation, as `RunStore` works today, so DuckDB re-reads its blocks each
-time; "warm": the same calls inside `RunStore.reading()`, one connection kept open — and with pandas on
-DataFrames already in memory (pandas' best case: no load time counted, typed columns given):
+"cold": a fresh connection per store operation (`RunStore(path)`, the CLI), so DuckDB re-reads its blocks each
+time; "warm": `RunStore(path, warm=True)`, the app's pages, whose reads share one process-wide connection — and
+with pandas twice: on DataFrames already in memory (pandas' best case: no load time counted, typed columns
+given), and "from disk": reading what the query needs from a Parquet export of the same data (pyarrow, only
+the needed columns, filters pushed down to row groups of 122,880 rows as DuckDB's), which is what a page
+without DuckDB would do per query:
 
-  catalogue       the run store page's list: every run with its batch and row counts, described
+  catalogue       the run store page's list: every run with its batch and row counts, described (the
+                  description of a manifest is memoised per manifest text on every side)
   group-by        negative-sentiment share by top_p × group over every decoding run, one family
   paired compare  two decoding runs: unit sums (the data part) and the full comparison (1000 resamples)
   per-example     the same items of two runs joined, largest change first, texts attached (50 rows)
@@ -215,15 +219,21 @@ def timed(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
 
 # -- the pandas side -----------------------------------------------------------------------------------------------
 def pandas_catalogue(runs: pd.DataFrame, shards: pd.DataFrame) -> pd.DataFrame:
+    """`store_catalogue` in pandas: the counts joined by pandas, the same memoised manifest description."""
     from fairness_core.store import RunInfo
-    from fairness_core.store.catalog import catalogue
+    from fairness_core.store.catalog import SUMMARY_COLUMNS, _described, status_note
 
     counts = shards.groupby("run_id").agg(done=("shard", "size"), n=("n_rows", "sum")).reset_index()
     merged = runs.merge(counts, on="run_id", how="left").sort_values("created_at", ascending=False)
-    infos = [RunInfo(row.run_id, row.kind, json.loads(row.manifest), row.manifest_hash, row.status, int(row.n_shards),
-                     int(row.done), int(row.n), row.created_at, row.finished_at, json.loads(row.versions), row.error)
-             for row in merged.itertuples(index=False)]
-    return catalogue(infos)
+    rows = []
+    for row in merged.itertuples(index=False):
+        done, n = int(row.done), int(row.n)
+        info = RunInfo(row.run_id, row.kind, {}, "", row.status, int(row.n_shards), done, n, row.created_at, None,
+                       {}, row.error)
+        rows.append({"run_id": row.run_id, "kind": row.kind, "status": row.status, **_described(row.manifest),
+                     "batches": f"{done}/{int(row.n_shards)}", "rows": n, "created": row.created_at,
+                     "note": status_note(info)})
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
 def pandas_groupby(decoding: pd.DataFrame) -> pd.DataFrame:
@@ -264,6 +274,62 @@ def pandas_per_example(decoding: pd.DataFrame, texts: pd.DataFrame, a: str, b: s
     return top
 
 
+# -- pandas from disk: a Parquet export of the same data, read per query ------------------------------------------
+PARQUET_ROW_GROUP = 122_880  # DuckDB's row group, so both sides can skip the same blocks
+
+
+def export_parquet(store: Any, folder: Path) -> dict[str, Path]:
+    """The tables the pandas side reads, as Parquet (zstd), rows in the store's order (run by run)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    queries = {
+        "runs": "SELECT run_id, kind, manifest, status, error, n_shards, created_at FROM runs",
+        "shards": "SELECT run_id, shard, n_rows FROM shards",
+        "decoding": ("SELECT run_no, run_id, item, grp, variant, metric, value, config.top_p AS top_p, "
+                     "config.temperature AS temperature, family, source, prompt_id FROM decoding ORDER BY run_no"),
+        "texts": ("SELECT t.run_no, r.item, r.variant, r.metric, r.text FROM results r JOIN typed_runs t "
+                  "USING (run_id) JOIN runs USING (run_id) WHERE runs.kind = 'decoding' ORDER BY t.run_no"),
+    }
+    paths = {}
+    for name, sql in queries.items():
+        paths[name] = folder / f"{name}.parquet"
+        with store.reading():
+            table = store.query(sql)
+        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), paths[name],
+                       row_group_size=PARQUET_ROW_GROUP, compression="zstd")
+    return paths
+
+
+def read_parquet(path: Path, columns: list[str], filters: list[tuple[str, str, Any]] | None = None) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=columns, filters=filters).to_pandas()
+
+
+DECODING_COLUMNS = ["run_id", "item", "grp", "variant", "metric", "value", "top_p", "temperature", "family", "source",
+                    "prompt_id"]
+
+
+def disk_groupby(paths: dict[str, Path]) -> pd.DataFrame:
+    part = read_parquet(paths["decoding"], ["top_p", "grp", "value", "metric", "family"],
+                        [("metric", "=", "vader_compound"), ("family", "=", "gender")])
+    return pandas_groupby(part)
+
+
+def disk_run(paths: dict[str, Path], run_no: int) -> pd.DataFrame:
+    return read_parquet(paths["decoding"], DECODING_COLUMNS, [("run_no", "=", run_no)])
+
+
+def disk_per_example(paths: dict[str, Path], a: str, b: str, run_nos: tuple[int, int]) -> pd.DataFrame:
+    rows = read_parquet(paths["decoding"], DECODING_COLUMNS,
+                        [("run_no", "in", list(run_nos)), ("metric", "=", "vader_compound")])
+    texts = read_parquet(paths["texts"], ["run_no", "item", "variant", "metric", "text"],
+                         [("run_no", "in", list(run_nos)), ("metric", "=", "vader_compound")])
+    texts["run_id"] = texts["run_no"].map({run_nos[0]: a, run_nos[1]: b})
+    return pandas_per_example(rows, texts, a, b)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.store_scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=FULL_ROWS, help="result rows to build (default 10,000,000)")
@@ -274,8 +340,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from fairness_core.compare import compare_runs, per_example
     from fairness_core.compare.align import _compare_pair, unit_sums
-    from fairness_core.store import RunStore
-    from fairness_core.store.catalog import catalogue
+    from fairness_core.store import RunStore, close_warm_reads
+    from fairness_core.store.catalog import store_catalogue
 
     folder = Path(tempfile.mkdtemp(prefix="store-scale-")) if not args.store else None
     path = Path(args.store) if args.store else folder / "runs.duckdb"  # type: ignore[operator]
@@ -289,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"built {built['rows']:,} rows in {built['runs']} runs ({built['runs_by_kind']}) in "
                   f"{built['build_s']:.1f} s; {built['bytes'] / 1e6:.0f} MB on disk = "
                   f"{built['bytes'] / 1e6 / (built['rows'] / 1e6):.1f} MB per million rows", flush=True)
-        store = RunStore(path)
+        store, warm_store = RunStore(path), RunStore(path, warm=True)
         n_rows = store.query("SELECT count(*) AS n FROM results")["n"].item()
         decoding_runs = store.query("SELECT run_id FROM runs WHERE kind = 'decoding' ORDER BY run_id")["run_id"]
         a, b = decoding_runs.iloc[0], decoding_runs.iloc[1]
@@ -307,40 +373,72 @@ def main(argv: list[str] | None = None) -> None:
         memory = sum(f.memory_usage(deep=True).sum() for f in (runs_frame, shards_frame, decoding_frame, texts_frame))
         print(f"pandas side: {len(decoding_frame):,} decoding rows + {len(texts_frame):,} texts loaded in "
               f"{load_s:.1f} s ({memory / 1e9:.2f} GB in memory; not counted below)", flush=True)
+        started = time.perf_counter()
+        parquet_folder = Path(tempfile.mkdtemp(prefix="store-scale-parquet-"))
+        paths = export_parquet(store, parquet_folder)
+        parquet_mb = sum(p.stat().st_size for p in paths.values()) / 1e6
+        print(f"Parquet export for pandas from disk: {parquet_mb:.0f} MB in {time.perf_counter() - started:.1f} s "
+              "(not counted below)", flush=True)
+        run_nos = store.query("SELECT run_id, run_no FROM typed_runs").set_index("run_id")["run_no"]
+        no_a, no_b = int(run_nos[a]), int(run_nos[b])
 
         group_sql = ("SELECT config.top_p AS top_p, grp, avg(CAST(value <= -0.25 AS DOUBLE)) AS negative, "
                      "count(*) AS n FROM decoding WHERE metric = 'vader_compound' AND family = 'gender' "
                      "GROUP BY ALL ORDER BY ALL")
-        cases = [
-            ("catalogue (500 runs, described)", lambda: catalogue(store.list_runs()),
-             lambda: pandas_catalogue(runs_frame, shards_frame)),
-            ("group-by top_p x group, one family", lambda: store.query(group_sql),
-             lambda: pandas_groupby(decoding_frame)),
-            ("paired compare: unit sums of 2 runs", lambda: (unit_sums(store, info_a), unit_sums(store, info_b)),
-             lambda: (pandas_unit_sums(decoding_frame, a), pandas_unit_sums(decoding_frame, b))),
-            ("paired compare: full (1000 resamples)", lambda: compare_runs(store, [a, b]).rows,
-             lambda: _compare_pair(info_a, info_b, pandas_unit_sums(decoding_frame, a),
-                                   pandas_unit_sums(decoding_frame, b), DECODING_KEYS, 1000, 1)),
-            ("per-example join, 50 rows with texts",
-             lambda: per_example(store, a, b, metric="vader_compound", limit=50),
-             lambda: pandas_per_example(decoding_frame, texts_frame, a, b)),
+        def duckdb_cases(on: RunStore) -> list[Callable[[], Any]]:
+            return [lambda: store_catalogue(on), lambda: on.query(group_sql),
+                    lambda: (unit_sums(on, info_a), unit_sums(on, info_b)),
+                    lambda: compare_runs(on, [a, b]).rows,
+                    lambda: per_example(on, a, b, metric="vader_compound", limit=50)]
+
+        def full_compare(sums_a: pd.DataFrame, sums_b: pd.DataFrame) -> pd.DataFrame:
+            return _compare_pair(info_a, info_b, sums_a, sums_b, DECODING_KEYS, 1000, 1)
+
+        names = ["catalogue (500 runs, described)", "group-by top_p x group, one family",
+                 "paired compare: unit sums of 2 runs", "paired compare: full (1000 resamples)",
+                 "per-example join, 50 rows with texts"]
+        in_memory = [lambda: pandas_catalogue(runs_frame, shards_frame), lambda: pandas_groupby(decoding_frame),
+                     lambda: (pandas_unit_sums(decoding_frame, a), pandas_unit_sums(decoding_frame, b)),
+                     lambda: full_compare(pandas_unit_sums(decoding_frame, a), pandas_unit_sums(decoding_frame, b)),
+                     lambda: pandas_per_example(decoding_frame, texts_frame, a, b)]
+        from_disk = [
+            lambda: pandas_catalogue(read_parquet(paths["runs"], ["run_id", "kind", "manifest", "status", "error",
+                                                                  "n_shards", "created_at"]),
+                                     read_parquet(paths["shards"], ["run_id", "shard", "n_rows"])),
+            lambda: disk_groupby(paths),
+            lambda: (pandas_unit_sums(disk_run(paths, no_a), a), pandas_unit_sums(disk_run(paths, no_b), b)),
+            lambda: full_compare(pandas_unit_sums(disk_run(paths, no_a), a),
+                                 pandas_unit_sums(disk_run(paths, no_b), b)),
+            lambda: disk_per_example(paths, a, b, (no_a, no_b)),
         ]
         results = []
-        print(f"{'':<40} {'duckdb cold':>12} {'duckdb warm':>12} {'pandas':>10}  pandas/cold  pandas/warm")
-        for name, duck, panda in cases:
-            cold_s, duck_out = timed(duck, args.repeats)  # a fresh connection per store operation (as today)
-            with store.reading():  # one connection kept open: DuckDB's buffers stay warm between calls
-                warm_s, _ = timed(duck, args.repeats)
+        print(f"{'':<40} {'duckdb cold':>12} {'duckdb warm':>12} {'pandas mem':>11} {'pandas disk':>12}  "
+              "mem/cold  mem/warm  disk/cold  disk/warm")
+        for name, cold, warm, panda, disk in zip(names, duckdb_cases(store), duckdb_cases(warm_store), in_memory,
+                                                 from_disk, strict=True):
+            close_warm_reads(path)
+            cold_s, duck_out = timed(cold, args.repeats)  # a fresh connection per store operation (the CLI)
+            warm_s, warm_out = timed(warm, args.repeats)  # the process-wide warm connection (the app's pages)
+            close_warm_reads(path)
             panda_s, panda_out = timed(panda, max(1, min(args.repeats, 3)))
-            check(name, duck_out, panda_out)
-            results.append({"query": name, "duckdb_cold_ms": cold_s * 1e3, "duckdb_warm_ms": warm_s * 1e3,
-                            "pandas_ms": panda_s * 1e3, "ratio_cold": panda_s / cold_s, "ratio_warm": panda_s / warm_s})
-            print(f"{name:<40} {cold_s * 1e3:9.1f} ms {warm_s * 1e3:9.1f} ms {panda_s * 1e3:7.1f} ms  "
-                  f"{panda_s / cold_s:9.1f}x  {panda_s / warm_s:9.1f}x", flush=True)
+            disk_s, disk_out = timed(disk, max(1, min(args.repeats, 3)))
+            for other in (warm_out, panda_out, disk_out):
+                check(name, duck_out, other)
+            row = {"query": name, "duckdb_cold_ms": cold_s * 1e3, "duckdb_warm_ms": warm_s * 1e3,
+                   "pandas_memory_ms": panda_s * 1e3, "pandas_disk_ms": disk_s * 1e3,
+                   "memory_over_cold": panda_s / cold_s, "memory_over_warm": panda_s / warm_s,
+                   "disk_over_cold": disk_s / cold_s, "disk_over_warm": disk_s / warm_s}
+            results.append(row)
+            print(f"{name:<40} {cold_s * 1e3:9.1f} ms {warm_s * 1e3:9.1f} ms {panda_s * 1e3:8.1f} ms "
+                  f"{disk_s * 1e3:9.1f} ms  {row['memory_over_cold']:7.1f}x {row['memory_over_warm']:8.1f}x "
+                  f"{row['disk_over_cold']:9.1f}x {row['disk_over_warm']:9.1f}x", flush=True)
+        close_warm_reads(path)
+        shutil.rmtree(parquet_folder, ignore_errors=True)
         size = path.stat().st_size
         print(json.dumps({"rows": int(n_rows), "build": built, "bytes": size,
                           "mb_per_million_rows": size / 1e6 / (n_rows / 1e6), "pandas_load_s": load_s,
-                          "pandas_memory_gb": memory / 1e9, "results": results}, default=str))
+                          "pandas_memory_gb": memory / 1e9, "parquet_mb": parquet_mb, "results": results},
+                         default=str))
     finally:
         if folder is not None and not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
