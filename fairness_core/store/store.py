@@ -260,6 +260,7 @@ class RunStore:
         self._schema_ready = False
         self._complete_schema = False  # set by check(): the file has every table (readable without writing)
         self._typed_current = False  # set by check(): the typed tables and views are up to date
+        self._checked: tuple[int, ...] | None = None  # the file's signature when check() last passed
         self._session: tuple[int, duckdb.DuckDBPyConnection] | None = None  # see `reading`
 
     # -- connections -------------------------------------------------------------------------
@@ -364,6 +365,9 @@ class RunStore:
         """Raise `StoreError` (one sentence) unless the file is absent or a readable run store; writes nothing."""
         if self._schema_ready:
             return
+        signature = self._file_signature()
+        if signature is not None and signature == self._checked:
+            return  # the same bytes passed last time (any write changes the file's or its WAL's size or mtime)
         if not self.path.exists():
             if self.path.parent.exists() and not self.path.parent.is_dir():
                 raise StoreUnreadableError(f"run store {self.path} cannot be created: {self.path.parent} is a file, "
@@ -409,6 +413,22 @@ class RunStore:
             if table in columns and (kinds[table] != "BASE TABLE" or columns[table] != expected):
                 raise StoreUnreadableError(f"run store {self.path} is unreadable: its {table} table is not the lab's "
                                            "(different columns, or a view); nothing was changed")
+        self._checked = signature
+
+    def _file_signature(self) -> tuple[int, ...] | None:
+        """Inode, size and modification time of the file and its WAL (None: no regular file to check)."""
+        try:
+            main = self.path.stat()
+        except OSError:
+            return None
+        if not self.path.is_file():
+            return None
+        try:
+            wal = self.path.with_name(self.path.name + ".wal").stat()
+            wal_part: tuple[int, ...] = (wal.st_ino, wal.st_size, wal.st_mtime_ns)
+        except OSError:
+            wal_part = ()
+        return (main.st_dev, main.st_ino, main.st_size, main.st_mtime_ns, *wal_part)
 
     def _readable_as_is(self) -> bool:
         """A store that already has the lab's tables is read without opening it for writing, so a read-only file
