@@ -75,6 +75,7 @@ def test_sql_console_runs_a_query_and_refuses_a_copy(compare_app, browser_page, 
     page.goto(f"{url}/sql_console")
     query = page.get_by_label("Query")
     query.wait_for()
+    tables_before = page.locator('[data-testid="stDataFrame"]').count()  # the views expander's table
     query.fill("SELECT config.top_p AS top_p, grp, avg(value) AS mean_compound FROM decoding "
                "WHERE metric = 'vader_compound' GROUP BY ALL ORDER BY ALL")
     page.get_by_role("button", name="Run query").click()
@@ -89,5 +90,8 @@ def test_sql_console_runs_a_query_and_refuses_a_copy(compare_app, browser_page, 
     page.get_by_role("button", name="Run query").click()
     error = page.get_by_text("the console is read-only: COPY statements are refused, only SELECT runs")
     error.wait_for()
+    # the earlier query's table and downloads go once the refused run ends (not left under the error)
+    page.get_by_role("button", name="Parquet", exact=True).wait_for(state="detached")
+    assert page.locator('[data-testid="stDataFrame"]').count() == tables_before
     assert not leak.exists()
     page.screenshot(path=str(artifact_dir / "sql-console-refused.png"), full_page=False)
