@@ -6,6 +6,8 @@ import altair as alt
 import pandas as pd
 
 LINES = ["CAIRO (best pair)", "average over pairs", "original prompts", "held-out r (LOSO)"]
+#: one dash per line of `correlation_vs_size` (solid, dashed, dotted, dash-dot), long enough to tell apart at a glance
+DASHES = [[1, 0], [8, 4], [2, 3], [12, 3, 3, 3]]
 
 
 def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metric_b: str) -> alt.Chart:
@@ -17,8 +19,13 @@ def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metr
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("size:O", title="combination size (sets incl. the original)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("r:Q", title=f"Pearson r across n = {n_systems} systems", scale=alt.Scale(domain=[-1, 1])),
-        color=alt.Color("series:N", sort=present, title=None, legend=alt.Legend(orient="bottom")),
-        strokeDash=alt.StrokeDash("series:N", sort=present, legend=None),
+        # the legend draws each line as a short thick segment in its colour and dash: as point symbols, the dash
+        # outlined each circle and turned it into a star-like blur
+        color=alt.Color("series:N", sort=present, title=None,
+                        legend=alt.Legend(orient="bottom", symbolType="stroke", symbolSize=600, symbolStrokeWidth=3,
+                                          labelFontSize=12)),
+        strokeDash=alt.StrokeDash("series:N", sort=present, legend=None,
+                                  scale=alt.Scale(domain=present, range=[DASHES[LINES.index(c)] for c in present])),
         tooltip=["series", "size", alt.Tooltip("r:Q", format=".3f"), alt.Tooltip("p_value:Q", format=".4f"),
                  "n_pairs", "combo_a", "combo_b"],
     ).properties(height=320)  # titled by the page's subheader: a Vega title sat half under the warning above it

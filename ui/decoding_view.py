@@ -189,8 +189,10 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
     per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
     columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
     if columns[0] in per_family:
-        overall = configs[["x", "label", *columns]].assign(family="all families (mean)")
-        frame = pd.concat([per_family[["x", "label", "family", *columns]], overall], ignore_index=True)
+        frame = per_family[["x", "label", "family", *columns]]
+        if frame["family"].nunique() > 1:  # with one family the mean is that family's line, drawn over it
+            overall = configs[["x", "label", *columns]].assign(family="all families (mean)")
+            frame = pd.concat([frame, overall], ignore_index=True)
         frame = frame.rename(columns=dict(zip(columns, ["disparity", "disparity_ci_low", "disparity_ci_high"],
                                               strict=True)))
         st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity", "disparity", knob),

@@ -31,3 +31,15 @@ def test_the_correlation_chart_has_no_vega_title_and_the_page_heading_names_the_
     assert "title" not in spec  # a Vega title sat half under the warning box above the chart
     assert cairo_charts.correlation_title("BOLD gender", "HONEST gender (valid)", 8) == (
         "Correlation against combination size (Fig. 6): BOLD gender vs HONEST gender (valid), n = 8 systems")
+
+
+def test_the_correlation_legend_draws_each_line_as_a_solid_coloured_segment_with_its_dash() -> None:
+    sizes = pd.DataFrame({"size": [1, 2], "p_value": [0.1, 0.2], "n_pairs": [1, 4], "combo_a": ["o", "o+a"],
+                          "combo_b": ["o", "o+b"], "CAIRO (best pair)": [0.2, 0.6],
+                          "average over pairs": [0.2, 0.3], "original prompts": [0.2, 0.2]})
+    encoding = cairo_charts.correlation_vs_size(sizes, 8, "BOLD gender", "HONEST gender (valid)").to_dict()["encoding"]
+    legend = encoding["color"]["legend"]
+    # as point symbols, each circle's outline took the line's dash and read as a star
+    assert legend["symbolType"] == "stroke" and legend["symbolStrokeWidth"] == 3
+    lines = ["CAIRO (best pair)", "average over pairs", "original prompts"]
+    assert encoding["strokeDash"]["scale"] == {"domain": lines, "range": [[1, 0], [8, 4], [2, 3]]}  # best: solid

@@ -39,3 +39,48 @@ def test_long_axis_titles_are_wrapped_into_lines() -> None:
     title = spec["spec"]["layer"][1]["encoding"]["y"]["title"]
     assert title == ["negative sentiment rate", "(share of generations,", "VADER)"]
     assert decoding_charts.wrapped("rate") == ["rate"]
+
+
+def _disparity_frame(high_at_0_9: float) -> pd.DataFrame:
+    """Two settings of one family (10 prompts per group give wide intervals: [0, 0.5] is real, not an error)."""
+    return pd.DataFrame({"x": [0.7, 0.9], "label": ["top_p=0.7", "top_p=0.9"], "family": ["gender", "gender"],
+                         "disparity": [0.1, 0.2], "disparity_ci_low": [0.0, 0.0],
+                         "disparity_ci_high": [0.4, high_at_0_9]})
+
+
+def test_the_disparity_axis_holds_the_widest_interval_with_room_and_caps_mark_each_end() -> None:
+    spec = decoding_charts.disparity(_disparity_frame(0.5), "disparity", "disparity", "top_p").to_dict()
+    bars, low_cap, high_cap, _line = spec["layer"]
+    assert bars["encoding"]["y"]["scale"] == {"domain": [0, 0.55], "nice": False}  # fitted, the bar met the frame
+    assert [low_cap["encoding"]["y"]["field"], high_cap["encoding"]["y"]["field"]] == ["disparity_ci_low",
+                                                                                    "disparity_ci_high"]
+    assert low_cap["mark"]["type"] == high_cap["mark"]["type"] == "tick"
+    assert low_cap["mark"]["orient"] == "horizontal"
+    assert bars["encoding"]["x"]["axis"]["values"] == [0.7, 0.9]  # a tick at each setting of the grid
+    assert "title" not in spec
+
+
+def test_an_interval_that_is_missing_or_not_finite_is_not_drawn_and_the_title_names_its_setting() -> None:
+    frame = _disparity_frame(float("inf"))
+    spec = decoding_charts.disparity(frame, "disparity", "disparity", "top_p").to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"] == [0, 0.45]  # from the finite bounds only
+    drawn = spec["datasets"][spec["layer"][0]["data"]["name"]]
+    assert [row["label"] for row in drawn] == ["top_p=0.7"]
+    assert " ".join(spec["title"]["text"]) == "No 95% interval drawn (missing or not finite) for: top_p=0.9 (gender)"
+
+
+def test_the_axis_top_is_a_step_above_the_highest_finite_value() -> None:
+    assert decoding_charts.axis_top([0.1, 0.5]) == 0.55
+    assert decoding_charts.axis_top([0.3, float("nan")]) == 0.35
+    assert decoding_charts.axis_top([]) == 0.05
+
+
+def test_a_share_axis_starts_at_zero_and_other_measures_are_padded_so_no_bar_ends_on_the_frame() -> None:
+    configs = pd.DataFrame({"label": ["a", "b"], "marker": ["other", "Pareto front"],
+                            "share": [0.0, 0.15], "share_ci_low": [0.0, 0.0], "share_ci_high": [0.1, 0.4],
+                            "diversity": [5.6, 5.59], "diversity_ci_low": [5.19, 5.16],
+                            "diversity_ci_high": [5.93, 5.91]})
+    spec = decoding_charts.against(configs, "share", "share negative", "diversity", "diversity").to_dict()
+    x_bars, y_bars, _ = spec["layer"]
+    assert x_bars["encoding"]["x"]["scale"] == {"domain": [0, 0.45], "nice": False}
+    assert y_bars["encoding"]["y"]["scale"] == {"padding": 12, "zero": False}
