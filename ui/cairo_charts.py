@@ -5,7 +5,14 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from ui.common import OKABE_ITO, PALETTE
+
 LINES = ["CAIRO (best pair)", "average over pairs", "original prompts", "held-out r (LOSO)"]
+#: Okabe & Ito (2008, `ui.common`), colour-blind safe: Streamlit's theme drew "average" light blue and "held-out"
+#: pink, which faded into the white panel and into "original prompts"' red (now black: the reference line)
+LINE_COLOURS = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["black"], OKABE_ITO["bluish green"]]
+#: one colour per system: Okabe-Ito (pale yellow late), then Tol's indigo, wine, olive and a mid grey (12 apart)
+SYSTEM_PALETTE = [*PALETTE, "#332288", "#882255", "#999933", "#7F7F7F"]
 #: one dash per line of `correlation_vs_size` (solid, dashed, dotted, dash-dot), long enough to tell apart at a glance
 DASHES = [[1, 0], [8, 4], [2, 3], [12, 3, 3, 3]]
 
@@ -22,6 +29,7 @@ def correlation_vs_size(sizes: pd.DataFrame, n_systems: int, metric_a: str, metr
         # the legend draws each line as a short thick segment in its colour and dash: as point symbols, the dash
         # outlined each circle and turned it into a star-like blur
         color=alt.Color("series:N", sort=present, title=None,
+                        scale=alt.Scale(domain=present, range=[LINE_COLOURS[LINES.index(c)] for c in present]),
                         legend=alt.Legend(orient="bottom", symbolType="stroke", symbolSize=600, symbolStrokeWidth=3,
                                           labelFontSize=12)),
         strokeDash=alt.StrokeDash("series:N", sort=present, legend=None,
@@ -57,10 +65,15 @@ def scatter(values: pd.DataFrame, which: str, r: float | None, n_systems: int, m
     return alt.Chart(frame).mark_circle(size=90, opacity=0.9).encode(
         x=alt.X("A:Q", title=f"{metric_a} bias (Eq. 1)", scale=alt.Scale(zero=False)),
         y=alt.Y("B:Q", title=f"{metric_b} bias (Eq. 1)", scale=alt.Scale(zero=False)),
-        color=alt.Color("label:N", title="system", legend=alt.Legend(orient="bottom", columns=2, labelLimit=260)),
+        # one system per legend line: two columns in a half-width panel cut the longer settings off
+        color=alt.Color("label:N", title="system", legend=alt.Legend(orient="bottom", columns=1, labelLimit=420),
+                        scale=alt.Scale(range=SYSTEM_PALETTE)),
         tooltip=["system", alt.Tooltip("A:Q", format=".4f", title=f"{metric_a} bias"),
                  alt.Tooltip("B:Q", format=".4f", title=f"{metric_b} bias")],
-    ).properties(title=f"{which}: {r_text}, n = {n_systems} systems", height=300)
+    ).properties(title=f"{which}: {r_text}, n = {n_systems} systems", height=300,
+                 # fit-x: the 300 px are the plot's; Streamlit's default ("fit" both ways) squeezed the title,
+                 # axes and legend into them and left the points a strip a few pixels high
+                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
 
 def short_names(systems: pd.Series) -> list[str]:
@@ -80,6 +93,8 @@ def rank_chart(ranks: pd.DataFrame) -> alt.Chart:
         x=alt.X("ranking:N", sort=["A original", "B original", "A CAIRO", "B CAIRO"], title=None,
                 axis=alt.Axis(labelAngle=0)),
         y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="rank (1 = most biased)"),
-        color=alt.Color("system:N", legend=alt.Legend(orient="bottom", columns=3)),
+        # the scatter's colours: a system keeps its colour from Figs. 10-11 to Fig. 8
+        color=alt.Color("system:N", legend=alt.Legend(orient="bottom", columns=3),
+                        scale=alt.Scale(range=SYSTEM_PALETTE)),
         tooltip=["system", "ranking", "rank"],
     ).properties(height=300)

@@ -189,15 +189,15 @@ def _read_text(data: bytes | Path, filename: str) -> str:
         path = data
         try:
             if path.is_dir():
-                raise PairDataError(f"{filename}: is a folder, not a file")
+                raise PairDataError(f"{path}: is a folder, not a file")
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
                 raise PairDataError(f"{filename}: file is {size / 1e6:.0f} MB; the limit is "
                                     f"{MAX_FILE_BYTES / 1e6:.0f} MB for paired data")
             data = path.read_bytes()
         except OSError as error:
-            raise PairDataError(f"{filename}: cannot read the file ({error.strerror or type(error).__name__})") \
-                from None
+            # the path as given, not the bare name: "mem: cannot read the file" did not say which file
+            raise PairDataError(f"{path}: cannot read the file ({error.strerror or type(error).__name__})") from None
     if len(data) > MAX_FILE_BYTES:
         raise PairDataError(f"{filename}: file is {len(data) / 1e6:.0f} MB; the limit is "
                             f"{MAX_FILE_BYTES / 1e6:.0f} MB for paired data")

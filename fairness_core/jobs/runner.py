@@ -69,7 +69,7 @@ def format_seconds(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.0f} s"
     minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60:,} h {minutes % 60:02d} min"
 
 
 class CancelToken:

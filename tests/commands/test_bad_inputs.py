@@ -275,7 +275,7 @@ CASES = [
              "is not JSON; nothing was changed", prepare=damaged_manifest("m.duckdb")),
     BadInput("--store ''", ("runs", "list", "--store", ""), "--store is empty"),
     BadInput("an unreadable pairs file", ("metric-bias", "--format", "pairs", "--metrics", "bleu", "--data",
-                                          UNREADABLE), "cannot read the file (Input/output error)"),
+                                          UNREADABLE), "/proc/self/mem: cannot read the file (Input/output error)"),
     BadInput("metric-bias --format demo with a missing --data", ("metric-bias", "--format", "demo", "--data",
                                                                  "{tmp}/missing.jsonl"), "no such file"),
     BadInput("BERTScore --model /etc/passwd", ("metric-bias", "--format", "demo", "--metrics", "bertscore",

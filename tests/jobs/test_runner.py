@@ -169,3 +169,12 @@ def test_work_units_hand_partial_results_to_a_listening_caller_only(store: RunSt
     quiet = run_task(Task("streaming", {"v": 2}, [{"i": 0}], streaming_shard), store)
     assert store.rows(quiet.run_id)["value"].tolist() == [0.0]
     publish({"outside": "a job"})  # no runner, no listener: nothing happens
+
+
+def test_a_long_estimate_reads_in_hours_with_thousands_separated() -> None:
+    from fairness_core.jobs import format_seconds
+
+    assert format_seconds(42) == "42 s"
+    assert format_seconds(125) == "2 min 05 s"
+    assert format_seconds(3 * 3600 + 60 * 7) == "3 h 07 min"
+    assert format_seconds(557_384 * 3600 + 22 * 60) == "557,384 h 22 min"  # a run-away request, said readably

@@ -43,3 +43,15 @@ def test_the_correlation_legend_draws_each_line_as_a_solid_coloured_segment_with
     assert legend["symbolType"] == "stroke" and legend["symbolStrokeWidth"] == 3
     lines = ["CAIRO (best pair)", "average over pairs", "original prompts"]
     assert encoding["strokeDash"]["scale"] == {"domain": lines, "range": [[1, 0], [8, 4], [2, 3]]}  # best: solid
+    assert encoding["color"]["scale"]["range"] == ["#0072B2", "#E69F00", "#000000"]  # Okabe-Ito; the theme's pale
+    # blue and pink faded into the panel
+
+
+def test_a_system_has_one_colour_in_the_scatter_and_the_rank_chart_and_the_scatter_keeps_its_height() -> None:
+    scatter = cairo_charts.scatter(_values(), "original", 0.5, 3).to_dict()
+    ranks = cairo_charts.rank_chart(pd.DataFrame({"system": ["gpt2 · greedy"], "A original": [1], "B original": [1],
+                                                  "A CAIRO": [1], "B CAIRO": [1]})).to_dict()
+    assert scatter["encoding"]["color"]["scale"] == ranks["encoding"]["color"]["scale"]
+    assert scatter["encoding"]["color"]["legend"]["columns"] == 1  # full settings, not cut off in two columns
+    # Streamlit's default autosize fitted title, axes and legend into the 300 px and the points into a thin strip
+    assert scatter["autosize"] == {"type": "fit-x", "contains": "padding"} and scatter["height"] == 300
