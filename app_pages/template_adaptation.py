@@ -70,7 +70,8 @@ with calculator_tab:
             "VBCM": st.column_config.NumberColumn(format="%.4f"),
             "CI low": st.column_config.NumberColumn(format="%.4f"),
             "CI high": st.column_config.NumberColumn(format="%.4f")}, key="ta_vbcm_table")
-        st.caption(common.escape_markdown(f"{result.n_templates} template(s); background (mean of β_j) "
+        no_ci = " (CI None: an interval resamples templates and needs 2 or more)" if result.n_templates < 2 else ""
+        st.caption(common.escape_markdown(f"{result.n_templates} template(s){no_ci}; background (mean of β_j) "
                                           f"{result.background:.4f}; {result.n_skipped_nan} row(s) without a score "
                                           "skipped."))
         if len(result.table.templates) > 1 or result.ci:

@@ -53,6 +53,9 @@ def test_calculator_shows_the_worked_example_exactly(page: AppTest) -> None:
     assert values["France"] == pytest.approx(449 / 450)
     assert round(values["Spain"], 4) == 0.9922 and round(values["USA"], 4) == 0.9944
     assert any("prints 0.997" in i.value for i in page.info)
+    # the table's CI cells read "None" for the one-template example: the caption says why (issue 23)
+    assert any(r"1 template\(s\) \(CI None: an interval resamples templates and needs 2 or more\)" in c.value
+               for c in page.caption)
     assert any("SmolLM2-135M-Instruct" in w.value for w in page.warning)  # the small model stated plainly
 
 
