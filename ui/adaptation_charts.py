@@ -20,10 +20,16 @@ def vbcm_bars(frame: pd.DataFrame, title: str = "") -> go.Figure:
                     error_y_minus="err_minus", title=title,
                     category_orders={"set name": [SET_NAMES[s] for s in SET_ORDER]},
                     labels={"vbcm": "VBCM (1 = group scored like the background)", "group": "group"})
-    low = float(min(data["ci_low"].min(), data["vbcm"].min()))
-    figure.update_yaxes(range=[max(0.0, low - 0.01), 1.0005])
+    figure.update_yaxes(range=vbcm_range(float(min(data["ci_low"].min(), data["vbcm"].min()))))
     figure.update_layout(height=380, margin={"t": 50 if title else 20, "b": 10})
     return figure
+
+
+def vbcm_range(low: float) -> list[float]:
+    """The VBCM axis: from a little below the lowest bar or interval end to 8% of the span above 1, the highest a
+    VBCM can be, so an interval's cap at 1 is drawn inside the panel (at 1.0005 it sat on the top edge)."""
+    bottom = max(0.0, low - 0.01) if low == low else 0.0  # NaN (no value): the whole scale
+    return [bottom, 1 + 0.08 * (1 - bottom)]
 
 
 def single_vbcm_bars(vbcm: dict[str, float], ci: dict[str, tuple[float, float]] | None = None) -> go.Figure:
@@ -35,8 +41,7 @@ def single_vbcm_bars(vbcm: dict[str, float], ci: dict[str, tuple[float, float]] 
         data["err_minus"] = [max(v - ci[g][0], 0.0) for g, v in vbcm.items()]
         kwargs = {"error_y": "err_plus", "error_y_minus": "err_minus"}
     figure = px.bar(data, x="group", y="vbcm", labels={"vbcm": "VBCM"}, **kwargs)
-    low = float(data["vbcm"].min()) if not ci else min(c[0] for c in ci.values())
-    figure.update_yaxes(range=[max(0.0, low - 0.01), 1.0005])
+    figure.update_yaxes(range=vbcm_range(float(data["vbcm"].min()) if not ci else min(c[0] for c in ci.values())))
     figure.update_layout(height=320, margin={"t": 20, "b": 10})
     return figure
 
