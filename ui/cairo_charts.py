@@ -49,7 +49,9 @@ def contributions_chart(frame: pd.DataFrame) -> alt.Chart:
     return alt.Chart(frame).mark_bar().encode(
         x=alt.X("size:O", title="combination size", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("sets:Q", title="sets in the best pair (A + B)"),
-        color=alt.Color("paraphrasing model:N"), tooltip=["size", "paraphrasing model", "sets"],
+        # Okabe-Ito: the theme's dark and light blue stacked next to each other were hard to tell apart
+        color=alt.Color("paraphrasing model:N", scale=alt.Scale(range=list(PALETTE))),
+        tooltip=["size", "paraphrasing model", "sets"],
     ).properties(height=260)
 
 
@@ -87,14 +89,17 @@ def short_names(systems: pd.Series) -> list[str]:
 
 def rank_chart(ranks: pd.DataFrame) -> alt.Chart:
     """Fig. 8: each system's rank (1 = most biased) under both metrics, before and after CAIRO."""
+    n_ranks = max(len(ranks), 1)
     long = ranks.assign(system=short_names(ranks["system"])).melt(id_vars=["system"], var_name="ranking",
                                                                   value_name="rank")
     return alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("ranking:N", sort=["A original", "B original", "A CAIRO", "B CAIRO"], title=None,
                 axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="rank (1 = most biased)"),
+        # ranks run 1..n (the default scale started at a rank 0 that no system has); a tick per rank
+        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, domain=[1, n_ranks], padding=8), title="rank (1 = most biased)",
+                axis=alt.Axis(values=list(range(1, n_ranks + 1)), format="d")),
         # the scatter's colours: a system keeps its colour from Figs. 10-11 to Fig. 8
-        color=alt.Color("system:N", legend=alt.Legend(orient="bottom", columns=3),
+        color=alt.Color("system:N", legend=alt.Legend(orient="bottom", columns=3, labelLimit=320),
                         scale=alt.Scale(range=SYSTEM_PALETTE)),
         tooltip=["system", "ranking", "rank"],
     ).properties(height=300)

@@ -55,3 +55,11 @@ def test_a_system_has_one_colour_in_the_scatter_and_the_rank_chart_and_the_scatt
     assert scatter["encoding"]["color"]["legend"]["columns"] == 1  # full settings, not cut off in two columns
     # Streamlit's default autosize fitted title, axes and legend into the 300 px and the points into a thin strip
     assert scatter["autosize"] == {"type": "fit-x", "contains": "padding"} and scatter["height"] == 300
+
+
+def test_the_rank_axis_runs_over_the_ranks_systems_have() -> None:
+    ranks = pd.DataFrame({"system": ["gpt2 · greedy", "gpt2 · top_p=0.5", "gpt2 · top_p=0.9"],
+                          "A original": [1, 2, 3], "B original": [2, 1, 3], "A CAIRO": [1, 3, 2], "B CAIRO": [1, 2, 3]})
+    y = cairo_charts.rank_chart(ranks).to_dict()["encoding"]["y"]
+    assert y["scale"]["domain"] == [1, 3] and y["scale"]["reverse"]  # no rank 0 on the axis
+    assert y["axis"]["values"] == [1, 2, 3]
