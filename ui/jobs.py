@@ -44,6 +44,7 @@ from fairness_core.jobs.queue import (
     Entry,
     WorkerPool,
     live_threads,
+    machine_load,
     position_message,
     usable_cores,
     wait_estimate,
@@ -67,10 +68,12 @@ KEEP_SHOWN = 64
 FOLLOW_EVERY_S = 0.1
 #: while queued, the place in line is redrawn when it changes or at least this often (seconds)
 WAIT_REDRAW_S = 0.5
-#: live requests generated in one call have at most this many rows to generate together: the first session of a
-#: batch waits for the whole call, whose time grows with its rows, so the bound is on rows, not requests (eight
-#: of the decoding page's default 11-row moves; a served live move may have 200 rows, which then runs alone)
-BATCH_ROWS = 96
+#: live requests generated in one call have at most this many rows to generate together. The first session of a
+#: batch waits for the whole call, whose time grows with its rows (SmolLM2 on one thread: 11 rows ~3.5 s, 44 rows
+#: ~8.5 s, 88 rows ~15 s at load ~10), so the bound is on rows, not requests: four of the decoding page's default
+#: 11-row moves, which keeps most of the gain per row while a queue of eight moves goes to two workers at once
+#: instead of one; a served live move may have 200 rows, and then runs alone
+BATCH_ROWS = 48
 
 _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.RLock()
@@ -281,8 +284,9 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
 
 def threads_now() -> int:
     """Intra-op threads for a live generation starting now: every core when no other model work runs on the
-    pool, one each when several run (`fairness_core.jobs.queue.live_threads`). Call it where the job starts."""
-    return live_threads(usable_cores(), pool().busy_workers())
+    pool and the machine is otherwise quiet, else one each (`fairness_core.jobs.queue.live_threads`). Call it
+    where the job starts."""
+    return live_threads(usable_cores(), pool().busy_workers(), machine_load())
 
 
 class _AllCancelled:

@@ -260,14 +260,27 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def live_threads(cores: int, busy_workers: int) -> int:
+def live_threads(cores: int, busy_workers: int, load: float = 0.0) -> int:
     """Intra-op threads for a live generation that starts while `busy_workers` workers (itself included) run
-    model work: all the cores when it runs alone, an even share when several run, never fewer than one.
+    model work and the machine's load average is `load`: every core when it runs alone on a quiet machine, an
+    even share when several workers run, one when other programs keep the cores busy; never fewer than one.
 
-    Decided once when the job starts; a job that starts later takes its share then (one thread each on two
-    cores), so two cores are shared by at most one extra thread for the rest of a running request.
+    The load matters as much as the pool: with two threads on two cores that other processes also use, each
+    small matrix product waits for the slower core (measured: an 11-row SmolLM2 call took 3-5 s with one
+    thread and 46-54 s with two at load average ~10), so a core counts as free only when the load leaves it.
+    Decided once when the job starts; a job that starts later takes its share then.
     """
-    return max(1, cores // max(1, busy_workers))
+    share = cores // max(1, busy_workers)
+    free = cores - int(max(load, 0.0) + 0.5)  # the load average rounded: cores other work leaves idle
+    return max(1, min(share, free))
+
+
+def machine_load() -> float:
+    """The one-minute load average (0 where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def position_message(ahead: int, wait_s: float | None) -> str:

@@ -177,11 +177,14 @@ def test_companions_of_a_live_request_are_bounded_by_their_rows_first_fit_in_ser
     assert ben is not None and queue.take_companions(ben, limit=10, max_size=40) == []  # alone: bigger than the bound
 
 
-def test_a_live_request_alone_on_the_pool_gets_every_core_and_shares_them_when_others_run() -> None:
-    assert live_threads(cores=2, busy_workers=1) == 2  # nothing else runs: both cores
-    assert live_threads(cores=2, busy_workers=2) == 1  # a sweep or another live request on the other worker
-    assert live_threads(cores=8, busy_workers=3) == 2
-    assert live_threads(cores=2, busy_workers=5) == 1  # never below one
+def test_a_live_request_alone_on_a_quiet_machine_gets_every_core_and_shares_them_otherwise() -> None:
+    assert live_threads(cores=2, busy_workers=1, load=0.3) == 2  # nothing else runs: both cores
+    assert live_threads(cores=2, busy_workers=2, load=0.3) == 1  # a sweep or another live request beside it
+    assert live_threads(cores=8, busy_workers=3, load=0.0) == 2  # an even share
+    assert live_threads(cores=2, busy_workers=1, load=1.2) == 1  # another program keeps one core busy
+    assert live_threads(cores=2, busy_workers=1, load=10.0) == 1  # a shared, loaded machine: one thread
+    assert live_threads(cores=8, busy_workers=1, load=2.0) == 6  # the cores the load leaves idle
+    assert live_threads(cores=2, busy_workers=5, load=0.0) == 1  # never below one
     assert live_threads(cores=1, busy_workers=0) == 1
 
 
