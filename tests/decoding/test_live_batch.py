@@ -98,3 +98,15 @@ def test_requests_that_differ_in_what_shapes_their_rows_are_never_batched(tiny_g
         assert batch_group(first) != batch_group(planned)
         with pytest.raises(ValueError, match="one batch group"):
             run_batched([first, planned], store)
+
+
+def test_a_batch_cancelled_during_its_call_stores_nothing(tiny_gpt2: Path, store) -> None:
+    from fairness_core.jobs import CancelToken
+
+    cancel = CancelToken()
+    plans = [plan_decoding(_request(tiny_gpt2, grid, seed), store) for grid, seed in SESSIONS[:2]]
+    cancel.cancel()  # every session left while the call ran: it stops at its next step
+    outcomes = run_batched(plans, store, cancel=cancel)
+    assert [outcome.status for outcome in outcomes] == ["cancelled", "cancelled"]
+    assert all(outcome.generations.empty and outcome.partial for outcome in outcomes)
+    assert store.list_runs() == []  # nothing half-written; asking again computes it
