@@ -13,7 +13,7 @@ thread, so thirty slider moves were thirty torch loops fighting for two cores. H
   starve the others.
 - `WorkerPool` runs what the queue hands out on a fixed number of worker threads (`worker_count()`,
   `FAIRNESS_LAB_MODEL_WORKERS`, default one per CPU core, up to 8: a live generation uses every core when it
-  runs alone and one intra-op thread when other workers are busy, `live_threads`). Sweeps may hold at most
+  runs alone on a quiet machine, else one intra-op thread, `live_threads`). Sweeps may hold at most
   `sweep_slots(workers)` of them at once, so a worker is always left for live requests when there are two or
   more. Live requests of one group queued at the same moment run as one call, up to `max_batch_size` rows.
 
