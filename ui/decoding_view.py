@@ -111,18 +111,19 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
 def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]
              ) -> tuple[jobs.BackgroundJob | None, dec.DecodingOutcome | None]:
     """Generate a live setting on the server's model workers (queued fairly with every other session's moves;
-    the same request from another session is one job; requests queued together that differ only in their
-    setting are generated in one sampler call), filling the cards in as the model writes."""
+    the same request from another session is one job; requests queued together for the same model, prompts and
+    length are generated in one sampler call whatever their setting and seed; all cores when nothing else runs),
+    filling the cards in as the model writes."""
     store = common.get_store()
     key = jobs.key_for("live", {"request": plan.manifest(), "store": str(store.path)})
 
     def work(on_progress: Callable, cancel: Any) -> dec.DecodingOutcome:
         job = jobs.get(key)
-        return dec.run_decoding(plan, store, on_progress, cancel, threads=1,
+        return dec.run_decoding(plan, store, on_progress, cancel, threads=jobs.threads_now(),
                                 on_partial=job.publish if job is not None else None)
 
     def together(plans: list[dec.DecodingPlan], on_partial: Callable, cancel: Any) -> list[dec.DecodingOutcome]:
-        return dec.run_batched(plans, store, on_partial, cancel, threads=1)
+        return dec.run_batched(plans, store, on_partial, cancel, threads=jobs.threads_now())
 
     group = f"{store.path}|{dec.batch_group(plan)}"
     jobs.start(key, work, label="Live generation", units=plan.plan.n_to_generate, lane=jobs.LIVE,

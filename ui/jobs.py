@@ -38,7 +38,18 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
-from fairness_core.jobs.queue import LIVE, SWEEP, Entry, WorkerPool, position_message, wait_estimate, worker_count
+from fairness_core.jobs.queue import (
+    LIVE,
+    SWEEP,
+    Entry,
+    WorkerPool,
+    live_threads,
+    machine_load,
+    position_message,
+    usable_cores,
+    wait_estimate,
+    worker_count,
+)
 from fairness_core.store.manifest import manifest_hash
 from ui.common import escape_markdown
 
@@ -57,6 +68,12 @@ KEEP_SHOWN = 64
 FOLLOW_EVERY_S = 0.1
 #: while queued, the place in line is redrawn when it changes or at least this often (seconds)
 WAIT_REDRAW_S = 0.5
+#: live requests generated in one call have at most this many rows to generate together. The first session of a
+#: batch waits for the whole call, whose time grows with its rows (SmolLM2 on one thread: 11 rows ~3.5 s, 44 rows
+#: ~8.5 s, 88 rows ~15 s at load ~10), so the bound is on rows, not requests: four of the decoding page's default
+#: 11-row moves, which keeps most of the gain per row while a queue of eight moves goes to two workers at once
+#: instead of one; a served live move may have 200 rows, and then runs alone
+BATCH_ROWS = 48
 
 _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.RLock()
@@ -205,7 +222,8 @@ def pool() -> WorkerPool:
     global _POOL
     with _REGISTRY_LOCK:
         if _POOL is None:
-            _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch)
+            _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch, max_batch=BATCH_ROWS,
+                               max_batch_size=BATCH_ROWS)
         return _POOL
 
 
@@ -218,7 +236,8 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
     `lane`: LIVE for a slider move (served before sweeps; a newer LIVE request of the same session replaces
     its queued one), SWEEP for a background job. `session` defaults to this browser session.
     `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
-    same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`.
+    same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`; `units` is
+    then its size in rows (a batch holds at most `BATCH_ROWS`).
     """
     session = session or session_id()
     with _REGISTRY_LOCK:
@@ -259,8 +278,15 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
         return job
     _shown(discard=key)
     pool().submit(session, key, lane, target, estimate_s(kind_of(key), units) if units else None,
-                  group=batch[0] if batch is not None else None)
+                  group=batch[0] if batch is not None else None, size=max(1, units or 0))
     return job
+
+
+def threads_now() -> int:
+    """Intra-op threads for a live generation starting now: every core when no other model work runs on the
+    pool and the machine is otherwise quiet, else one each (`fairness_core.jobs.queue.live_threads`). Call it
+    where the job starts."""
+    return live_threads(usable_cores(), pool().busy_workers(), machine_load())
 
 
 class _AllCancelled:

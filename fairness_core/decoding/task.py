@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -28,6 +28,7 @@ from fairness_core.generation.task import (
     load_generations,
     plan_generation,
     run_generation,
+    run_planned_together,
     token_usage,  # noqa: F401 - re-exported: tokens an endpoint counted for a run (CLI and page show it)
 )
 
@@ -121,9 +122,12 @@ def with_configs(generations: pd.DataFrame, request: DecodingRequest) -> pd.Data
 def torch_threads(threads: int | None) -> Iterator[None]:
     """Run the block with `threads` intra-op threads (None: leave torch's setting alone).
 
-    A live slider move generates a handful of rows: with two intra-op threads on a busy 2-core
-    machine each small matrix product waits for both cores (measured 35 ms vs 1.7 ms per linear
-    layer at load average ~18), so the live path asks for one.
+    The live path asks for every core when nothing else runs on the model workers and one each when
+    several do (`ui.jobs.threads_now`): with more threads than free cores each small matrix product waits
+    for all of them (measured 35 ms vs 1.7 ms per linear layer with two threads at load average ~18).
+    With torch's OpenMP build the setting holds for the calling thread (a thread that already ran torch
+    keeps its own) and for threads that start torch later, so one worker's choice does not change a
+    generation running on another worker; it is put back when the block ends.
     """
     if threads is None:
         yield
@@ -151,43 +155,36 @@ def run_decoding(plan: DecodingPlan, store: Any, on_progress: Callable[[Any], No
 
 
 def batch_group(plan: DecodingPlan) -> str:
-    """What live requests must share to be generated in one sampler call: everything but their settings
-    (model, prompts, samples, tokens, seed, scorers). Rows keep their own setting and random stream, so a row's
-    text does not depend on which other requests share its batch (`fairness_core.models.sampling`)."""
+    """What live requests must share to be generated in one sampler call: the model and what shapes its rows
+    (prompts, samples, tokens, full length, quantization) and the scorers, but not their settings or seeds. Every
+    row keeps its own setting and its own random stream (seed, prompt, sample), so a row's text does not depend
+    on which other requests share its call (`fairness_core.models.sampling`)."""
     from fairness_core.store.manifest import manifest_hash
 
     manifest = plan.manifest()
     manifest.pop("configs")
+    manifest.pop("seed")
     return manifest_hash({"live-batch": manifest, "batch_size": plan.request.batch_size})
 
 
 def run_batched(plans: list[DecodingPlan], store: Any, on_partial: Callable[[int, dict[str, Any]], None] | None
                 = None, cancel: Any = None, threads: int | None = None) -> list[DecodingOutcome]:
-    """Generate several compatible requests (same `batch_group`) together and give each its own outcome.
+    """Generate several compatible requests (same `batch_group`) in one sampler call; each gets its own outcome.
 
-    Their settings are merged into one request (each setting once), generated in one call and stored; each
-    request then reads its own rows back, exactly the rows it would have generated alone (the store keys a
-    generation by setting, prompt, sample and seed). `on_partial(i, partial)` gets the partial texts of
-    request `i`'s settings only.
+    Each request is planned again against the store now (another job may have stored some of its rows while it
+    waited); the rows each one lacks, and only those (no cross product of settings x seeds), are generated
+    together, each generation once, and then each request is stored as its own run with its own manifest, exactly
+    as if it had run alone (`generation.task.run_planned_together`). `on_partial(i, partial)` gets the partial
+    texts of request `i`'s rows only.
     """
     if len({batch_group(plan) for plan in plans}) != 1:
-        raise ValueError("run_batched needs requests that differ only in their decoding settings")
-    configs = tuple(dict.fromkeys(config for plan in plans for config in plan.request.configs))
-    merged = plan_decoding(replace(plans[0].request, configs=configs), store)
-    owners: dict[str, list[int]] = {}
-    for index, plan in enumerate(plans):
-        for system in systems_of(plan.request):
-            owners.setdefault(system.key(), []).append(index)
-
-    def fan_out(partial: dict[str, Any]) -> None:
-        for index in owners.get(partial.get("system", ""), ()):
-            on_partial(index, partial)  # type: ignore[misc]
-
-    together = run_decoding(merged, store, cancel=cancel, threads=threads, on_partial=fan_out if on_partial else None)
-    outcomes = [run_decoding(plan_decoding(plan.request, store), store) for plan in plans]
-    for outcome in outcomes:
-        outcome.from_cache = together.from_cache  # computed now by the shared call, not found in the store
-    return outcomes
+        raise ValueError("run_batched needs requests of one batch group (same model, prompts, samples, tokens "
+                         "and scorers)")
+    fresh = [plan_decoding(plan.request, store) for plan in plans]
+    with torch_threads(threads if any(plan.plan.task is not None for plan in fresh) else None):
+        together = run_planned_together([plan.plan for plan in fresh], store, on_partial=on_partial, cancel=cancel)
+    return [DecodingOutcome(plan, with_configs(outcome.generations, plan.request), outcome.run_ids,
+                            outcome.from_cache, outcome.status) for plan, outcome in zip(fresh, together, strict=True)]
 
 
 def stored_generations(plan: DecodingPlan, store: Any) -> pd.DataFrame:

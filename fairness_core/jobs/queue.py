@@ -12,9 +12,10 @@ thread, so thirty slider moves were thirty torch loops fighting for two cores. H
   pending request, a session served going to the back), so one session's sweep or stream of moves cannot
   starve the others.
 - `WorkerPool` runs what the queue hands out on a fixed number of worker threads (`worker_count()`,
-  `FAIRNESS_LAB_MODEL_WORKERS`, default one per CPU core, up to 8: a live generation uses one intra-op
-  thread). Sweeps may hold at most `sweep_slots(workers)` of them at once, so a worker is always left for
-  live requests when there are two or more.
+  `FAIRNESS_LAB_MODEL_WORKERS`, default one per CPU core, up to 8: a live generation uses every core when it
+  runs alone on a quiet machine, else one intra-op thread, `live_threads`). Sweeps may hold at most
+  `sweep_slots(workers)` of them at once, so a worker is always left for live requests when there are two or
+  more. Live requests of one group queued at the same moment run as one call, up to `max_batch_size` rows.
 
     queue = FairQueue()
     queue.submit("alice", "live-ab12", LIVE, payload=run_it)     # [] — nothing replaced
@@ -50,6 +51,7 @@ class Entry:
     waiters: list[str] = field(default_factory=list)
     estimate_s: float | None = None  # expected seconds of work once started (None: not known yet)
     group: str | None = None  # live requests with the same group may run together in one call (`take_companions`)
+    size: int = 1  # rows it generates: what a batch of companions is bounded by (`WorkerPool.max_batch_size`)
 
     @property
     def owner(self) -> str:
@@ -78,7 +80,7 @@ class FairQueue:
         return self._entries.get(key)
 
     def submit(self, session: str, key: str, lane: str, payload: Any = None,
-               estimate_s: float | None = None, group: str | None = None) -> list[Entry]:
+               estimate_s: float | None = None, group: str | None = None, size: int = 1) -> list[Entry]:
         """`session` now wants `key` in `lane`; returns the entries dropped because nobody waits for them now.
 
         A live request replaces the session's earlier pending live request (a newer slider move), which keeps
@@ -102,7 +104,7 @@ class FairQueue:
             if session not in entry.waiters:
                 entry.waiters.append(session)
         elif payload is not None:
-            entry = Entry(key, lane, payload, [session], estimate_s, group)
+            entry = Entry(key, lane, payload, [session], estimate_s, group, max(1, size))
             self._entries[key] = entry
             if session not in self._rotation:
                 self._rotation.insert(len(self._rotation) if place is None else place, session)
@@ -128,13 +130,22 @@ class FairQueue:
             self._rotation.append(owner)  # served: to the back of the line
         return entry
 
-    def take_companions(self, entry: Entry, limit: int) -> list[Entry]:
+    def take_companions(self, entry: Entry, limit: int, max_size: int | None = None) -> list[Entry]:
         """Remove and return up to `limit` other pending live entries of `entry`'s group, in serve order: requests
         queued at the same moment for the same model that one call can answer together (their sessions' turns
-        pass, as they are served now)."""
+        pass, as they are served now). With `max_size`, the sizes of `entry` and its companions add up to at most
+        that (first fit in serve order: a request too big for what is left waits for the next call)."""
         if entry.group is None or entry.lane != LIVE or limit <= 0:
             return []
-        companions = [other for other in self.order((LIVE,)) if other.group == entry.group][:limit]
+        companions: list[Entry] = []
+        room = None if max_size is None else max_size - entry.size
+        for other in self.order((LIVE,)):
+            if len(companions) >= limit:
+                break
+            if other.group != entry.group or (room is not None and other.size > room):
+                continue
+            companions.append(other)
+            room = None if room is None else room - other.size
         for other in companions:
             owner = other.owner
             self._remove(other)
@@ -241,6 +252,37 @@ def wait_estimate(ahead_s: Iterable[float | None], running_left_s: Iterable[floa
     return total / max(workers, 1)
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity where the system says, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def live_threads(cores: int, busy_workers: int, load: float = 0.0) -> int:
+    """Intra-op threads for a live generation that starts while `busy_workers` workers (itself included) run
+    model work and the machine's load average is `load`: every core when it runs alone on a quiet machine, an
+    even share when several workers run, one when other programs keep the cores busy; never fewer than one.
+
+    The load matters as much as the pool: with two threads on two cores that other processes also use, each
+    small matrix product waits for the slower core (measured: an 11-row SmolLM2 call took 3-5 s with one
+    thread and 46-54 s with two at load average ~10), so a core counts as free only when the load leaves it.
+    Decided once when the job starts; a job that starts later takes its share then.
+    """
+    share = cores // max(1, busy_workers)
+    free = cores - int(max(load, 0.0) + 0.5)  # the load average rounded: cores other work leaves idle
+    return max(1, min(share, free))
+
+
+def machine_load() -> float:
+    """The one-minute load average (0 where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
 def position_message(ahead: int, wait_s: float | None) -> str:
     """'3 requests ahead of yours, about 8 s' (the queued request's place, for the page)."""
     from fairness_core.jobs.runner import format_seconds
@@ -256,14 +298,18 @@ class WorkerPool:
     Threads start on the first `submit`, so importing or building a pool costs nothing. `on_drop` is called
     (outside the lock) with each entry the queue drops because nobody waits for it any more. With `run_batch`,
     a worker that takes a live entry with a group also takes up to `max_batch - 1` queued entries of the same
-    group and hands them all to `run_batch` (one call) instead of running each payload.
+    group, their sizes adding up to at most `max_batch_size` (None: no bound), and hands them all to `run_batch`
+    (one call) instead of running each payload. `busy_workers()` counts the workers running something now.
     """
 
     def __init__(self, workers: int, on_drop: Callable[[Entry], None] | None = None,
-                 run_batch: Callable[[list[Entry]], None] | None = None, max_batch: int = 8) -> None:
+                 run_batch: Callable[[list[Entry]], None] | None = None, max_batch: int = 8,
+                 max_batch_size: int | None = None) -> None:
         self.workers = workers
         self.run_batch = run_batch
         self.max_batch = max_batch
+        self.max_batch_size = max_batch_size
+        self._busy = 0  # workers between taking entries and finishing them
         self.sweep_limit = sweep_slots(workers)
         self.queue = FairQueue()
         self.running: dict[str, tuple[str, Entry]] = {}  # key -> (lane, entry) while a worker runs it
@@ -272,9 +318,9 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
 
     def submit(self, session: str, key: str, lane: str, payload: Callable[[], None] | None = None,
-               estimate_s: float | None = None, group: str | None = None) -> None:
+               estimate_s: float | None = None, group: str | None = None, size: int = 1) -> None:
         with self._lock:
-            dropped = self.queue.submit(session, key, lane, payload, estimate_s, group)
+            dropped = self.queue.submit(session, key, lane, payload, estimate_s, group, size)
             self._start_threads()
             self._lock.notify_all()
         self._dropped(dropped)
@@ -285,6 +331,11 @@ class WorkerPool:
             dropped = self.queue.withdraw(session, key)
         self._dropped([dropped] if dropped is not None else [])
         return dropped is not None
+
+    def busy_workers(self) -> int:
+        """Workers running model work now (a batch of several requests is one worker)."""
+        with self._lock:
+            return self._busy
 
     def snapshot(self, key: str) -> tuple[int | None, list[Entry], list[Entry]]:
         """(position of `key`, entries ahead of it, entries running now) under the lock."""
@@ -314,9 +365,10 @@ class WorkerPool:
                 if entry is not None:
                     taken = [entry]
                     if self.run_batch is not None:
-                        taken += self.queue.take_companions(entry, self.max_batch - 1)
+                        taken += self.queue.take_companions(entry, self.max_batch - 1, self.max_batch_size)
                     for each in taken:
                         self.running[each.key] = (each.lane, each)
+                    self._busy += 1
                     return taken
                 self._lock.wait()
 
@@ -334,4 +386,5 @@ class WorkerPool:
                 with self._lock:
                     for entry in entries:
                         self.running.pop(entry.key, None)
+                    self._busy -= 1
                     self._lock.notify_all()

@@ -75,7 +75,7 @@ def test_two_sessions_asking_for_the_same_setting_share_one_job(tiny_gpt2: Path,
     assert jobs.get(entry.key).shared_with == 1
 
 
-def test_moves_queued_together_for_the_same_model_are_generated_in_one_call(
+def test_moves_queued_together_for_the_same_model_are_generated_in_one_call_whatever_their_seed(
         tiny_gpt2: Path, isolated_store: Path, one_worker: WorkerPool, monkeypatch: pytest.MonkeyPatch) -> None:
     from fairness_core import decoding as task  # the face the page's live runner calls through
 
@@ -83,13 +83,23 @@ def test_moves_queued_together_for_the_same_model_are_generated_in_one_call(
     teacher.session_state["live_auto"] = False
     teacher.run()
     calls: list[int] = []
+    routed: list[tuple[int, str]] = []  # (session's index in the batch, generation id) of each partial text
+    outcomes: list = []
     real = task.run_batched
-    monkeypatch.setattr(task, "run_batched", lambda plans, *a, **k: calls.append(len(plans)) or real(plans, *a, **k))
+
+    def spy(plans, store, on_partial, cancel, threads=None):
+        calls.append(len(plans))
+        outcomes.extend(real(plans, store, lambda i, p: (routed.append((i, p["id"])), on_partial(i, p)), cancel,
+                             threads))
+        return outcomes
+
+    monkeypatch.setattr(task, "run_batched", spy)
     busy, release = threading.Event(), threading.Event()
     one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(60)))
     assert busy.wait(10)
     students = [_session(tiny_gpt2), _session(tiny_gpt2)]
     students[0].session_state["live_top_p"], students[1].session_state["live_top_p"] = 0.5, 0.7
+    students[1].session_state["live_seed"] = 3  # a seed of its own: still the same call
     threads = [threading.Thread(target=student.run) for student in students]
     for thread in threads:
         thread.start()
@@ -98,6 +108,9 @@ def test_moves_queued_together_for_the_same_model_are_generated_in_one_call(
     for thread in threads:
         thread.join(120)
     assert calls == [2]  # both sessions' rows in one generation call
+    # each partial text went to the session whose row it is, and each session's cards got all of its rows
+    assert routed and all(gid in set(outcomes[i].generations["generation_id"]) for i, gid in routed)
+    assert {i for i, _ in routed} == {0, 1}
     for student, label in zip(students, ("top\\_p=0\\.5", "top\\_p=0\\.7"), strict=True):
         assert not student.exception, student.exception
         assert any(label in str(m.value) and "generated now" in str(m.value) for m in student.markdown)

@@ -11,6 +11,7 @@ from fairness_core.jobs.queue import (
     SWEEP,
     FairQueue,
     WorkerPool,
+    live_threads,
     position_message,
     sweep_slots,
     wait_estimate,
@@ -160,3 +161,45 @@ def test_a_session_may_queue_several_sweeps_which_take_turns_with_other_sessions
     assert queue.submit("ana", "sweep-a2", SWEEP, payload="run") == []  # a sweep never replaces another
     queue.submit("ben", "sweep-b1", SWEEP, payload="run")
     assert _drain(queue) == ["sweep-a1", "sweep-b1", "sweep-a2"]
+
+
+def test_companions_of_a_live_request_are_bounded_by_their_rows_first_fit_in_serve_order() -> None:
+    queue = FairQueue()
+    for session, size in (("ana", 11), ("ben", 80), ("cem", 11), ("dan", 11)):
+        queue.submit(session, f"live-{session}", LIVE, payload="run", group="smollm2|prompts", size=size)
+    queue.submit("eve", "live-eve", LIVE, payload="run", group="another model", size=1)
+    first = queue.take()
+    assert first is not None and first.key == "live-ana"
+    # 11 + 11 + 11 rows fit in 40; ben's 80 rows wait for the next call, eve's other model is never a companion
+    assert [e.key for e in queue.take_companions(first, limit=10, max_size=40)] == ["live-cem", "live-dan"]
+    assert _keys(queue) == ["live-ben", "live-eve"]
+    ben = queue.take()
+    assert ben is not None and queue.take_companions(ben, limit=10, max_size=40) == []  # alone: bigger than the bound
+
+
+def test_a_live_request_alone_on_a_quiet_machine_gets_every_core_and_shares_them_otherwise() -> None:
+    assert live_threads(cores=2, busy_workers=1, load=0.3) == 2  # nothing else runs: both cores
+    assert live_threads(cores=2, busy_workers=2, load=0.3) == 1  # a sweep or another live request beside it
+    assert live_threads(cores=8, busy_workers=3, load=0.0) == 2  # an even share
+    assert live_threads(cores=2, busy_workers=1, load=1.2) == 1  # another program keeps one core busy
+    assert live_threads(cores=2, busy_workers=1, load=10.0) == 1  # a shared, loaded machine: one thread
+    assert live_threads(cores=8, busy_workers=1, load=2.0) == 6  # the cores the load leaves idle
+    assert live_threads(cores=2, busy_workers=5, load=0.0) == 1  # never below one
+    assert live_threads(cores=1, busy_workers=0) == 1
+
+
+def test_the_pool_counts_the_workers_busy_with_model_work() -> None:
+    pool = WorkerPool(2)
+    assert pool.busy_workers() == 0
+    started, release, seen = threading.Event(), threading.Event(), []
+    pool.submit("teacher", "sweep-1", SWEEP, lambda: (started.set(), release.wait(10)))
+    assert started.wait(10)
+    ran = threading.Event()
+    pool.submit("ana", "live-1", LIVE, lambda: (seen.append(pool.busy_workers()), ran.set()))
+    assert ran.wait(10) and seen == [2]  # the live request saw itself and the sweep
+    release.set()
+    for _ in range(200):
+        if pool.busy_workers() == 0:
+            break
+        threading.Event().wait(0.05)
+    assert pool.busy_workers() == 0
