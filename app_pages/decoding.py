@@ -24,6 +24,8 @@ from ui.decoding_view import (
     first_visit,
     restore_grid_from_url,
     run_live,
+    sweep_estimate,
+    sweep_units,
     sweep_views,
     sync_grid_to_url,
 )
@@ -232,7 +234,8 @@ with sweep_tab:
         work = dec.check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new))
         st.caption(common.escape_markdown(
             f"{len(grid_configs)} configurations × {len(prompts.items)} prompts × {int(sweep_samples)} "
-                   f"samples: {work.describe()} (stored generations are reused and cost nothing)."))
+                   f"samples: {sweep_estimate(work.generations, int(sweep_max_new))} (stored generations are "
+                   "reused and cost nothing; the figure is revised from the sweep's own progress while it runs)."))
     except dec.LimitError as error:
         try:
             dec.check_limits(len(grid_configs), len(prompts.items), int(sweep_samples), int(sweep_max_new), True)
@@ -260,7 +263,9 @@ with sweep_tab:
         st.session_state[SWEEP_KEY] = job_key
         st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
-                                                                     executor=executor), label="Sweep")
+                                                                     executor=executor), label="Sweep",
+                   units=sweep_units(sweep_plan.plan.n_to_generate, int(sweep_max_new)),
+                   seconds_per_unit=dec.LIMITS.seconds_per_token)
         st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import decoding as dec
+from fairness_core.jobs import format_seconds
 from ui import common, jobs
 from ui import decoding_charts as charts
 from ui.live_cards import LiveCards
@@ -50,6 +51,21 @@ def cached_summary(generations: pd.DataFrame, families: dict[str, list[str]], sc
     """Measures with template-bootstrap intervals, once per (generations, families, threshold)."""
     return dec.summarize(generations, families, dec.measures_for(scorers), {"negative_sentiment_rate": threshold},
                          n_resamples=n_resamples, seed=seed)
+
+
+def sweep_units(generations: int, max_new_tokens: int) -> int:
+    """A sweep's work in the unit its cost is documented in: new tokens per generation, at most (docs/decoding.md)."""
+    return int(generations) * int(max_new_tokens)
+
+
+def sweep_estimate(generations: int, max_new_tokens: int) -> str:
+    """"1,200 generations, about 40 s on this machine now": the documented cost per new token (or the rate the
+    last sweep here measured) scaled by how busy the machine is at this moment (`ui.jobs.estimate_s`), and a word
+    on the load when it matters."""
+    seconds = jobs.estimate_s("sweep", sweep_units(generations, max_new_tokens), dec.LIMITS.seconds_per_token) or 0
+    slowdown = jobs.machine_slowdown()
+    busy = f"; the machine is busy, work runs ~{slowdown:.0f}x slower than when it is quiet" if slowdown >= 2 else ""
+    return f"{generations:,} generations, about {format_seconds(seconds)} on this machine now{busy}"
 
 
 def build_prompts() -> dec.PromptSet:

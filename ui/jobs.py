@@ -23,7 +23,8 @@ Page helpers (docs/FOUNDATION.md, "Long work on a page"): `run_button` (disabled
 says the estimated time first and asks for a tick above `CONFIRM_ABOVE_S`), `cancel_button` (the visible
 Cancel; work units stop at their next `fairness_core.jobs.checkpoint`, within seconds), `partial_label` /
 `partial_note` / `show_partial` (results of a cancelled run), `eta_s` (refreshed every second from in-batch
-progress), `estimate_s` / `record_rate` (seconds per unit measured by earlier jobs of the same kind).
+progress), `estimate_s` / `record_rate` (seconds per unit measured by earlier jobs of the same kind, or the page's
+documented cost, scaled by how busy the machine is now: `machine_slowdown`, `fairness_core.jobs.load`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
+from fairness_core.jobs.load import LoadGauge, rescale, revised_left
 from fairness_core.jobs.queue import (
     LIVE,
     SWEEP,
@@ -79,8 +81,12 @@ _REGISTRY: dict[str, BackgroundJob] = {}
 _REGISTRY_LOCK = threading.RLock()
 _SHOWN_DONE = "_background_jobs_shown_done"
 _SESSION_ID = "_background_jobs_session"
-#: seconds per unit (a generation, a pair, ...) measured by finished jobs in this process, per job kind
-_RATES: dict[str, float] = {}
+#: per job kind: (seconds per unit (a generation, a pair, ...) measured by a finished job in this process, the
+#: machine's slowdown when that job started), so the rate is rescaled to the load of the moment it is used
+_RATES: dict[str, tuple[float, float]] = {}
+#: the machine's current slowdown against the quiet reference machine (a short probe, reused for a while);
+#: tests replace it with a `LoadGauge` whose probe is fixed
+LOAD = LoadGauge()
 _POOL: WorkerPool | None = None
 NO_SESSION = "(no browser session)"
 
@@ -107,6 +113,8 @@ class BackgroundJob:
     partials: dict[Any, tuple[int, dict]] = field(default_factory=dict)  # latest partial per row, numbered
     partial_count: int = 0
     batch: tuple[str, Any, BatchRunner] | None = None  # (group, item, runner): may run with queued companions
+    slowdown: float | None = None  # the machine's slowdown when it was asked for (jobs with units): scales rates
+    seconds_per_unit: float | None = None  # the page's documented cost, until a job of this kind measured one
 
     @property
     def done(self) -> bool:
@@ -157,37 +165,64 @@ def eta_s(job: BackgroundJob) -> float | None:
 
     From progress: the time spent so far (including since the last report) over the work done so far,
     whole batches plus the in-batch fraction work units report through `fairness_core.jobs.checkpoint`, times
-    the work left; a batch that takes longer than expected makes the estimate grow instead of stalling.
-    Before the first progress: the seconds per unit measured by earlier jobs of the same kind, if any.
+    the work left; a batch that takes longer than expected makes the estimate grow instead of stalling. While
+    little is done, it is blended with the first estimate (`fairness_core.jobs.load.revised_left`).
+    Before the first progress: the seconds per unit measured by earlier jobs of the same kind, if any, rescaled
+    to the machine's slowdown when this job was asked for (`job.slowdown`; never probed here, every second).
     """
     if job.done:
         return 0.0
     now = time.monotonic()
+    first = first_estimate_s(job)
     progress = job.progress
     if progress is not None:
         computed = progress.done - progress.skipped + progress.partial
         if computed > 0:
             elapsed = progress.elapsed_s + (now - (job.progress_at or now))
-            return elapsed / computed * max(progress.total - progress.done - progress.partial, 0.0)
-    if job.units:
-        rate = _RATES.get(kind_of(job.key))
-        if rate is not None:
-            spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
-            return max(rate * job.units - spent, 0.0)
+            return revised_left(elapsed, computed / max(progress.total - progress.skipped, computed), first)
+    if first is not None:
+        spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
+        return max(first - spent, 0.0)
     return None
 
 
-def record_rate(kind: str, seconds: float, units: int) -> None:
-    """Remember that `units` of work of this kind took `seconds` here (used by `estimate_s`)."""
+def first_estimate_s(job: BackgroundJob) -> float | None:
+    """The job's whole time as estimated when it was asked for: the rate measured by earlier jobs of its kind (else
+    the page's documented cost) times its units, rescaled to the machine's slowdown then (`job.slowdown`)."""
+    measured = _RATES.get(kind_of(job.key)) or ((job.seconds_per_unit, 1.0) if job.seconds_per_unit else None)
+    if not job.units or measured is None:
+        return None
+    rate = rescale(*measured, now=job.slowdown) if job.slowdown is not None else measured[0]
+    return rate * job.units
+
+
+def machine_slowdown() -> float:
+    """How many times slower than the quiet reference machine work runs here now (`fairness_core.jobs.load`):
+    1.0 on a quiet reference machine, far more when torch shares the cores with other processes."""
+    return LOAD.slowdown()
+
+
+def record_rate(kind: str, seconds: float, units: int, slowdown: float = 1.0) -> None:
+    """Remember that `units` of work of this kind took `seconds` here while the machine was `slowdown` times
+    slower than the reference (used by `estimate_s`, rescaled to the load of the moment)."""
     if units > 0 and seconds > 0:
-        _RATES[kind] = seconds / units
+        _RATES[kind] = (seconds / units, slowdown)
 
 
-def estimate_s(kind: str, units: int, seconds_per_unit: float | None = None) -> float | None:
-    """Estimated seconds for `units` of work of this kind: measured by earlier jobs in this process, else
-    `units * seconds_per_unit` (the page's own figure, e.g. from docs/<page>.md), else None."""
-    rate = _RATES.get(kind, seconds_per_unit)
-    return None if rate is None else rate * units
+def estimate_s(kind: str, units: int, seconds_per_unit: float | None = None,
+               slowdown: float | None = None) -> float | None:
+    """Estimated seconds for `units` of work of this kind on this machine now, else None.
+
+    The rate is the one measured by the latest finished job of this kind in this process, else
+    `seconds_per_unit` (the page's documented cost on the quiet reference machine, docs/<page>.md); either is
+    scaled by the machine's slowdown now (`slowdown`, else `machine_slowdown()`) over the slowdown it was measured
+    at (1.0 for the documented cost). The slowdown is probed only when there is a rate to scale.
+    """
+    measured = _RATES.get(kind) or ((seconds_per_unit, 1.0) if seconds_per_unit is not None else None)
+    if measured is None:
+        return None
+    now = machine_slowdown() if slowdown is None else slowdown
+    return rescale(*measured, now=now) * units
 
 
 def key_for(kind: str, request: Any) -> str:
@@ -228,11 +263,14 @@ def pool() -> WorkerPool:
 
 
 def start(key: str, work: Work, label: str = "Job", units: int | None = None, lane: str = SWEEP,
-          session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None) -> BackgroundJob:
+          session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None,
+          seconds_per_unit: float | None = None) -> BackgroundJob:
     """Queue `work` for a model worker unless a job under `key` is already queued or running; return the job.
 
     `units` (optional): how much work this is in the page's units (generations, pairs); a job that
     computes something records its seconds per unit, which `estimate_s` uses for the next estimate.
+    `seconds_per_unit`: the page's documented cost, for the time left before the first progress report while
+    no job of this kind has measured one (both are rescaled to the machine's load when the job is asked for).
     `lane`: LIVE for a slider move (served before sweeps; a newer LIVE request of the same session replaces
     its queued one), SWEEP for a background job. `session` defaults to this browser session.
     `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
@@ -254,6 +292,9 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
             job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session}, batch=batch)
             _REGISTRY[key] = job
             _forget_old_finished()
+    if not attach and units and (kind_of(key) in _RATES or seconds_per_unit is not None):
+        job.seconds_per_unit = seconds_per_unit
+        job.slowdown = machine_slowdown()  # a rate, measured here or documented, is rescaled to this load
 
     def on_progress(progress: Progress) -> None:
         job.progress = progress
@@ -277,7 +318,8 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
         pool().submit(session, key, job.lane)  # joins the queued entry; lets go of this session's older request
         return job
     _shown(discard=key)
-    pool().submit(session, key, lane, target, estimate_s(kind_of(key), units) if units else None,
+    pool().submit(session, key, lane, target,
+                  estimate_s(kind_of(key), units, seconds_per_unit, job.slowdown) if units else None,
                   group=batch[0] if batch is not None else None, size=max(1, units or 0))
     return job
 
@@ -411,7 +453,8 @@ def _record_finished(job: BackgroundJob) -> None:
         return
     computed = (progress.done - progress.skipped) / progress.total
     if computed > 0 and progress.elapsed_s > 0:
-        record_rate(kind_of(job.key), progress.elapsed_s, round(job.units * computed) or 1)
+        record_rate(kind_of(job.key), progress.elapsed_s, round(job.units * computed) or 1,
+                    job.slowdown if job.slowdown is not None else machine_slowdown())
 
 
 def _shown(add: str | None = None, discard: str | None = None) -> bool:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from fairness_core.jobs import CancelToken, Progress, run_task
+from fairness_core.jobs.load import LoadGauge
 from tests.jobs.slow_task import make_task
 from tests.ui import job_work
 from ui import jobs
@@ -42,6 +45,24 @@ def test_a_different_request_is_a_different_job() -> None:
 
 
 # -- live ETA, measured rates, estimates --------------------------------------------------------------------
+class FixedLoad:
+    """The machine's slowdown as the test sets it (a gauge whose probe returns the reference times `value`)."""
+
+    def __init__(self, value: float = 1.0) -> None:
+        self.value = value
+
+    def __call__(self) -> float:
+        return 0.01 * self.value
+
+
+@pytest.fixture(autouse=True)
+def load(monkeypatch: pytest.MonkeyPatch) -> FixedLoad:
+    fixed = FixedLoad()
+    monkeypatch.setattr(jobs, "LOAD", LoadGauge(probe=fixed, reference_s=0.01, max_age_s=0, background=False,
+                                                 window_s=0))  # each call probes; only that probe counts
+    return fixed
+
+
 def _job(key: str = "sweep-0123456789abcdef", **fields) -> jobs.BackgroundJob:
     job = jobs.BackgroundJob(key)
     for name, value in fields.items():
@@ -89,6 +110,43 @@ def test_a_finished_job_records_its_rate_and_the_next_estimate_uses_it() -> None
     assert jobs.estimate_s(kind, 100) == 20.0  # 8 s for 40 units, measured
     waiting = _job(key=jobs.key_for(kind, {"n": 10}), units=10)  # not started: rate x units
     assert 0.0 < jobs.eta_s(waiting) <= 2.0
+
+
+def test_estimates_scale_with_the_load_of_the_moment(load: FixedLoad) -> None:
+    kind = f"rate-test-{time.monotonic_ns()}"
+    # nothing measured here: the documented cost (quiet reference machine) times the slowdown now
+    assert jobs.estimate_s(kind, 100, seconds_per_unit=0.5) == 50.0
+    load.value = 10.0  # another job now shares the cores
+    assert jobs.estimate_s(kind, 100, seconds_per_unit=0.5) == 500.0
+    assert jobs.estimate_s(kind, 100, seconds_per_unit=0.5, slowdown=2.0) == 100.0  # or as the caller says
+
+    def work(on_progress, cancel: CancelToken) -> str:
+        on_progress(Progress(4, 4, 8.0))  # 40 units in 8 s while the machine was 10x slower
+        return "done"
+
+    key = jobs.key_for(kind, {"n": 40})
+    assert jobs.start(key, work, units=40, seconds_per_unit=0.5).slowdown == 10.0
+    jobs.wait(key, 10)
+    assert jobs.estimate_s(kind, 100) == pytest.approx(20.0, rel=1e-5)  # 0.2 s per unit measured, same load
+    load.value = 2.5  # the other job ended
+    assert jobs.estimate_s(kind, 100) == pytest.approx(5.0, rel=1e-5)  # 0.2 s per unit x 2.5 / 10
+
+
+def test_a_started_job_shows_its_documented_estimate_until_its_progress_revises_it(load: FixedLoad) -> None:
+    load.value = 4.0
+    kind = f"rate-test-{time.monotonic_ns()}"
+    job = _job(key=jobs.key_for(kind, {"n": 1}), units=100, seconds_per_unit=0.1, slowdown=4.0)
+    assert jobs.first_estimate_s(job) == pytest.approx(40.0, rel=1e-5)
+    assert jobs.eta_s(job) == pytest.approx(40.0, rel=1e-5)  # queued: the whole estimate is ahead
+    job.begun, job.started = True, time.monotonic() - 10
+    assert 29.0 < jobs.eta_s(job) <= 30.0  # running, no progress yet: less the time spent
+    # 1% done after 10 s: progress alone would say 990 s left; the estimate moves towards it, not to it
+    job.progress, job.progress_at = Progress(0, 2, 10.0, partial=0.02), time.monotonic()
+    early = jobs.eta_s(job)
+    assert 30.0 < early < 990.0 / 2
+    assert "left" in job.describe()[1]
+    job.progress = Progress(1, 2, 10.0)  # half done in 10 s: progress alone, 10 s left
+    assert 9.9 < jobs.eta_s(job) < 10.5
 
 
 def test_a_run_answered_from_the_store_or_cancelled_records_no_rate() -> None:

@@ -1,0 +1,141 @@
+"""How much slower work runs on this machine *now* than on a quiet reference machine, for time estimates.
+
+Estimates used to be a fixed cost per unit measured once on a quiet machine ("about 50 s"), and a sweep that
+shared the 2 cores with another job took 583 s: torch's worker threads wait for each other at every operation,
+so when other processes hold the cores a thread that is switched out stalls the rest, and the slowdown is far
+more than the share of the cores lost (measured: 2 busy processes made a small sweep 36x slower). The load
+average cannot see that, so this module measures it: `probe_seconds` times a small torch kernel shaped like the
+sampler's work (one linear layer of a 135M model over a batch of rows, with torch's thread count), and
+`slowdown` is its time over the same kernel's time on the quiet reference machine (`PROBE_REFERENCE_S`, the
+machine the documented per-unit costs were measured on). The ratio also carries a faster or slower machine.
+
+    gauge = LoadGauge()                       # probes at most every `max_age_s`; the page asks on each rerun
+    now = gauge.slowdown()                    # 1.0 quiet, 20.0 when torch fights other processes for the cores
+    seconds = units * seconds_per_unit * now  # nothing measured here yet: the documented cost, scaled
+    seconds = rescale(measured_rate, measured_at=then, now=now) * units   # a rate an earlier job measured
+
+A running job's figure is revised from its own progress (`revised_left`). The arithmetic (`slowdown`,
+`rescale`, `revised_left`) is pure, and `LoadGauge` takes its probe and clock as arguments, so
+tests inject both; only `probe_seconds` touches the machine.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+
+#: `probe_seconds()` on the reference machine (2 CPU cores, 2 torch threads) when quiet, 2026-11-26: 19 ms for 40
+#: layers at load average ~1.4, i.e. 14 ms for the probe's 30 (the fastest of 60 10-layer probes at load ~10 was
+#: 12 ms). The documented per-unit costs (docs/decoding.md) were measured on the same machine.
+PROBE_REFERENCE_S = 0.0143
+#: a probe runs this many times and the median counts (one probe can land in a short burst of other work)
+PROBE_REPEATS = 5
+#: a slowdown is kept within these bounds: a probe a little faster than the reference is noise, not a faster
+#: machine, below MIN; above MAX a figure would mean nothing anyway
+MIN_SLOWDOWN, MAX_SLOWDOWN = 0.5, 200.0
+#: a running job's own progress alone sets its time left once this share of its work is done (`revised_left`)
+TRUST_PROGRESS_AFTER = 0.25
+#: the probes of this many seconds count (their median): a burst of other work moves one probe, not the figure
+WINDOW_S = 120.0
+#: how long a probed slowdown is reused (seconds): a probe costs ~0.1 s quiet, a few seconds under heavy load
+MAX_AGE_S = 20.0
+
+
+def probe_seconds(repeats: int = PROBE_REPEATS) -> float:
+    """Median seconds of a fixed small torch kernel (30 linear layers + tanh over a 96 x 576 batch, the shape of
+    SmolLM2-135M's hidden state in a sweep batch), with torch's current thread count, after one warm-up."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    rows = torch.randn(96, 576, generator=generator)
+    weight = torch.randn(576, 576, generator=generator) / 24
+
+    def once() -> float:
+        started = time.perf_counter()
+        hidden = rows
+        for _ in range(30):
+            hidden = torch.tanh(hidden @ weight)
+        return time.perf_counter() - started
+
+    once()
+    return statistics.median(once() for _ in range(max(1, repeats)))
+
+
+def slowdown(probe_s: float, reference_s: float = PROBE_REFERENCE_S) -> float:
+    """How many times slower than the quiet reference machine: probe time over reference time, within bounds."""
+    if probe_s <= 0 or reference_s <= 0:
+        return 1.0
+    return min(max(probe_s / reference_s, MIN_SLOWDOWN), MAX_SLOWDOWN)
+
+
+def rescale(seconds_per_unit: float, measured_at: float, now: float) -> float:
+    """A rate measured when the machine was `measured_at` times slower than the reference, as it would be `now`."""
+    if measured_at <= 0 or now <= 0:
+        return seconds_per_unit
+    return seconds_per_unit * now / measured_at
+
+
+def revised_left(elapsed_s: float, fraction_done: float, first_estimate_s: float | None = None,
+                 trust_after: float = TRUST_PROGRESS_AFTER) -> float:
+    """Seconds left for a running job, revised from its own progress: the time spent so far over the share of
+    its work done, blended with the estimate shown before it started while that share is small (the first rows
+    of a batch are slow and one burst of other work skews a 2% sample), trusting progress alone from
+    `trust_after` of the work on. Without a first estimate, progress alone."""
+    if fraction_done <= 0:
+        return max((first_estimate_s or 0.0) - elapsed_s, 0.0)
+    from_progress = elapsed_s / min(fraction_done, 1.0)
+    weight = 1.0 if first_estimate_s is None else min(fraction_done / trust_after, 1.0)
+    total = weight * from_progress + (1 - weight) * (first_estimate_s or 0.0)
+    return max(total - elapsed_s, 0.0)
+
+
+class LoadGauge:
+    """The machine's current slowdown: the median of the probes of the last `window_s` seconds (other sessions'
+    work comes in bursts, and one probe can land in one), probed again at most every `max_age_s` seconds, one
+    probe at a time.
+
+    The first call probes and waits for it; afterwards a stale value is returned at once while a background
+    thread probes again (`background=False` probes in the caller instead), so a page's rerun or a finishing
+    job never waits for a probe that a heavy load makes slow. `probe` returns seconds (default
+    `probe_seconds`) and `clock` the time, so tests inject both.
+    """
+
+    def __init__(self, probe: Callable[[], float] = probe_seconds, clock: Callable[[], float] = time.monotonic,
+                 max_age_s: float = MAX_AGE_S, reference_s: float = PROBE_REFERENCE_S,
+                 background: bool = True, window_s: float = WINDOW_S) -> None:
+        self.probe, self.clock, self.max_age_s, self.reference_s = probe, clock, max_age_s, reference_s
+        self.background, self.window_s = background, window_s
+        self._lock, self._probing = threading.Lock(), threading.Lock()
+        self._probes: list[tuple[float, float]] = []  # (when, slowdown), oldest first
+
+    def slowdown(self) -> float:
+        with self._lock:
+            value, fresh = self._current()
+        if value is not None and fresh:
+            return value
+        if value is not None and self.background:
+            if not self._probing.locked():
+                threading.Thread(target=self._measure, name="load-probe", daemon=True).start()
+            return value
+        return self._measure()
+
+    def _current(self) -> tuple[float | None, bool]:
+        """(median of the probes in the window, whether the newest is younger than `max_age_s`); lock held."""
+        now = self.clock()
+        self._probes = [(at, value) for at, value in self._probes if now - at < self.window_s] or self._probes[-1:]
+        if not self._probes:
+            return None, False
+        return statistics.median(value for _, value in self._probes), now - self._probes[-1][0] < self.max_age_s
+
+    def _measure(self) -> float:
+        with self._probing:
+            with self._lock:
+                value, fresh = self._current()
+            if value is not None and fresh:
+                return value  # another caller probed while this one waited
+            measured = slowdown(self.probe(), self.reference_s)
+            with self._lock:
+                self._probes.append((self.clock(), measured))
+                return self._current()[0]  # type: ignore[return-value]

@@ -1,0 +1,74 @@
+"""How busy the machine is, for time estimates: the arithmetic is pure and the gauge takes its probe and clock,
+so nothing here times anything."""
+
+from __future__ import annotations
+
+import pytest
+
+from fairness_core.jobs.load import (
+    MAX_SLOWDOWN,
+    MIN_SLOWDOWN,
+    PROBE_REFERENCE_S,
+    LoadGauge,
+    rescale,
+    revised_left,
+    slowdown,
+)
+
+
+def test_the_slowdown_is_the_probe_over_the_quiet_reference_within_bounds() -> None:
+    assert slowdown(PROBE_REFERENCE_S) == 1.0
+    assert slowdown(0.3, reference_s=0.01) == pytest.approx(30.0, rel=1e-5)
+    assert slowdown(0.001, reference_s=0.01) == MIN_SLOWDOWN  # a faster probe is noise, not a 10x machine
+    assert slowdown(100.0, reference_s=0.01) == MAX_SLOWDOWN
+    assert slowdown(0.0) == 1.0
+
+
+def test_a_measured_rate_is_rescaled_to_the_load_of_the_moment() -> None:
+    # 0.02 s per unit measured while the machine was 4x slower than the reference; now it is 12x slower
+    assert rescale(0.02, measured_at=4.0, now=12.0) == pytest.approx(0.06, rel=1e-5)
+    assert rescale(0.02, measured_at=4.0, now=1.0) == pytest.approx(0.005, rel=1e-5)  # the other job ended
+    assert rescale(0.02, measured_at=0.0, now=3.0) == 0.02  # nothing known about the past load: as measured
+
+
+def test_a_running_job_trusts_its_own_progress_more_as_it_goes() -> None:
+    # shown before it started: 20 s. After 10 s it has done 2%: progress alone says 490 s left, a 2% sample
+    first = 20.0
+    early = revised_left(10.0, 0.02, first)
+    assert 10.0 < early < 490.0 - 10.0
+    assert early == pytest.approx(0.08 * 500 + 0.92 * 20 - 10, rel=1e-5)  # weight 0.02 / 0.25 on progress
+    # from a quarter of the work on, progress alone: 30 s for 30%, 70 s left
+    assert revised_left(30.0, 0.3, first) == pytest.approx(70.0, rel=1e-5)
+    assert revised_left(5.0, 0.0, first) == 15.0  # nothing done yet: the first estimate, less the time spent
+    assert revised_left(8.0, 0.5) == pytest.approx(8.0, rel=1e-5)  # no first estimate: progress alone
+    assert revised_left(50.0, 0.0, first) == 0.0  # never negative
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_gauge_probes_when_stale_and_takes_the_median_of_recent_probes() -> None:
+    probes = iter([0.02, 0.2, 0.03, 0.04])  # reference 0.01: 2x, a 20x burst, 3x, 4x
+    calls: list[float] = []
+
+    def probe() -> float:
+        calls.append(clock.now)
+        return next(probes)
+
+    clock = Clock()
+    gauge = LoadGauge(probe=probe, clock=clock, max_age_s=20, reference_s=0.01, background=False, window_s=120)
+    assert gauge.slowdown() == pytest.approx(2.0, rel=1e-5)
+    clock.now = 10
+    assert gauge.slowdown() == pytest.approx(2.0, rel=1e-5) and calls == [0.0]  # fresh: no new probe
+    clock.now = 25
+    assert gauge.slowdown() == pytest.approx(11.0, rel=1e-5)  # median of 2x and the 20x burst
+    clock.now = 50
+    assert gauge.slowdown() == pytest.approx(3.0, rel=1e-5)  # 2, 20, 3: the burst no longer sets the figure
+    clock.now = 200  # the window has passed: only what was probed now counts
+    assert gauge.slowdown() == pytest.approx(4.0, rel=1e-5)
+    assert calls == [0.0, 25, 50, 200]
