@@ -265,7 +265,7 @@ with sweep_tab:
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor), label="Sweep",
                    units=sweep_units(sweep_plan.plan.n_to_generate, int(sweep_max_new)),
-                   seconds_per_unit=dec.LIMITS.seconds_per_token)
+                   seconds_per_unit=dec.LIMITS.sweep_seconds_per_token)
         st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None

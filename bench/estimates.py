@@ -33,7 +33,7 @@ def _sweep(args: argparse.Namespace, seed: int, condition: str) -> dict:
     from fairness_core.jobs import get_executor
     from fairness_core.store import RunStore
     from ui import jobs
-    from ui.decoding_view import sweep_estimate, sweep_units
+    from ui.decoding_view import sweep_estimate, sweep_estimate_s, sweep_units
 
     templates, families = dec.default_templates()
     prompts = dec.regard_prompts(templates[: args.templates], families)
@@ -44,14 +44,14 @@ def _sweep(args: argparse.Namespace, seed: int, condition: str) -> dict:
     generations = plan.plan.n_to_generate
     slowdown = jobs.machine_slowdown()
     shown = sweep_estimate(generations, args.max_new_tokens)  # the caption next to "Run sweep"
-    first_s = jobs.estimate_s("sweep", sweep_units(generations, args.max_new_tokens), dec.LIMITS.seconds_per_token)
+    first_s = sweep_estimate_s(generations, args.max_new_tokens)  # the figure in that caption
     key = jobs.key_for("sweep", {"request": plan.manifest(), "store": str(store.path), "bench": condition})
     executor = get_executor("local")
     started = time.monotonic()
     job = jobs.start(key, lambda on_progress, cancel: dec.run_decoding(plan, store, on_progress, cancel,
                                                                        executor=executor),
                      label="Sweep", units=sweep_units(generations, args.max_new_tokens),
-                     seconds_per_unit=dec.LIMITS.seconds_per_token)
+                     seconds_per_unit=dec.LIMITS.sweep_seconds_per_token)
     lines: list[tuple[float, str]] = []
     while not job.ended.wait(args.every):
         lines.append((time.monotonic() - started, job.describe()[1]))

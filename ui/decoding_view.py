@@ -58,11 +58,17 @@ def sweep_units(generations: int, max_new_tokens: int) -> int:
     return int(generations) * int(max_new_tokens)
 
 
+def sweep_estimate_s(generations: int, max_new_tokens: int) -> float:
+    """Seconds a sweep computing `generations` should take here now: the documented cost per new token (or the rate
+    the last sweep here measured) scaled by how busy the machine is at this moment (`ui.jobs.estimate_s`)."""
+    units = sweep_units(generations, max_new_tokens)
+    return jobs.estimate_s("sweep", units, dec.LIMITS.sweep_seconds_per_token) or 0.0
+
+
 def sweep_estimate(generations: int, max_new_tokens: int) -> str:
-    """"1,200 generations, about 40 s on this machine now": the documented cost per new token (or the rate the
-    last sweep here measured) scaled by how busy the machine is at this moment (`ui.jobs.estimate_s`), and a word
-    on the load when it matters."""
-    seconds = jobs.estimate_s("sweep", sweep_units(generations, max_new_tokens), dec.LIMITS.seconds_per_token) or 0
+    """"1,200 generations, about 40 s on this machine now" (`sweep_estimate_s`), and a word on the load when it
+    matters."""
+    seconds = sweep_estimate_s(generations, max_new_tokens)
     slowdown = jobs.machine_slowdown()
     busy = f"; the machine is busy, work runs ~{slowdown:.0f}x slower than when it is quiet" if slowdown >= 2 else ""
     return f"{generations:,} generations, about {format_seconds(seconds)} on this machine now{busy}"

@@ -41,6 +41,11 @@ class Limits:
     confirm_generations: int = 20_000
     #: rough cost on this project's reference machine (2 CPU cores, SmolLM2-135M): seconds per new token per row
     seconds_per_token: float = 0.0025  # measured 0.0021: 990 generations x 20 tokens in 41.6 s (quiet)
+    #: what the page's time estimate starts from: a whole small sweep as the page runs it (plan, generation with
+    #: first-sentence stopping, the default scorers, storing) per max new token per generation on the quiet
+    #: reference machine, scaled by the machine's load (`ui.jobs.estimate_s`). 2026-11-26: real time over
+    #: (units x probed slowdown) in 8 runs of `python -m bench.estimates` ranged 0.0013-0.0057, median ~0.004
+    sweep_seconds_per_token: float = 0.004
     confirm_seconds: float = 30 * 60
 
 

@@ -9,7 +9,9 @@ from fairness_core.jobs.load import (
     MAX_SLOWDOWN,
     MIN_SLOWDOWN,
     PROBE_REFERENCE_S,
+    SHARE_EXPONENT,
     LoadGauge,
+    combined_slowdown,
     rescale,
     revised_left,
     slowdown,
@@ -22,6 +24,19 @@ def test_the_slowdown_is_the_probe_over_the_quiet_reference_within_bounds() -> N
     assert slowdown(0.001, reference_s=0.01) == MIN_SLOWDOWN  # a faster probe is noise, not a 10x machine
     assert slowdown(100.0, reference_s=0.01) == MAX_SLOWDOWN
     assert slowdown(0.0) == 1.0
+
+
+def test_a_burst_in_the_torch_probe_is_bounded_by_the_cores_share() -> None:
+    bound = SHARE_EXPONENT
+    # the torch probe caught a burst (12x) while one thread still gets most of a core (1.2x)
+    assert combined_slowdown(0.12, 0.012, torch_reference_s=0.01, share_reference_s=0.01) == pytest.approx(
+        1.2 ** bound, rel=1e-5)
+    # two busy processes on two cores: torch threads stall each other (6x); one thread gets 2/3 of a core
+    assert combined_slowdown(0.06, 0.015, torch_reference_s=0.01, share_reference_s=0.01) == pytest.approx(
+        1.5 ** bound, rel=1e-5)
+    # a quiet machine: both near 1, the torch probe's figure
+    assert combined_slowdown(0.0101, 0.0105, torch_reference_s=0.01, share_reference_s=0.01) == pytest.approx(
+        1.01, rel=1e-5)
 
 
 def test_a_measured_rate_is_rescaled_to_the_load_of_the_moment() -> None:
@@ -53,7 +68,7 @@ class Clock:
 
 
 def test_the_gauge_probes_when_stale_and_takes_the_median_of_recent_probes() -> None:
-    probes = iter([0.02, 0.2, 0.03, 0.04])  # reference 0.01: 2x, a 20x burst, 3x, 4x
+    probes = iter([2.0, 20.0, 3.0, 4.0])  # slowdowns: 2x, a 20x burst, 3x, 4x
     calls: list[float] = []
 
     def probe() -> float:
@@ -61,7 +76,7 @@ def test_the_gauge_probes_when_stale_and_takes_the_median_of_recent_probes() -> 
         return next(probes)
 
     clock = Clock()
-    gauge = LoadGauge(probe=probe, clock=clock, max_age_s=20, reference_s=0.01, background=False, window_s=120)
+    gauge = LoadGauge(probe=probe, clock=clock, max_age_s=20, background=False, window_s=120)
     assert gauge.slowdown() == pytest.approx(2.0, rel=1e-5)
     clock.now = 10
     assert gauge.slowdown() == pytest.approx(2.0, rel=1e-5) and calls == [0.0]  # fresh: no new probe

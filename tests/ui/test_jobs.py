@@ -46,19 +46,19 @@ def test_a_different_request_is_a_different_job() -> None:
 
 # -- live ETA, measured rates, estimates --------------------------------------------------------------------
 class FixedLoad:
-    """The machine's slowdown as the test sets it (a gauge whose probe returns the reference times `value`)."""
+    """The machine's slowdown as the test sets it (a gauge's probe)."""
 
     def __init__(self, value: float = 1.0) -> None:
         self.value = value
 
     def __call__(self) -> float:
-        return 0.01 * self.value
+        return self.value
 
 
 @pytest.fixture(autouse=True)
 def load(monkeypatch: pytest.MonkeyPatch) -> FixedLoad:
     fixed = FixedLoad()
-    monkeypatch.setattr(jobs, "LOAD", LoadGauge(probe=fixed, reference_s=0.01, max_age_s=0, background=False,
+    monkeypatch.setattr(jobs, "LOAD", LoadGauge(probe=fixed, max_age_s=0, background=False,
                                                  window_s=0))  # each call probes; only that probe counts
     return fixed
 
