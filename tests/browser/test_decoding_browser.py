@@ -22,6 +22,18 @@ new MutationObserver(() => {
 """
 
 
+#: Collects the distinct "Sweep: ..." progress lines (with their time left) while a sweep runs.
+ETA_OBSERVER = """
+window.__etas = [];
+new MutationObserver(() => {
+  for (const e of document.querySelectorAll('[data-testid="stProgress"]')) {
+    const line = (e.innerText || '').trim();
+    if (line.startsWith('Sweep:') && !window.__etas.includes(line)) window.__etas.push(line);
+  }
+}).observe(document.body, {subtree: true, childList: true, characterData: true});
+"""
+
+
 def generation_cards(page) -> list[str]:
     """Texts of the live generation cards (each starts with its coloured negative / not negative label)."""
     texts = page.locator("[data-testid='stMarkdownContainer']").all_inner_texts()
@@ -95,8 +107,14 @@ def test_a_small_sweep_shows_its_charts_with_intervals(streamlit_server: str, br
     samples.fill("1")
     samples.press("Enter")
     page.get_by_text("60 generations").wait_for()
+    # the estimate is for this machine now (scaled by its load), and the running sweep's line revises it
+    assert page.get_by_text(re.compile(r"60 generations, about .+ on this machine now")).count() == 1
+    page.evaluate(ETA_OBSERVER)
     page.get_by_role("button", name="Run sweep").click()
     page.get_by_text("3 configurations, 60 generations").wait_for()
+    shown = page.evaluate("() => window.__etas")
+    print(f"sweep progress lines seen: {shown}")  # how many depends on the machine's speed: not asserted
+    assert all("left" in line or "starting" in line or "waiting" in line or "ahead" in line for line in shown)
     page.get_by_text("95% intervals (the paper reports none)").wait_for()
     heading = page.get_by_role("heading", name="Diversity and quality against the negative rate (paper Fig. 1)")
     heading.wait_for()
