@@ -263,7 +263,8 @@ with sweep_tab:
         st.session_state[SWEEP_KEY] = job_key
         st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
-                                                                     executor=executor), label="Sweep",
+                                                                     executor=executor, threads=jobs.threads_now()),
+                   label="Sweep",
                    units=sweep_units(sweep_plan.plan.n_to_generate, int(sweep_max_new)),
                    seconds_per_unit=dec.LIMITS.sweep_seconds_per_token)
         st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)

@@ -325,9 +325,10 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
 
 
 def threads_now() -> int:
-    """Intra-op threads for a live generation starting now: every core when no other model work runs on the
-    pool and the machine is otherwise quiet, else one each (`fairness_core.jobs.queue.live_threads`). Call it
-    where the job starts."""
+    """Intra-op threads for model work starting now (a live generation or a sweep): every core when no other
+    model work runs on the pool and the machine is otherwise quiet, else one each
+    (`fairness_core.jobs.queue.live_threads`; a sweep on two threads beside two busy processes took 365 s where
+    one thread took 54 s). Call it where the job starts."""
     return live_threads(usable_cores(), pool().busy_workers(), machine_load())
 
 
