@@ -120,6 +120,7 @@ def sidebar() -> None:
     from fairness_core.device import describe_device
 
     with st.sidebar:
+        st.markdown(common.FOCUS_RING_CSS, unsafe_allow_html=True)  # fixed text of ours, no visitor input in it
         presenter.controls()
         st.markdown("### Machine")
         st.caption(common.escape_markdown(describe_device()["summary"]))

@@ -86,6 +86,7 @@ def test_the_main_actions_are_reached_in_few_tab_presses_with_a_visible_focus_ri
         assert after_skip <= MAX_AFTER_SKIP, (name, after_skip, skip_path)
         ring_visible = focused["outline"] != "none" or focused["shadow"] not in ("", "none")
         assert ring_visible, focused
+        assert focused["outline"].startswith("solid 3px"), focused  # the app's ring (ui.common.FOCUS_RING_CSS)
         box = button.bounding_box()
         page.screenshot(path=str(artifact_dir / f"keyboard_focus_{name}.png"),
                         clip={"x": max(box["x"] - 200, 0), "y": max(box["y"] - 120, 0), "width": box["width"] + 400,

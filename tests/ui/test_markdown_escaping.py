@@ -52,6 +52,8 @@ def is_safe(node: ast.expr) -> bool:
         return all(is_safe(value) for value in node.values)
     if isinstance(node, ast.Name):
         return node.id.isupper()  # a module constant the developer wrote
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr.isupper()  # another module's constant (common.FOCUS_RING_CSS)
     if isinstance(node, ast.Call):
         name = _callee(node)
         if name in SAFE_HELPERS or name in NUMERIC:
@@ -100,6 +102,8 @@ def test_every_markdown_message_escapes_the_data_it_quotes() -> None:
     ('st.info(" · ".join(common.escape_markdown(n) for n in notes))', True),
     ('logger.warning("%s", text)', True),
     ("st.markdown(note)  # markdown: developer text", True),
+    ("st.markdown(common.FOCUS_RING_CSS, unsafe_allow_html=True)", True),
+    ("st.markdown(row.text)", False),
 ])
 def test_the_checker_tells_safe_from_unsafe(source: str, safe: bool, tmp_path: Path) -> None:
     page = ROOT / "tests" / "ui" / "_probe_page.py"  # must lie under ROOT for relative_to
