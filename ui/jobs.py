@@ -48,6 +48,7 @@ from fairness_core.jobs.queue import (
     live_threads,
     machine_load,
     position_message,
+    release_free_memory,
     usable_cores,
     wait_estimate,
     worker_count,
@@ -258,7 +259,7 @@ def pool() -> WorkerPool:
     with _REGISTRY_LOCK:
         if _POOL is None:
             _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch, max_batch=BATCH_ROWS,
-                               max_batch_size=BATCH_ROWS)
+                               max_batch_size=BATCH_ROWS, on_idle=release_free_memory)
         return _POOL
 
 

@@ -27,6 +27,9 @@ thread, so thirty slider moves were thirty torch loops fighting for two cores. H
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import os
 import threading
 from collections import deque
@@ -275,6 +278,30 @@ def live_threads(cores: int, busy_workers: int, load: float = 0.0) -> int:
     return max(1, min(share, free))
 
 
+_MALLOC_TRIM: Any = None
+
+
+def release_free_memory() -> bool:
+    """Give the C heap's free pages back to the system (glibc `malloc_trim`); False where there is no glibc.
+
+    Model work frees its large tensors into glibc's arenas, which keep the pages: after thirty sessions' batched
+    generations the server's resident memory stayed 10.6% above its start although nothing was held any more
+    (bench.classroom). The pool calls it when it goes idle (`WorkerPool(on_idle=...)`), so it never slows a request.
+    """
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _MALLOC_TRIM = libc.malloc_trim
+            _MALLOC_TRIM.argtypes, _MALLOC_TRIM.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if not _MALLOC_TRIM:
+        return False
+    _MALLOC_TRIM(0)
+    return True
+
+
 def machine_load() -> float:
     """The one-minute load average (0 where the system does not say)."""
     try:
@@ -304,8 +331,10 @@ class WorkerPool:
 
     def __init__(self, workers: int, on_drop: Callable[[Entry], None] | None = None,
                  run_batch: Callable[[list[Entry]], None] | None = None, max_batch: int = 8,
-                 max_batch_size: int | None = None) -> None:
+                 max_batch_size: int | None = None,
+                 on_idle: Callable[[], object] | None = None) -> None:
         self.workers = workers
+        self.on_idle = on_idle  # called (outside the lock) each time the last running work ends, none queued
         self.run_batch = run_batch
         self.max_batch = max_batch
         self.max_batch_size = max_batch_size
@@ -387,4 +416,8 @@ class WorkerPool:
                     for entry in entries:
                         self.running.pop(entry.key, None)
                     self._busy -= 1
+                    idle = self._busy == 0 and not self.queue
                     self._lock.notify_all()
+            if idle and self.on_idle is not None:
+                with contextlib.suppress(Exception):  # housekeeping must not take the worker down
+                    self.on_idle()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import threading
 
 import pytest
@@ -13,6 +14,7 @@ from fairness_core.jobs.queue import (
     WorkerPool,
     live_threads,
     position_message,
+    release_free_memory,
     sweep_slots,
     wait_estimate,
     worker_count,
@@ -203,3 +205,23 @@ def test_the_pool_counts_the_workers_busy_with_model_work() -> None:
             break
         threading.Event().wait(0.05)
     assert pool.busy_workers() == 0
+
+
+def test_the_pool_calls_its_idle_hook_once_the_last_work_ends_and_none_is_queued() -> None:
+    idle, release = [], threading.Event()
+    pool = WorkerPool(1, on_idle=lambda: idle.append(pool.busy_workers()))
+    pool.submit("ana", "sweep-1", SWEEP, lambda: release.wait(10))
+    pool.submit("ben", "live-1", LIVE, lambda: None)  # queued behind the sweep: no idle moment in between
+    release.set()
+    for _ in range(200):
+        if idle:
+            break
+        threading.Event().wait(0.05)
+    threading.Event().wait(0.2)
+    assert idle == [0]  # once, after both, with nothing running
+
+
+def test_free_memory_goes_back_to_the_system_where_glibc_is_there() -> None:
+    assert release_free_memory() in (True, False)  # never raises; False without glibc (macOS, musl)
+    if platform.libc_ver()[0] == "glibc":
+        assert release_free_memory() is True
