@@ -49,6 +49,7 @@ from fairness_core.jobs.queue import (
     machine_load,
     position_message,
     release_free_memory,
+    tidy_when_idle,
     usable_cores,
     wait_estimate,
     worker_count,
@@ -260,6 +261,7 @@ def pool() -> WorkerPool:
         if _POOL is None:
             _POOL = WorkerPool(worker_count(), on_drop=_dropped, run_batch=_run_batch, max_batch=BATCH_ROWS,
                                max_batch_size=BATCH_ROWS, on_idle=release_free_memory)
+            tidy_when_idle(_POOL)
         return _POOL
 
 

@@ -302,6 +302,29 @@ def release_free_memory() -> bool:
     return True
 
 
+def tidy_when_idle(pool: WorkerPool, every_s: float = 60.0, stop: threading.Event | None = None) -> threading.Thread:
+    """A daemon thread that, every `every_s` seconds while `pool` has nothing running or queued, collects
+    garbage and gives free heap pages back (`release_free_memory`).
+
+    The pool's own idle hook runs when work ends, but what sessions leave behind is let go later: Streamlit keeps
+    a closed session's state for `server.disconnectedSessionTTL` (120 s) so a reconnecting student finds it.
+    Setting `stop` ends the thread.
+    """
+    import gc
+
+    stop = stop or threading.Event()
+
+    def tidy() -> None:
+        while not stop.wait(every_s):
+            if pool.idle():
+                gc.collect()
+                release_free_memory()
+
+    thread = threading.Thread(target=tidy, name="model-pool-tidy", daemon=True)
+    thread.start()
+    return thread
+
+
 def machine_load() -> float:
     """The one-minute load average (0 where the system does not say)."""
     try:
@@ -360,6 +383,11 @@ class WorkerPool:
             dropped = self.queue.withdraw(session, key)
         self._dropped([dropped] if dropped is not None else [])
         return dropped is not None
+
+    def idle(self) -> bool:
+        """Nothing running and nothing queued."""
+        with self._lock:
+            return self._busy == 0 and not self.queue
 
     def busy_workers(self) -> int:
         """Workers running model work now (a batch of several requests is one worker)."""

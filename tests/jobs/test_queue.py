@@ -16,6 +16,7 @@ from fairness_core.jobs.queue import (
     position_message,
     release_free_memory,
     sweep_slots,
+    tidy_when_idle,
     wait_estimate,
     worker_count,
 )
@@ -225,3 +226,27 @@ def test_free_memory_goes_back_to_the_system_where_glibc_is_there() -> None:
     assert release_free_memory() in (True, False)  # never raises; False without glibc (macOS, musl)
     if platform.libc_ver()[0] == "glibc":
         assert release_free_memory() is True
+
+
+def test_the_tidy_thread_runs_only_while_the_pool_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairness_core.jobs.queue as queue
+
+    calls, release = [], threading.Event()
+    monkeypatch.setattr(queue, "release_free_memory", lambda: calls.append("trim") or True)
+    pool = WorkerPool(1)
+    pool.submit("ana", "sweep-1", SWEEP, lambda: release.wait(10))
+    stop = threading.Event()
+    thread = tidy_when_idle(pool, every_s=0.02, stop=stop)
+    try:
+        threading.Event().wait(0.2)
+        assert calls == []  # busy: nothing tidied
+        release.set()
+        for _ in range(200):
+            if calls:
+                break
+            threading.Event().wait(0.05)
+        assert calls and pool.idle()
+    finally:
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive()
