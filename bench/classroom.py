@@ -292,7 +292,11 @@ def run_one(n: int, args: argparse.Namespace) -> str:
             start_rss, _ = rss_and_threads(server.pid)
             monitor.start()
             sessions = asyncio.run(classroom(n, port, args.moves, args.interval, args.timeout, args.seed))
-            time.sleep(args.settle)  # sessions closed: let the server let go of them
+            settle_rss = []  # sessions closed: let the server let go of them (RSS every 15 s meanwhile)
+            settle_start = time.monotonic()
+            while time.monotonic() - settle_start < args.settle:
+                time.sleep(min(15.0, args.settle - (time.monotonic() - settle_start)))
+                settle_rss.append((time.monotonic() - settle_start, rss_and_threads(server.pid)[0]))
             final_rss, final_threads = rss_and_threads(server.pid)
         finally:
             monitor.stop.set()
@@ -313,6 +317,8 @@ def run_one(n: int, args: argparse.Namespace) -> str:
     detail = (f"    start RSS {start_rss:.0f} MiB, results {len(times)} of {n * args.moves}, moves that waited in the "
               f"queue {sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
               f"{final_threads}, server tracebacks {server_errors}")
+    if len(settle_rss) > 1:
+        detail += "\n    RSS after the sessions closed: " + ", ".join(f"{t:.0f} s {r:.0f} MiB" for t, r in settle_rss)
     texts = sorted({text for s in sessions for text in s.error_texts})
     if texts:
         detail += "\n    " + "\n    ".join(texts[:5])
