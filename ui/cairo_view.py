@@ -53,7 +53,7 @@ def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
         scorer_options = {"lexicon_path": lexicon} if lexicon else {}
         request = cairo.RunRequest(systems=cairo.parse_systems(systems_text), metrics=tuple(chosen_metrics),
                                    n_sets=int(n_sets), per_subgroup=int(per_subgroup), scorer=(scorer, scorer_options),
-                                   seeds=tuple(int(s) for s in seeds.split(",") if s.strip()),
+                                   seeds=cairo.parse_seeds(seeds),
                                    max_new_tokens=int(max_new),
                                    extra_sets={m: v for m, v in extra.items() if m in chosen_metrics})
         problems = request.problems()

@@ -74,6 +74,15 @@ def parse_system(text: str) -> System:
         raise CairoInputError(str(error)) from None
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """Comma-separated whole numbers ("0,1,2"); CairoInputError quoting the text for anything else (Python's own
+    "invalid literal for int()" was what the page said)."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise CairoInputError(f"seeds must be comma-separated whole numbers, e.g. 0,1,2 (got {text!r})") from None
+
+
 def parse_systems(text: str) -> tuple[System, ...]:
     systems = tuple(parse_system(part) for part in text.split(";") if part.strip())
     if len(systems) < 3:

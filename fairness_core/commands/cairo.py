@@ -132,10 +132,12 @@ def _search_with_estimate(table: object, args: argparse.Namespace) -> dict:
 
 
 def _seeds(text: str) -> tuple[int, ...]:
+    from fairness_core.cairo import CairoInputError, parse_seeds
+
     try:
-        return tuple(int(s) for s in text.split(",") if s.strip())
-    except ValueError:
-        raise UserFacingError(f"--seeds must be comma-separated whole numbers, e.g. 0,1,2 (got {text!r})") from None
+        return parse_seeds(text)
+    except CairoInputError as error:  # the page's sentence, named as the flag
+        raise UserFacingError(f"--{error}") from None
 
 
 def _check_out(out: str | None) -> None:

@@ -203,3 +203,15 @@ def test_a_served_app_offers_no_lexicon_path(page: AppTest, monkeypatch: pytest.
     assert not page.exception, page.exception
     assert "cairo_lexicon" not in [t.key for t in page.text_input]
     assert any("visitors cannot choose a file" in c.value for c in page.caption)
+
+
+def test_seeds_that_are_not_whole_numbers_are_one_sentence(page: AppTest) -> None:
+    """The page said Python's "invalid literal for int() with base 10: 'a'"; now the CLI's sentence."""
+    from tests.markdown_text import shown
+
+    page.run()
+    page.radio(key="cairo_source").set_value("Compute one here").run()
+    page.text_input(key="cairo_seeds").set_value("0,a").run()
+    assert not page.exception, page.exception
+    assert [shown(e.value) for e in page.error] == [
+        "seeds must be comma-separated whole numbers, e.g. 0,1,2 (got '0,a')"]

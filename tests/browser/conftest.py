@@ -6,6 +6,7 @@ Chromium that `make test` installs, with the flags that keep it from phoning hom
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -52,19 +53,19 @@ def _wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 90) ->
     raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s} s")
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of the dashboard served exactly as `make run` serves it, with a throwaway store."""
+@contextlib.contextmanager
+def serve_dashboard(root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` from `root` exactly as `make run` serves it, with the store `store` and `env` on top
+    of this process's environment (offline); yields the base URL and stops the server after."""
     port = _free_port()
-    store = tmp_path_factory.mktemp("browser-store") / "runs.duckdb"
-    env = dict(os.environ, FAIRNESS_LAB_STORE=str(store), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    log_path = tmp_path_factory.mktemp("browser-log") / "streamlit.log"
+    server_env = dict(os.environ, FAIRNESS_LAB_STORE=str(store), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                      **(env or {}))
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port),
              "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=root, env=server_env, stdout=log, stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -76,6 +77,15 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of the dashboard served exactly as `make run` serves it, with a throwaway store."""
+    store = tmp_path_factory.mktemp("browser-store") / "runs.duckdb"
+    log_path = tmp_path_factory.mktemp("browser-log") / "streamlit.log"
+    with serve_dashboard(REPO_ROOT, store, log_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import pytest
 from fairness_core.cairo.task import (
     CairoInputError,
     RunRequest,
+    parse_seeds,
     parse_system,
     parse_systems,
     pipeline_manifest,
@@ -28,6 +29,14 @@ def test_parse_systems() -> None:
         parse_systems("gpt2@greedy;gpt2@top_p=0.5")
     with pytest.raises(CairoInputError, match="listed twice"):
         parse_systems("gpt2@greedy;gpt2@greedy;gpt2@top_p=0.5")
+
+
+def test_parse_seeds() -> None:
+    assert parse_seeds("0, 1,2,") == (0, 1, 2)
+    assert parse_seeds("") == ()  # RunRequest.problems() then asks for at least one seed
+    with pytest.raises(CairoInputError) as refused:
+        parse_seeds("0,a")
+    assert str(refused.value) == "seeds must be comma-separated whole numbers, e.g. 0,1,2 (got '0,a')"
 
 
 def test_a_system_is_exactly_what_was_written() -> None:
