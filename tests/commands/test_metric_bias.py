@@ -182,6 +182,6 @@ def test_a_metric_that_cannot_run_is_reported_and_the_others_compute(
                  "--store", str(tmp_path / "runs.duckdb")])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "skipped METEOR: METEOR is unavailable here: NLTK's WordNet is not installed (fix: `make run`" \
+    assert "skipped METEOR: METEOR is unavailable here: NLTK's WordNet is not installed (fix: make run" \
         in captured.err
     assert set(json.loads(captured.out)["gender"]) == {"bleu", "chrf"}
