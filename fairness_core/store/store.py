@@ -295,11 +295,8 @@ class RunStore:
                 if warm is not None:
                     cursor = warm.cursor()  # its own connection to the same database: the buffers are shared
                     try:
-                        yield cursor
-                    except duckdb.Error as error:
-                        if _is_damage(error):
-                            raise self._unreadable(error) from error
-                        raise
+                        with self._damage_named():
+                            yield cursor
                     finally:
                         cursor.close()
                         reader = _warm_readers[_warm_key(self.path)]
@@ -313,13 +310,20 @@ class RunStore:
                 close_warm_reads(self.path)  # a read-write connection cannot open beside a read-only one
             con = self._open(read_only=not write)
             try:
-                yield con
-            except duckdb.Error as error:
-                if _is_damage(error):
-                    raise self._unreadable(error) from error
-                raise
+                with self._damage_named():
+                    yield con
             finally:
                 con.close()
+
+    @contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """A DuckDB error that means the file is damaged becomes one sentence naming the file."""
+        try:
+            yield
+        except duckdb.Error as error:
+            if _is_damage(error):
+                raise self._unreadable(error) from error
+            raise
 
     def _warm_connection(self) -> duckdb.DuckDBPyConnection | None:
         """The file's warm read connection (opened after the usual checks), or None: in its pause after being
