@@ -7,6 +7,7 @@ stored direction scores on every click (no model call).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -215,14 +216,20 @@ with segment_tab:
     st.text(f"Src:    {seg.src}\nRef:    {seg.ref}\nHypo:   {seg.hypo}\n"
             f"Trans1: {outcome.translations.get((ds.TRANS1, seg.src), '')}   (Src → {trans1}, augmented)\n"
             f"Trans2: {outcome.translations.get((ds.TRANS2, seg.ref), '')}   (Ref → {trans2}, augmented)")
-    score_value = result.scores[ids.index(chosen)]
-    st.metric(f"{label} of this segment (Eq. 2)", f"{score_value:.3f}")
-    st.plotly_chart(charts.direction_bars(ds.segment_view(outcome.scores, chosen, result), term_weighting),
-                    width="stretch")
+    summary = ds.segment_summary(outcome.scores, chosen, result, term_weighting)
+    h1, h2, h3 = st.columns(3)
+    h1.metric(f"{label} of this segment (Eq. 2)", f"{summary.score:.3f}")
+    h2.metric("Per token" if summary.summed else "Weighted mean direction (per token)",
+              f"{summary.per_token:.3f}" if np.isfinite(summary.per_token) else "—")
+    h3.metric("Rank in this corpus (1 = highest)", f"{summary.rank} of {summary.n_ranked}" if summary.rank else "—")
+    st.caption(common.escape_markdown(summary.sentence()))
+    st.plotly_chart(charts.direction_bars(ds.segment_view(outcome.scores, chosen, result), term_weighting,
+                                          summary.mean_direction), width="stretch")
     common.how_to_read("Each bar is one direction X→Y: how likely the backbone finds Y given X (Eq. 1; higher = "
                        "better). The colour and label give the direction's corpus weight from Eq. 3: a direction "
                        "that disagrees with the others gets a low (even negative) weight. DATScore is the sum of "
-                       "weight × score over the 8 bars.")
+                       "weight × score over the 8 bars; the dashed line is that sum divided by the "
+                       "weights' sum, the weighted mean direction, on the bars' own scale.")
     into = st.selectbox("Token view of a direction into the hypothesis", [d.label for d in ds.DIRECTIONS
                                                                           if d.into_hypo], key="ds_tokens_dir")
     tokens = ds.token_frame(outcome.scores, chosen, into)

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
 
-def direction_bars(view: pd.DataFrame, label: str) -> go.Figure:
-    """One segment: a bar per direction (its Eq. 1 score), its corpus weight (Eq. 3) written on the bar."""
+def direction_bars(view: pd.DataFrame, label: str, weighted_mean: float | None = None) -> go.Figure:
+    """One segment: a bar per direction (its Eq. 1 score), its corpus weight (Eq. 3) written on the bar; a dashed line
+    at `weighted_mean` (DATScore ÷ Σ weights, where the segment sits among its directions) when given."""
     frame = view.copy()
     frame["weight_text"] = frame["weight"].map(lambda w: f"w={w:.2f}")
     figure = px.bar(frame, x="direction", y="score", color="weight", text="weight_text",
                     color_continuous_scale="RdBu", color_continuous_midpoint=0.0,
                     labels={"score": f"direction score ({label})", "weight": "weight (Eq. 3)"})
     figure.update_traces(textposition="outside", cliponaxis=False)
+    if weighted_mean is not None and math.isfinite(weighted_mean):
+        figure.add_hline(y=weighted_mean, line_dash="dash", annotation_text=f"weighted mean {weighted_mean:.3f}",
+                         annotation_position="bottom right")
     figure.update_layout(height=360, margin={"t": 30, "b": 10})
     return figure
 

@@ -34,7 +34,15 @@ from fairness_core.datscore.request import (
     read_relative_ranking,
     read_segments,
 )
-from fairness_core.datscore.summary import cli_payload, corpus_scores, segment_view, token_frame, weights_table
+from fairness_core.datscore.summary import (
+    SegmentSummary,
+    cli_payload,
+    corpus_scores,
+    segment_summary,
+    segment_view,
+    token_frame,
+    weights_table,
+)
 from fairness_core.datscore.synthetic import SRC_LANG as SYNTHETIC_SRC_LANG
 from fairness_core.datscore.synthetic import TGT_LANG as SYNTHETIC_TGT_LANG
 from fairness_core.datscore.synthetic import load as load_synthetic
@@ -76,6 +84,7 @@ __all__ = [
     "RequestError",
     "ScoreRequest",
     "SegmentSet",
+    "SegmentSummary",
     "Variant",
     "augmentation_languages",
     "backbone_name",
@@ -97,6 +106,7 @@ __all__ = [
     "read_segments",
     "run_pipeline",
     "score_matrix",
+    "segment_summary",
     "segment_view",
     "token_frame",
     "uploaded_variants",

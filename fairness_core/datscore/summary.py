@@ -95,3 +95,80 @@ def token_frame(scores: pd.DataFrame, segment_id: str, direction: str) -> pd.Dat
         return pd.DataFrame(columns=["position", "token", "logprob", "entropy"])
     return pd.DataFrame({"position": range(len(attrs["tokens"])), "token": attrs["tokens"],
                          "logprob": attrs["logprobs"], "entropy": attrs["entropies"]})
+
+
+#: what one direction score is, per token aggregation (Eq. 1 with the term weights of `W.TERM_LABELS`)
+_DIRECTION_SCORE = {
+    W.SUM: "the sum of its log-probabilities over the target's tokens",
+    W.ENTROPY: "the sum over the target's tokens of log-probability times the step's entropy (Eq. 1 + Eq. 4)",
+    W.UNIFORM: "the mean log-probability per target token",
+    W.ENTROPY_MEAN: "the entropy-weighted mean log-probability per target token",
+}
+#: aggregations whose direction score is a sum over tokens (it grows with length); the others are per-token means
+_SUMMED = (W.SUM, W.ENTROPY)
+
+
+@dataclass(frozen=True)
+class SegmentSummary:
+    """What one segment's Eq. 2 number is made of, so a reader can put a scale on it."""
+
+    score: float  # Eq. 2: Σ_d w_d · score_d
+    term_weighting: str
+    weight_sum: float  # Σ_d w_d (Eq. 3 weights are not normalised)
+    mean_direction: float  # score / weight_sum: the weighted mean direction score, on the directions' own scale
+    per_token: float  # Σ_d w_d score_d / Σ_d w_d n_d (n_d = 1 where the aggregation already averages over tokens)
+    tokens: tuple[int, int] | None  # fewest and most target tokens a direction scored (None when not recorded)
+    lowest: tuple[str, float]  # (direction, score) of the direction that scored lowest
+    highest: tuple[str, float]
+    rank: int  # 1 = the highest DATScore among the corpus's scored segments (0 when this one has none)
+    n_ranked: int
+    n_directions: int
+
+    @property
+    def summed(self) -> bool:
+        return self.term_weighting in _SUMMED
+
+    def sentence(self) -> str:
+        """The headline in words: what the number adds up, per token, and where it sits among the directions."""
+        tokens = f" ({self.tokens[0]}–{self.tokens[1]} tokens here)" if self.tokens and self.summed else ""
+        made_of = (f"Eq. 2 adds the {self.n_directions} direction scores, each times its Eq. 3 weight (the weights "
+                   f"sum to {self.weight_sum:.2f}); a direction score is "
+                   f"{_DIRECTION_SCORE.get(self.term_weighting, self.term_weighting)}{tokens}.")
+        if math.isfinite(self.per_token):
+            per = (f" Divided by the weighted token count that is {self.per_token:.3f} per token."
+                   if self.summed else "")
+        else:
+            per = " The weights sum to 0 or less, so there is no per-token figure."
+        where = (f" The weighted mean direction (score ÷ weight sum) is {self.mean_direction:.3f}, between the lowest "
+                 f"direction {self.lowest[0]} ({self.lowest[1]:.3f}) and the highest {self.highest[0]} "
+                 f"({self.highest[1]:.3f})." if math.isfinite(self.mean_direction) else "")
+        return made_of + per + where
+
+
+def segment_summary(scores: pd.DataFrame, segment_id: str, result: CorpusScores, term_weighting: str) -> SegmentSummary:
+    """The segment's Eq. 2 score with its scale: weight sum, per-token figure, range over directions, corpus rank."""
+    i = result.segments.index(segment_id)
+    row, weights = result.matrix[i], result.weights
+    counts = np.full(len(result.directions), np.nan)
+    if "n_tokens" in scores.columns:
+        mine = scores[scores["segment_id"] == segment_id].drop_duplicates("direction").set_index("direction")
+        counts = mine["n_tokens"].reindex(list(result.directions)).to_numpy(dtype=np.float64)
+    recorded = bool(np.isfinite(counts).all())
+    summed = term_weighting in _SUMMED
+    # Σ_d w_d n_d: the weighted number of tokens the score adds up (n_d = 1 for an aggregation that averages)
+    denominator = math.nan if summed and not recorded else float(np.sum(weights * (counts if summed else 1.0)))
+    weight_sum = float(np.sum(weights))
+    score = float(result.scores[i])
+    finite = np.isfinite(row)
+    lowest = int(np.argmin(np.where(finite, row, np.inf)))
+    highest = int(np.argmax(np.where(finite, row, -np.inf)))
+    ranked = result.scores[np.isfinite(result.scores)]
+    return SegmentSummary(
+        score=score, term_weighting=term_weighting, weight_sum=weight_sum,
+        mean_direction=score / weight_sum if weight_sum > 0 else math.nan,
+        per_token=score / denominator if denominator > 0 else math.nan,
+        tokens=(int(counts.min()), int(counts.max())) if recorded else None,
+        lowest=(result.directions[lowest], float(row[lowest])),
+        highest=(result.directions[highest], float(row[highest])),
+        rank=int(np.sum(ranked > score)) + 1 if math.isfinite(score) else 0, n_ranked=int(ranked.size),
+        n_directions=len(result.directions))

@@ -40,6 +40,10 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     headers = [h.value for h in page.subheader]
     assert "Direction weights (Eq. 3)" in headers and "Correlation between directions" in headers
     assert any(h.startswith("Meta-evaluation: Kendall τ-like (Eq. 5) — synthetic") for h in headers), headers
+    # the headline has a scale (issue 30): per token, its rank, and a sentence saying what the sum adds up
+    labels = [m.label for m in page.metric]
+    assert "Per token" in labels and "Rank in this corpus (1 = highest)" in labels, labels
+    assert any(shown(c.value).startswith("Eq. 2 adds the 8 direction scores") for c in page.caption)
     texts = " ".join(t.value for t in page.text)
     assert "Trans1:" in texts and "Trans2:" in texts and "Hypo:" in texts
     weights = weights_frame(page)
