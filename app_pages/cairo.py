@@ -57,6 +57,7 @@ st.header("1 · Metrics, prompt sets and the subgroups they target")
 chosen_metrics = st.multiselect("Metrics", list(cairo.METRICS), default=["BOLD gender", "HONEST gender (valid)"],
                                 key="cairo_metrics")
 targets: dict[str, list[str]] = {}
+dropped_total = 0
 columns = st.columns(max(1, len(chosen_metrics)))
 for column, name in zip(columns, chosen_metrics, strict=False):
     with column:
@@ -66,8 +67,11 @@ for column, name in zip(columns, chosen_metrics, strict=False):
             st.error(common.escape_markdown(str(error)))
             continue
         targets[name] = subgroups
+        dropped_total += int(overview["dropped (degenerate)"].sum())
         st.markdown(f"**{common.escape_markdown(name)}** — {len(overview)} sets")
         st.dataframe(overview, hide_index=True, width="stretch", height=240)
+st.caption(common.escape_markdown(f"{dropped_total} released paraphrases dropped (column 'dropped (degenerate)'). "
+                                  + cairo.DEGENERATE_RULE))
 common.how_to_read(
     "Each paraphrase list was released aligned with the original prompts (entry i paraphrases prompt i). The "
     "*aligned share* is the share of paraphrases that share a content word with their own original; the *shifted "
@@ -168,11 +172,12 @@ sizes = cairo.size_frame(pair)
 searched = sizes[sizes["size"] > 1].dropna(subset=["CAIRO (best pair)"])
 best = searched.loc[searched["CAIRO (best pair)"].idxmax()] if not searched.empty else sizes.iloc[0]
 m1, m2 = st.columns(2)
-m1.metric(f"Pearson r across n = {n_systems} systems: original prompts → best CAIRO combination "
-          f"(size {int(best['size'])})", f"{r_text(pair['original_r'])} → {r_text(best['CAIRO (best pair)'])}")
-heldout_best = best.get("held-out r (LOSO)")
-m2.metric(f"Held-out r at that size (leave-one-system-out, n = {n_systems})",
-          r_text(heldout_best))
+# short labels (a metric's label is cut at its column's width); the rest in a caption
+m1.metric("Pearson r: original → best CAIRO", f"{r_text(pair['original_r'])} → {r_text(best['CAIRO (best pair)'])}")
+m2.metric("Held-out r at that size", r_text(best.get("held-out r (LOSO)")))
+st.caption(f"Across n = {n_systems} systems. Original prompts alone, then the best CAIRO combination pair of size "
+           f"{int(best['size'])} (the original plus {int(best['size']) - 1} paraphrase set(s)); held-out r: the "
+           "same size, each system's combination chosen without it (leave-one-system-out).")
 if n_systems < 10:
     st.warning(common.escape_markdown(
         f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
@@ -257,9 +262,11 @@ with st.expander("Search output as JSON (the CLI's contract)"):
 
 # ------------------------------------------------------------------------------ 4. paraphrase
 st.header("4 · Paraphrase a metric's prompts with a chat LM")
-st.caption("The paper's prompts: chat — “Paraphrase each of the following while not writing the original sentences: "
-           "…”; completion — “… can be paraphrased as”. Paraphrases that drop the subgroup term are filtered and "
-           "counted; provenance (model, seed, sample, instruction, raw output, run) is kept.")
+st.caption(common.escape_markdown(
+    "The paper's prompts: chat — “Paraphrase each of the following while not writing the original sentences: …”; "
+    "completion — “… can be paraphrased as”. Paraphrases that are empty, degenerate, drop the subgroup term or copy "
+    "the original are filtered and counted; provenance (model, seed, sample, instruction, raw output, run) is kept. "
+    + cairo.DEGENERATE_RULE))
 p1, p2 = st.columns(2)
 with p1:
     para_model = common.model_picker("causal-lm", "Paraphrasing model", key="cairo_para_model",

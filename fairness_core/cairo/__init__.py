@@ -4,7 +4,7 @@ See docs/cairo.md. Modules: data, bias, search, request, task, paraphrase, summa
 public face: the page and the `cairo` command import from here and nothing else of the core.
 """
 
-from fairness_core.cairo.data import DEFAULT_MAPPING, METRICS, CairoDataError, overlap_table
+from fairness_core.cairo.data import DEFAULT_MAPPING, DEGENERATE_RULE, METRICS, CairoDataError, overlap_table
 from fairness_core.cairo.deviations import DEVIATIONS
 from fairness_core.cairo.paraphrase import STYLES as PARAPHRASE_STYLES
 from fairness_core.cairo.paraphrase import ParaphraseRequest, ParaphraseResult, run_paraphrase
@@ -37,6 +37,7 @@ from fairness_core.cairo.uncertainty import add_uncertainty, pair_uncertainty
 
 __all__ = [
     "DEFAULT_MAPPING",
+    "DEGENERATE_RULE",
     "DEVIATIONS",
     "METRICS",
     "PARAPHRASE_STYLES",

@@ -53,6 +53,45 @@ class CairoDataError(ValueError):
     """Released data missing or malformed; the message is one sentence naming the file."""
 
 
+# ------------------------------------------------------------------------------ degenerate paraphrases
+#: The rule, as the page and docs/cairo.md state it. A paraphrase becomes a prompt the systems continue, so a text
+#: that cannot be continued as the original could be is left out (its slot stays empty and is counted).
+DEGENERATE_RULE = (
+    "A paraphrase is dropped as degenerate when it has no letters, repeats a letter four or more times or a word "
+    "three or more times in a row ('Mmmmmm', 'the the the'), is a single word, holds a fill-in placeholder "
+    "('___', '---', '....') where the continuation should go, or talks about the task instead of doing it "
+    "('paraphrase', 'original sentence')."
+)
+#: one short reason per clause of DEGENERATE_RULE, in the order they are checked
+NO_LETTERS, REPEATS, ONE_WORD, PLACEHOLDER, ABOUT_TASK = (
+    "no letters", "repeated letters or words", "a single word", "fill-in placeholder", "talks about the task")
+DEGENERATE_REASONS = (NO_LETTERS, REPEATS, ONE_WORD, PLACEHOLDER, ABOUT_TASK)
+_WORDS = re.compile(r"[^\W\d_]+")
+_LETTER_RUN = re.compile(r"([^\W\d_])\1{3,}", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"_{3,}|-{3,}|\.{4,}|\*{3,}")
+_ABOUT_TASK = re.compile(r"paraphras|\boriginal sentences?\b", re.IGNORECASE)
+
+
+def degenerate_reason(text: str) -> str | None:
+    """Which clause of DEGENERATE_RULE `text` falls under (one of DEGENERATE_REASONS), or None when it is a usable
+    paraphrase. An empty text is not judged here (it is counted as empty where it is met)."""
+    text = " ".join(str(text).split())
+    if not text:
+        return None
+    words = [word.lower() for word in _WORDS.findall(text)]
+    if not words:
+        return NO_LETTERS
+    if _LETTER_RUN.search(text) or any(a == b == c for a, b, c in zip(words, words[1:], words[2:], strict=False)):
+        return REPEATS
+    if len(words) == 1:
+        return ONE_WORD
+    if _PLACEHOLDER.search(text):
+        return PLACEHOLDER
+    if _ABOUT_TASK.search(text):
+        return ABOUT_TASK
+    return None
+
+
 # ---------------------------------------------------------------------------------------- naming
 def set_name(key: str) -> str:
     """`prompts_mistralai_Mistral-7B-Instruct-v0.2_3` -> `Mistral-7B-Instruct-v0.2 #3`; originals -> original."""
@@ -123,6 +162,18 @@ class ReleasedMetric:
     redact: list[tuple[str, ...]]  # names removed from generations before scoring
     origin: str = ""
     skipped: dict[str, str] = field(default_factory=dict)  # set name -> why it is not usable
+    #: set name -> {index: reason} of the paraphrases DEGENERATE_RULE dropped (their slots in `sets` are empty)
+    degenerate: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def degenerate_counts(self, indices: Sequence[int] | None = None) -> dict[str, int]:
+        """{reason: paraphrases dropped} over every paraphrase set, among `indices` (all when None)."""
+        wanted = None if indices is None else set(indices)
+        counts: dict[str, int] = {}
+        for dropped in self.degenerate.values():
+            for index, reason in dropped.items():
+                if wanted is None or index in wanted:
+                    counts[reason] = counts.get(reason, 0) + 1
+        return counts
 
     @property
     def n(self) -> int:
@@ -204,13 +255,28 @@ def load_metric(name: str, data_dir: Path = DATA_DIR) -> ReleasedMetric:
         origin = f"data/cairo/HONEST/HONEST_{part}_prompts.json"
     sets: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
+    degenerate: dict[str, dict[int, str]] = {}
     for key, texts in lists.items():
         label = set_name(key)
         if len(texts) != n:
             skipped[label] = f"{len(texts)} prompts for {n} originals: not aligned"
             continue
         sets[label] = [str(t) for t in texts]
-    return ReleasedMetric(name, family, sets, subgroups, terms, redact, origin, skipped)
+        if label != ORIGINAL:  # the benchmark's own prompts are kept as released
+            sets[label], degenerate[label] = drop_degenerate(sets[label])
+    return ReleasedMetric(name, family, sets, subgroups, terms, redact, origin, skipped, degenerate)
+
+
+def drop_degenerate(texts: Sequence[str]) -> tuple[list[str], dict[int, str]]:
+    """(texts with each degenerate paraphrase emptied, {index: reason}); positions are kept, so a set stays aligned
+    with its originals."""
+    kept, dropped = [], {}
+    for index, text in enumerate(texts):
+        reason = degenerate_reason(text)
+        if reason is not None:
+            dropped[index] = reason
+        kept.append("" if reason is not None else str(text))
+    return kept, dropped
 
 
 def _religion_terms(subgroup: str) -> tuple[str, ...]:
@@ -279,7 +345,8 @@ def sample_indices(metric: ReleasedMetric, per_subgroup: int | None, seed: int =
 
 
 def prompt_set(metric: ReleasedMetric, name: str, indices: Sequence[int]) -> PromptSet:
-    """One set of a metric as a PromptSet; blank paraphrases are dropped (counted by `blank_count`)."""
+    """One set of a metric as a PromptSet; blank paraphrases (and those DEGENERATE_RULE emptied) are left out
+    (counted by `blank_count` and `ReleasedMetric.degenerate`)."""
     if name not in metric.sets:
         raise CairoDataError(f"{metric.name} has no prompt set {name!r}; sets: {', '.join(metric.sets)}")
     texts = metric.sets[name]

@@ -8,8 +8,9 @@ Llama-2/Mistral setting (temperature 0.6, top-p 0.9).
 Generation goes through `run_generation` (stored, resumable; the instruction prompt is the stored
 prompt), so provenance — model, decoding, seed, sample, the exact instruction, the raw output, the
 run id — is kept per paraphrase. A paraphrase is cleaned (first line, list numbering and quotes
-removed) and dropped when it no longer names the subgroup (HONEST's identity noun, the BOLD person's
-name, the religion) or is empty; drops are counted per reason. A dropped slot stays empty, so sets
+removed) and dropped when it is empty, degenerate (`data.DEGENERATE_RULE`: "Mmmmmm", a single word, a fill-in
+blank, talk about the task), no longer names the subgroup (HONEST's identity noun, the BOLD person's name, the
+religion) or copies the original; drops are counted per reason. A dropped slot stays empty, so sets
 stay aligned with the originals (the pipeline skips empty prompts and counts them).
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.cairo.data import ORIGINAL, ReleasedMetric, load_metric, sample_indices
+from fairness_core.cairo.data import ORIGINAL, ReleasedMetric, degenerate_reason, load_metric, sample_indices
 from fairness_core.data.prompts import PromptItem, PromptSet
 from fairness_core.models.interfaces import DecodingConfig
 
@@ -130,6 +131,8 @@ def run_paraphrase(request: ParaphraseRequest, store: Any, on_progress: Callable
         reason = ""
         if not text:
             reason = "empty output"
+        elif degenerate_reason(text) is not None:
+            reason = f"degenerate: {degenerate_reason(text)}"
         elif not names_subgroup(text, metric.terms[i]):
             reason = "subgroup term dropped"
         elif " ".join(text.lower().split()) == " ".join(metric.sets[ORIGINAL][i].lower().split()):

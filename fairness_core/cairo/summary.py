@@ -187,14 +187,15 @@ def uncertainty_frame(pair: dict[str, Any], uncertainty: dict[str, Any]) -> pd.D
 
 
 def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
-    """One released metric's prompt sets (prompts, whether each paraphrase list is aligned with the originals)
-    and the subgroups it targets."""
+    """One released metric's prompt sets (usable prompts, paraphrases `DEGENERATE_RULE` dropped, whether each
+    paraphrase list is aligned with the originals) and the subgroups it targets."""
     metric = load_metric(name)
     reports = {r.set_name: r for r in check_alignment(metric)}
     rows = []
     for set_name, texts in metric.sets.items():
         report = reports.get(set_name)
         rows.append({"set": set_name, "prompts": sum(bool(t.strip()) for t in texts),
+                     "dropped (degenerate)": len(metric.degenerate.get(set_name, {})),
                      "aligned share": None if report is None else round(report.aligned_share, 2),
                      "shifted share": None if report is None else round(report.shifted_share, 2),
                      "aligned": "original" if report is None else ("yes" if report.ok else "NO")})

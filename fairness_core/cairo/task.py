@@ -192,8 +192,12 @@ def plan_sets(request: RunRequest) -> PlannedSets:
                 prompt_id = f"{name}|{set_label}|{index}"
                 items.append(PromptItem(prompt_id, item.group, item.family, text, source=item.text, redact=item.redact))
                 where[prompt_id] = (name, set_label, index)
-        if blanks:
-            notes.append(f"{name}: {blanks} empty paraphrase(s) skipped")
+        # slots DEGENERATE_RULE emptied when the data was read are counted as dropped, not again as empty
+        degenerate = sum(index in metric.degenerate.get(set_label, {}) for set_label in all_sets for index in chosen)
+        if degenerate:
+            notes.append(f"{name}: {degenerate} degenerate paraphrase(s) dropped (rule: docs/cairo.md)")
+        if blanks > degenerate:
+            notes.append(f"{name}: {blanks - degenerate} empty paraphrase(s) skipped")
         notes.append(f"{name}: {len(all_sets)} prompt sets × {len(chosen)} prompts "
                      f"({request.per_subgroup or 'all'} per subgroup, sample seed {request.sample_seed})")
     return PlannedSets(PromptSet("CAIRO " + " + ".join(request.metrics), tuple(items)), where, indices, notes)

@@ -127,3 +127,73 @@ def test_shipped_demo_run_is_a_valid_bias_table_with_its_provenance() -> None:
     for metric, indices in meta["indices"].items():
         assert indices == sample_indices(load_metric(metric), meta["manifest"]["per_subgroup"],
                                          meta["manifest"]["sample_seed"])
+
+
+# ------------------------------------------------------------------------------ degenerate paraphrases (issue 30)
+@pytest.mark.parametrize(("text", "reason"), [
+    ("Mmmmmmmmmmmmmmmmmmmm", "repeated letters or words"),  # what SmolLM2 wrote for a BOLD prompt
+    ("the the the woman works", "repeated letters or words"),
+    ("...", "no letters"),
+    ("Tony", "a single word"),  # Llama-2's "paraphrase" of "Tony Curtis is an American actor who ..."
+    ("she was employed as a ____", "fill-in placeholder"),
+    ("the brides have earned a living by....", "fill-in placeholder"),
+    ("Here are the paraphrased versions of the given text:", "talks about the task"),
+    ("The original sentences convey the idea of Jimmy Tingle", "talks about the task"),
+])
+def test_degenerate_paraphrases_are_named_by_the_clause_they_break(text: str, reason: str) -> None:
+    from fairness_core.cairo.data import DEGENERATE_REASONS, degenerate_reason
+
+    assert reason in DEGENERATE_REASONS
+    assert degenerate_reason(text) == reason
+
+
+@pytest.mark.parametrize("text", ["he is", "women are...", "The 1000 men were hired as", "Alan Alda is an actor",
+                                  "the lady ought to work as a", ""])
+def test_ordinary_paraphrases_are_kept(text: str) -> None:
+    from fairness_core.cairo.data import degenerate_reason
+
+    assert degenerate_reason(text) is None
+
+
+def test_the_shipped_sets_lose_their_degenerate_paraphrases_and_count_them() -> None:
+    from fairness_core.cairo.data import degenerate_reason
+
+    raw = json.loads((DATA_DIR / "BOLD" / "BOLD_valid_prompts.json").read_text(encoding="utf-8"))["gender"]
+    metric = load_metric("BOLD gender")
+    llama = raw["prompts_meta-llama_Llama-2-7b-chat-hf_1"]
+    flagged = {i: degenerate_reason(t) for i, t in enumerate(llama) if degenerate_reason(t)}
+    assert flagged and metric.degenerate["Llama-2-7b-chat-hf #1"] == flagged
+    for index in flagged:  # the slot is emptied, the set keeps its length and alignment
+        assert metric.sets["Llama-2-7b-chat-hf #1"][index] == ""
+    assert len(metric.sets["Llama-2-7b-chat-hf #1"]) == metric.n
+    assert ORIGINAL not in metric.degenerate  # the benchmark's prompts are kept as released
+    counts = metric.degenerate_counts()
+    total = sum(len(d) for d in metric.degenerate.values())
+    assert sum(counts.values()) == total == 27  # of 11 × 616 = 6,776 released paraphrases
+    indices = sorted(flagged)[:1]
+    assert sum(metric.degenerate_counts(indices).values()) == sum(index in d for d in metric.degenerate.values()
+                                                                  for index in indices)
+    assert all(index not in [int(p.prompt_id.rsplit(":", 1)[1]) for p in
+                             prompt_set(metric, "Llama-2-7b-chat-hf #1", sorted(flagged)).items] for index in flagged)
+
+
+def test_a_run_plan_counts_the_dropped_paraphrases_in_its_notes() -> None:
+    from fairness_core.cairo.data import degenerate_reason
+    from fairness_core.cairo.task import RunRequest, parse_systems, plan_sets
+
+    names = ("HONEST gender (valid)", "BOLD gender")
+    planned = plan_sets(RunRequest(systems=parse_systems("m@greedy;m@top_p=0.5;m@top_p=0.9"), metrics=names,
+                                   per_subgroup=None))
+    notes = " ".join(planned.notes)
+    for name, expected in zip(names, (17, 27), strict=True):  # every released set, every original
+        assert sum(len(d) for d in load_metric(name).degenerate.values()) == expected
+        assert f"{name}: {expected} degenerate paraphrase(s) dropped" in notes
+    assert not any(degenerate_reason(item.text) for item in planned.prompts.items if "|original|" not in item.prompt_id)
+
+
+def test_no_prompt_of_the_shipped_run_is_degenerate() -> None:
+    """docs/cairo.md says the rule leaves the shipped offline run's bias table as it was computed."""
+    demo = json.loads((DATA_DIR / "demo_run.json").read_text(encoding="utf-8"))
+    for name, indices in demo["indices"].items():
+        dropped = load_metric(name).degenerate
+        assert not [(set_name, i) for set_name, slots in dropped.items() for i in indices if i in slots]

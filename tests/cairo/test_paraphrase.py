@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fairness_core.cairo.data import load_metric
+from fairness_core.cairo.data import DEGENERATE_REASONS, degenerate_reason, load_metric
 from fairness_core.cairo.paraphrase import (
     ParaphraseRequest,
     clean,
@@ -52,12 +52,14 @@ def test_tiny_model_paraphrases_keep_provenance_and_count_drops(tiny_gpt2: Path,
     assert kept + sum(result.dropped.values()) == len(prov)
     filled = sum(bool(t) for texts in result.sets.values() for t in texts)
     assert filled == kept
-    # A kept paraphrase names its subgroup; a dropped one says why.
+    # A kept paraphrase names its subgroup and is not degenerate; a dropped one says why.
+    degenerate = {f"degenerate: {reason}" for reason in DEGENERATE_REASONS}
     for row in prov.to_dict("records"):
         if row["kept"]:
             assert names_subgroup(row["paraphrase"], tuple(row["terms"].split(", ")))
+            assert degenerate_reason(row["paraphrase"]) is None
         else:
-            assert row["reason"] in ("empty output", "subgroup term dropped", "copied the original")
+            assert row["reason"] in {"empty output", "subgroup term dropped", "copied the original"} | degenerate
     again = run_paraphrase(request, store)  # stored: read back, same paraphrases
     assert again.provenance["raw"].tolist() == prov["raw"].tolist()
 
@@ -88,12 +90,13 @@ def test_paraphrases_through_an_endpoint_chat_route_are_stored_with_token_usage(
         sent = {body["messages"][0]["content"] for body in chats}
         assert sent == set(prov["instruction"]) and all(s.startswith("Paraphrase each of the following") for s in sent)
 
-        # the fake replies "Reply to <instruction> [settings]": it names the subgroup, so every reply is kept
-        assert prov["kept"].all() and result.dropped == {}
+        # the fake replies "Reply to <instruction> [settings]": it repeats the instruction instead of paraphrasing,
+        # so every reply is dropped as degenerate (it talks about the task), kept in the provenance with its reason
+        assert not prov["kept"].any() and result.dropped == {"degenerate: talks about the task": 8}
         for row in prov.to_dict("records"):
             assert row["raw"].startswith(f"Reply to {row['instruction']} [t=0.6 p=0.9 k=None s=")
             assert row["paraphrase"] == row["raw"] and row["model"] == source
-            assert result.sets[row["set"]][row["index"]] == row["paraphrase"]
+            assert result.sets[row["set"]][row["index"]] == ""
 
         # the server's own count, per reply: 5 prompt and 4 completion tokens
         assert token_usage(store, result.run_ids) == {"requests": 8, "prompt_tokens": 40, "completion_tokens": 32}
