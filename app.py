@@ -185,4 +185,8 @@ navigation = st.navigation(
     + [st.Page(script, title=title, icon=icon) for script, title, icon in existing_pages()]
 )
 sidebar()
-navigation.run()
+if presenter.enabled():  # one level deeper: switching the view draws the page afresh, so its tables take the larger
+    with st.container():  # type (a table keeps the type size it measured when it was first drawn)
+        navigation.run()
+else:
+    navigation.run()

@@ -15,6 +15,7 @@ CACHE_ENV = "FAIRNESS_LAB_CACHE"
 ENDPOINTS_ENV = "FAIRNESS_LAB_ENDPOINTS"
 HONEST_LEXICON_ENV = "FAIRNESS_LAB_HONEST_LEXICON"
 MAX_MODELS_ENV = "FAIRNESS_LAB_MAX_MODELS"
+PUBLIC_URL_ENV = "FAIRNESS_LAB_PUBLIC_URL"
 DEFAULT_MAX_MODELS = 8
 
 
@@ -43,6 +44,12 @@ def store_lock_timeout_s() -> float:
 def served() -> bool:
     """True when the app is served for others (`FAIRNESS_LAB_SERVED=1`): visitors cannot pick a store file."""
     return os.environ.get(SERVED_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def public_url() -> str:
+    """The address students and colleagues reach the app at (`$FAIRNESS_LAB_PUBLIC_URL`, e.g.
+    `http://lab.school.example:8501`), for the presenter view's share link; "" when not set."""
+    return os.environ.get(PUBLIC_URL_ENV, "").strip()
 
 
 def endpoints_path() -> Path:

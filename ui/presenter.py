@@ -1,9 +1,14 @@
 """Presenter view for a teacher: a large, readable layout (a sidebar toggle) and the current view as a short link.
 
 The pages keep their selections in the URL (`ui.common.UrlParam`, defaults left out), so the link is the page's
-address plus those parameters: a student who opens it sees exactly what the teacher shows. The app draws the
-toggle and a slot for the link in the sidebar (`controls`); `ui.common.sync_url` refreshes the link each time a
-page writes its state to the URL, so the link never lags a slider move.
+address plus those parameters and `presenter=1`: a student who opens it sees exactly what the teacher shows, in the
+same large layout. The app draws the toggle and a slot for the link in the sidebar (`controls`);
+`ui.common.sync_url` refreshes the link each time a page writes its state to the URL, so the link never lags a
+slider move.
+
+The address in the link is one students can open: `$FAIRNESS_LAB_PUBLIC_URL` when the server's owner set it, else the
+address the teacher's browser used, except that `localhost` (which on a student's machine is the student's machine)
+becomes this machine's network address when the server listens on the network (`student_address`).
 
     presenter.controls()                                   # app.py, in the sidebar, before the page runs
     share_link("http://host:8501/decoding", {"top_p": "0.5"})  # 'http://host:8501/decoding?top_p=0.5'
@@ -11,21 +16,30 @@ page writes its state to the URL, so the link never lags a slider move.
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import socket
 from collections.abc import Mapping
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
-PRESENTER_KEY = "presenter_view"
-_LINK_SLOT = "_presenter_link_slot"
+from fairness_core import config
 
-#: Larger type and full width for a projector; Streamlit's own theme otherwise (nothing hidden or restyled).
-LARGE_LAYOUT_CSS = """<style>
-.stMainBlockContainer, .block-container { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
-.stMain p, .stMain li, .stMain label, .stMain .stMarkdown, .stMain [data-testid="stCaptionContainer"] {
-  font-size: 1.35rem !important; line-height: 1.5; }
-.stMain h1 { font-size: 3rem !important; } .stMain h2, .stMain h3 { font-size: 2.1rem !important; }
-.stMain [data-testid="stDataFrame"] { font-size: 1.2rem; }
+PRESENTER_KEY = "presenter_view"
+#: the query parameter that turns the presenter view on for whoever opens the link
+PRESENTER_PARAM = "presenter"
+_LINK_SLOT = "_presenter_link_slot"
+_RESTORED = "_presenter_restored"
+
+#: Larger type for a projector by raising the root font size: Streamlit sizes text, inputs, sliders, buttons, spacing and
+#: its tables' cells in rem, so all of them grow together and nothing overlaps (enlarging the text alone pushed slider
+#: values onto their tracks and left inputs and tables small; CSS zoom made tables and charts overflow the page, as
+#: Streamlit sizes them to the width it measures). Full width; Streamlit's own theme otherwise (nothing hidden).
+SCALE = 1.35
+LARGE_LAYOUT_CSS = f"""<style>
+html {{ font-size: {SCALE * 100:.0f}% !important; }}
+.stMainBlockContainer, .block-container {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
 </style>"""
 
 
@@ -36,17 +50,84 @@ def share_link(base_url: str | None, query: Mapping[str, str]) -> str:
     return f"{base}?{encoded}" if encoded else (base or "?")
 
 
+def _loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost.localdomain", ""):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host.lower().endswith(".localhost")
+    return address.is_loopback or address.is_unspecified
+
+
+def network_address() -> str | None:
+    """This machine's address on its network (the interface of its default route), or None without one.
+
+    A UDP socket's `connect` only picks the route; nothing is sent (the address is a documentation one, RFC 5737)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            found = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if _loopback(found) else found
+
+
+def student_address(browser_url: str | None, public_url: str = "", server_address: str | None = None,
+                    lan_address: str | None = None) -> tuple[str | None, str | None]:
+    """(the page's address as students can open it, one sentence for the teacher or None).
+
+    `browser_url` is the address the teacher's browser used (`st.context.url`); `public_url` the configured one (its
+    scheme, host and port replace the browser's, the page path is kept); `server_address` Streamlit's
+    `server.address` (None or "" or 0.0.0.0: every interface); `lan_address` this machine's network address.
+    """
+    if not browser_url:
+        return None, None
+    page = urlsplit(browser_url)
+    if public_url:
+        public = urlsplit(public_url if "://" in public_url else f"http://{public_url}")
+        if public.scheme in ("http", "https") and public.hostname:
+            path = public.path.rstrip("/") + page.path
+            return urlunsplit((public.scheme, public.netloc, path, "", "")), None
+        return browser_url, (f"{config.PUBLIC_URL_ENV} is not an http(s) address ({public_url[:80]!r}), so the "
+                             "link uses the address this browser opened.")
+    if not _loopback(page.hostname or ""):
+        return browser_url, None
+    listens = (server_address or "").strip()
+    host = lan_address if _loopback(listens) and listens in ("", "0.0.0.0", "::") else (
+        None if _loopback(listens) else listens)
+    if host is None:
+        return browser_url, (f"This link says {page.hostname}, which on a student's machine is that machine: start "
+                             "the app with --server.address 0.0.0.0 so the network can reach it, or set "
+                             f"{config.PUBLIC_URL_ENV} to the address students use.")
+    netloc = f"[{host}]" if ":" in host else host
+    if page.port:
+        netloc += f":{page.port}"
+    return urlunsplit((page.scheme, netloc, page.path, "", "")), (
+        f"You opened the app as {page.hostname}; the link uses this machine's network address instead. Set "
+        f"{config.PUBLIC_URL_ENV} if students reach it by another name.")
+
+
 def enabled() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
 def controls() -> None:
-    """The sidebar toggle; when it is on, the large layout and a slot the share link is written into."""
+    """The sidebar toggle (on when the page was opened with a presenter link); when it is on, the large layout and a
+    slot the share link is written into."""
+    if not st.session_state.get(_RESTORED):
+        st.session_state[_RESTORED] = True
+        if st.query_params.get(PRESENTER_PARAM) == "1":
+            st.session_state[PRESENTER_KEY] = True
     st.toggle("Presenter view", key=PRESENTER_KEY,
-              help="Large, readable text for a projector, and a short link that opens exactly this view.")
+              help="Large, readable layout for a projector, and a link that opens exactly this view (presenter "
+                   "view included) on the students' machines.")
     if not enabled():
+        if PRESENTER_PARAM in st.query_params:
+            del st.query_params[PRESENTER_PARAM]
         st.session_state.pop(_LINK_SLOT, None)
         return
+    st.query_params[PRESENTER_PARAM] = "1"  # a reload keeps the view, and the link carries it
     st.markdown(LARGE_LAYOUT_CSS, unsafe_allow_html=True)  # fixed text of ours, no visitor input in it
     st.caption("Students open exactly this view with:")
     st.session_state[_LINK_SLOT] = st.empty()
@@ -58,5 +139,9 @@ def refresh_link() -> None:
     slot = st.session_state.get(_LINK_SLOT)
     if slot is None or not enabled():
         return
-    url = getattr(st.context, "url", None)
-    slot.code(share_link(url, st.query_params.to_dict()), language=None)
+    address, note = student_address(getattr(st.context, "url", None), config.public_url(),
+                                    st.get_option("server.address"), network_address())
+    with slot.container():
+        st.code(share_link(address, st.query_params.to_dict()), language=None, wrap_lines=True)
+        if note:  # it quotes the browser's host name: escaped (ui.common imports this module, so not its helper)
+            st.caption(re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:@])", r"\\\1", note))
