@@ -21,6 +21,7 @@ from ui.metric_bias_view import (
     choose_dataset,
     choose_metrics,
     edit_references_view,
+    gap_examples,
     restore_from_url,
     sync_url,
 )
@@ -237,8 +238,7 @@ with tab_pairs:
     st.caption(common.escape_markdown(
         f"{len(gaps)} pairs for {', '.join(chosen_metrics) or 'all metrics'}, largest gap first "
                "(DuckDB query over the stored rows)."))
-    st.dataframe(gaps[["item", "attribute", "metric", "gap", "score1", "score2", "candidate1", "candidate2",
-                       "reference", "stereotypical"]].round(4), hide_index=True, width="stretch", key="mb_gap_table")
+    gap_examples(gaps)
     if not gaps.empty:
         st.plotly_chart(charts.gap_histogram(gaps), key="mb_gap_hist")
         common.how_to_read("Positive gap: candidate 1 scored higher. A symmetric, narrow histogram around 0 is "
@@ -255,11 +255,15 @@ with tab_pairs:
 
     stored_runs = [r.name for r in runs if r.name not in mb.METRICS]
     computed_runs = [r.name for r in runs if r.name in mb.METRICS]
-    st.subheader("Recomputed beside stored")
-    if not stored_runs or not computed_runs:
-        st.info("Choose a stored score column and a metric to compare them pair by pair (e.g. bleu with the "
-                "authors' BLEU under the metric-fairness-2022 settings).")
+    if not dataset.stored_columns:  # e.g. the demo set: nothing to compare with, so no empty section
+        st.caption("This data has no stored scores, so there is no recomputed-beside-stored comparison (the "
+                   "paper's release files carry the authors' scores: load them with “Upload a file”).")
+    elif not stored_runs or not computed_runs:
+        st.subheader("Recomputed beside stored")
+        st.info("Choose a stored score column (under “Stored scores”) and a metric, and run, to compare them pair "
+                "by pair (e.g. bleu with the authors' BLEU under the metric-fairness-2022 settings).")
     else:
+        st.subheader("Recomputed beside stored")
         left, right = st.columns(2)
         mine = left.selectbox("Recomputed metric", computed_runs, key="mb_agree_mine")
         guess = next((i for i, c in enumerate(stored_runs) if c.lower().startswith(mine[:4])), 0)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import metric_bias as mb
-from ui import common
+from ui import common, text_diff
 
 SOURCES = ("Demo set (templates × occupations × pronouns)", "WinoBias gender pairs", "CrowS-Pairs",
            "Upload a file", "Saved version")
@@ -169,6 +169,25 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
         st.error(common.escape_markdown(f"Metric options: {error}"))
         return [], stored, False
     return metrics, stored, True
+
+
+def gap_examples(gaps: pd.DataFrame) -> None:
+    """The per-example gaps: a table with the words that differ beside the two candidates (a cell cuts a long text
+    off, often before that word), then the selected pair (the largest gap first) whole, its differing words marked."""
+    table = text_diff.with_changes(gaps[["item", "attribute", "metric", "gap", "score1", "score2", "candidate1",
+                                         "candidate2", "reference", "stereotypical"]].round(4),
+                                   "candidate1", "candidate2", after="gap")
+    picked = st.dataframe(table, hide_index=True, width="stretch", key="mb_gap_table", on_select="rerun",
+                          selection_mode="single-row",
+                          column_config={"differs": st.column_config.TextColumn("differs (1 → 2)", width="medium")})
+    if table.empty:
+        return
+    rows = picked.selection.rows if picked is not None and hasattr(picked, "selection") else []
+    row = table.iloc[rows[0] if rows else 0]
+    st.caption(common.escape_markdown(f"Pair {row['item']} ({row['attribute']}, {row['metric']}): gap {row['gap']} "
+                                      "on the 0–100 scale" + ("" if rows else "; select a row to see another") + "."))
+    text_diff.show_pair(row["candidate1"], row["candidate2"], ("Candidate 1", "Candidate 2"))
+    st.markdown(f"**Reference:** {common.escape_markdown(row['reference'])}")
 
 
 def alignment_view(metric: mb.Metric, row: pd.Series) -> None:

@@ -146,6 +146,17 @@ def test_gap_filters_narrow_the_per_example_table(app: AppTest) -> None:
     assert not app.exception
     gaps = frame_with(app, lambda v: "gap" in v.columns and "candidate1" in v.columns)
     assert len(gaps) > 0 and (gaps["gap"].abs() >= 20).all() and set(gaps["metric"]) == {"bertscore"}
+    # the words that differ beside the texts, and the largest-gap pair whole with them marked (issue 30)
+    assert list(gaps.columns[:5]) == ["item", "attribute", "metric", "gap", "differs"]
+    assert gaps["differs"].str.contains(" → ").all()
+    first = gaps.iloc[0]
+    drawn = [m.value for m in app.markdown if m.value.startswith(("**Candidate 1:**", "**Candidate 2:**"))]
+    assert len(drawn) == 2 and all(":orange-background[" in line for line in drawn)
+    was, now = first["differs"].split(" → ")[0], first["differs"].split(" → ")[1].split(";")[0]
+    assert f":orange-background[**{was}**]" in drawn[0] and f":orange-background[**{now}**]" in drawn[1]
+    # the demo set has no stored scores: said in one line, no empty comparison section (issue 30)
+    assert any("This data has no stored scores" in c.value for c in app.caption)
+    assert "Recomputed beside stored" not in [h.value for h in app.subheader]
     app.toggle(key="mb_align").set_value(True).run()
     assert not app.exception
     assert any("→ reference token" in t.value for t in app.text)
