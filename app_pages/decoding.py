@@ -60,6 +60,18 @@ st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms o
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
+#: the live per-group table's measures: short header, and the full name on hover
+GROUP_COLUMNS = {
+    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
+    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
+    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
+    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
+    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
+    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
+    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
+}
+
+
 @st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
 def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
     """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
@@ -183,7 +195,10 @@ with live_tab:
         columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
         columns += [c for c in ("negative_regard_rate", "offensive_rate", "negative_word_share",
                                 "quality_mean_logprob") if c in summary.groups]
-        st.dataframe(summary.groups[columns], hide_index=True, width="stretch")
+        # every group and every measure in view: as tall as its rows, short headers, two decimals (issue 30)
+        st.dataframe(summary.groups[columns], hide_index=True, width="stretch", height="content",
+                     column_config={name: st.column_config.NumberColumn(label, format="%.2f", help=help_text)
+                                    for name, (label, help_text) in GROUP_COLUMNS.items()})
         common.how_to_read(
             "Each card holds a group's generations (text appears as the model writes it; the negative label once "
             "it is scored). Each table row is one group. *negative_sentiment_rate* is the share of its "
