@@ -76,6 +76,20 @@ PAGE_STORIES = {
 }
 
 
+#: Where to start: one first click per kind of user (role, what they get, page, link label, query of the link).
+START_HERE = (
+    ("Analyst", "Tuning decoding? Move top-p, top-k and temperature and watch each group's generations and their "
+                "negative share change; then sweep a grid.",
+     "app_pages/decoding.py", "Decoding sliders", None),
+    ("Teacher", "A classroom demo that computes itself: does a metric score *he* and *she* differently? Opens in "
+                "presenter view, with a link for the students.",
+     "app_pages/metric_bias.py", "Metric bias, presenter view", {"presenter": "1"}),
+    ("Researcher", "Reproduce and inspect: a real offline CAIRO run shipped with its command, with intervals, "
+                   "held-out checks and the prompts behind every number.",
+     "app_pages/cairo.py", "CAIRO explorer", None),
+)
+
+
 def existing_pages() -> list[tuple[str, str, str]]:
     return [page for page in PAGES if (ROOT / page[0]).exists()]
 
@@ -87,7 +101,15 @@ def home() -> None:
         "computed here, stored with a manifest that says exactly how it was made, and shown with a 95% "
         "bootstrap confidence interval and the examples behind it."
     )
-    pages = [page for page in existing_pages() if page[0] != "app_pages/runs.py"]
+    pages = existing_pages()
+    starts = [start for start in START_HERE if (ROOT / start[2]).exists()]
+    if starts:
+        st.subheader("Where to start")
+        for column, (role, what, script, label, query) in zip(st.columns(len(starts)), starts, strict=True):
+            with column.container(border=True):
+                st.markdown(f"**{role}**")  # markdown: developer text
+                st.markdown(what)  # markdown: developer text
+                st.page_link(script, label=label, icon=":material/arrow_forward:", query_params=query)
     if pages:
         st.subheader("What each page answers")
         for script, title, icon in pages:

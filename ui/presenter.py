@@ -30,12 +30,11 @@ PRESENTER_KEY = "presenter_view"
 #: the query parameter that turns the presenter view on for whoever opens the link
 PRESENTER_PARAM = "presenter"
 _LINK_SLOT = "_presenter_link_slot"
-_RESTORED = "_presenter_restored"
 
-#: Larger type for a projector by raising the root font size: Streamlit sizes text, inputs, sliders, buttons, spacing and
-#: its tables' cells in rem, so all of them grow together and nothing overlaps (enlarging the text alone pushed slider
-#: values onto their tracks and left inputs and tables small; CSS zoom made tables and charts overflow the page, as
-#: Streamlit sizes them to the width it measures). Full width; Streamlit's own theme otherwise (nothing hidden).
+#: Larger type for a projector by raising the root font size: Streamlit sizes text, inputs, sliders, buttons,
+#: spacing and its tables' cells in rem, so all of them grow together and nothing overlaps (enlarging the text alone
+#: pushed slider values onto their tracks and left inputs and tables small; CSS zoom made tables and charts overflow
+#: the page, as Streamlit sizes them to the width it measures). Full width; Streamlit's own theme otherwise.
 SCALE = 1.35
 LARGE_LAYOUT_CSS = f"""<style>
 html {{ font-size: {SCALE * 100:.0f}% !important; }}
@@ -115,16 +114,12 @@ def enabled() -> bool:
 def controls() -> None:
     """The sidebar toggle (on when the page was opened with a presenter link); when it is on, the large layout and a
     slot the share link is written into."""
-    if not st.session_state.get(_RESTORED):
-        st.session_state[_RESTORED] = True
-        if st.query_params.get(PRESENTER_PARAM) == "1":
-            st.session_state[PRESENTER_KEY] = True
-    st.toggle("Presenter view", key=PRESENTER_KEY,
+    if st.query_params.get(PRESENTER_PARAM) == "1" and not enabled():  # a presenter link (or the home page's)
+        st.session_state[PRESENTER_KEY] = True
+    st.toggle("Presenter view", key=PRESENTER_KEY, on_change=_follow_toggle,
               help="Large, readable layout for a projector, and a link that opens exactly this view (presenter "
                    "view included) on the students' machines.")
     if not enabled():
-        if PRESENTER_PARAM in st.query_params:
-            del st.query_params[PRESENTER_PARAM]
         st.session_state.pop(_LINK_SLOT, None)
         return
     st.query_params[PRESENTER_PARAM] = "1"  # a reload keeps the view, and the link carries it
@@ -132,6 +127,14 @@ def controls() -> None:
     st.caption("Students open exactly this view with:")
     st.session_state[_LINK_SLOT] = st.empty()
     refresh_link()
+
+
+def _follow_toggle() -> None:
+    """The address follows the toggle before the script runs, so a switched-off view is not turned on again."""
+    if st.session_state.get(PRESENTER_KEY):
+        st.query_params[PRESENTER_PARAM] = "1"
+    elif PRESENTER_PARAM in st.query_params:
+        del st.query_params[PRESENTER_PARAM]
 
 
 def refresh_link() -> None:

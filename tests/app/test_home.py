@@ -47,3 +47,18 @@ def test_the_model_table_shows_its_why_column_in_full(isolated_store: Path) -> N
     assert widths["why"] == max(widths.values())  # the column people read is the widest
     assert sum(widths.values()) <= 940  # and all five fit the page's main column, so none is cut off
     assert list(table.proto.column_order) == ["model", "task", "status", "why", "licence"]
+
+
+def test_home_says_where_each_kind_of_user_starts_and_lists_every_page(isolated_store: Path) -> None:
+    """Issue 30: one recommended first click per user (analyst, teacher, researcher), and the Run store listed."""
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    assert not app.exception, app.exception
+    assert "Where to start" in [h.value for h in app.subheader]
+    roles = [m.value for m in app.markdown if m.value in ("**Analyst**", "**Teacher**", "**Researcher**")]
+    assert roles == ["**Analyst**", "**Teacher**", "**Researcher**"]
+    links = [link.proto for link in app.get("page_link")]
+    by_label = {link.label: link for link in links}
+    assert by_label["Decoding sliders"].page.endswith("decoding")
+    assert "presenter=1" in by_label["Metric bias, presenter view"].query_string  # the teacher's opens large
+    assert by_label["CAIRO explorer"].page.endswith("cairo")
+    assert "Run store" in by_label  # listed with the other pages
