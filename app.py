@@ -200,7 +200,9 @@ def prewarm_default_generator() -> None:
         prewarm("smollm2-135m-instruct")
 
 
-st.set_page_config(page_title="NLG Fairness Lab", page_icon=":material/balance:", layout="wide")
+# an emoji favicon is drawn in the browser (a :material/…: icon is fetched from fonts.gstatic.com: a request off
+# the machine on every page, found by tests/browser/test_bad_inputs_browser.py)
+st.set_page_config(page_title="NLG Fairness Lab", page_icon="⚖️", layout="wide")
 prewarm_default_generator()
 navigation = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]

@@ -130,7 +130,8 @@ if csv_text is None:
     st.info("Choose or compute a bias table to search.")
     st.stop()
 try:
-    table = cairo.read_bias_table(csv_text, "the bias table")
+    table = cairo.read_bias_table(csv_text, f"the bias table {upload.name}" if source.startswith("Upload")
+                                  else "the bias table")  # an upload's message names its file
 except cairo.BiasTableError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()

@@ -103,7 +103,12 @@ with st.expander("Model, prompts and measures", expanded=True):
     quality_choice = m2.selectbox("Quality proxy scorer", ["same as generator", "off"], key="dec_quality",
                                   help="Mean token log-prob of the continuation: a proxy for human quality ratings.")
     regard_model = m3.text_input("Regard classifier", "regard-v3", key="dec_regard",
+                                 max_chars=common.MAX_MODEL_ID_CHARS,
                                  help="Preset or hub id; offline it is unavailable and regard is left out.")
+regard_problem = common.model_id_problem(regard_model.strip())
+if regard_problem:  # a typed value that cannot name a model: said once, and regard is left out
+    st.error(f"Regard classifier: {regard_problem}")  # markdown: developer text (the value is an inline code span)
+    regard_model = ""
 
 wanted = dec.default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
 scorers, scorer_notes = usable_scorers(wanted)

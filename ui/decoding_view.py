@@ -99,9 +99,12 @@ def build_prompts() -> dec.PromptSet:
     text = st.text_area("Custom prompts: 'group: prompt' lines, group,prompt[,family] CSV, or JSON",
                         "woman: The woman said that\nman: The man said that", key="dec_custom")
     upload = st.file_uploader("…or upload a file", type=["txt", "csv", "tsv", "json"], key="dec_upload")
-    if upload is not None:
-        text = dec.decode_upload(upload.name, upload.getvalue())
-    return dec.parse_custom(text)
+    if upload is None:
+        return dec.parse_custom(text)
+    try:  # a message about an upload names its file
+        return dec.parse_custom(dec.decode_upload(upload.name, upload.getvalue()))
+    except dec.PromptError as error:
+        raise dec.PromptError(error if str(error).startswith(upload.name) else f"{upload.name}: {error}") from None
 
 
 def first_visit(model_name: str, quantization: str) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fairness_core.adaptation.templates import SLOT, Template, TemplateImportError, TemplateSet
+from fairness_core.data.quoting import quoted
 
 NER_KIND = "adaptation-ner"
 NER_SCHEMA = 1
@@ -89,7 +90,7 @@ def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", 
         reader = csv.DictReader(io.StringIO(text, newline=""))
         if field_name not in (reader.fieldnames or []):
             raise TemplateImportError(f"{path} has no {field_name!r} column (columns found: "
-                                      f"{', '.join(reader.fieldnames or []) or 'none'})")
+                                      f"{quoted(', '.join(reader.fieldnames)) if reader.fieldnames else 'none'})")
         texts = [row.get(field_name) or "" for row in reader]
     elif fmt == "jsonl":
         for number, line in enumerate(text.splitlines(), start=1):

@@ -32,6 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from fairness_core.data.quoting import quoted
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "adaptation"
 SLOT = "{person}"
 EEC_COLUMNS = ("ID", "Sentence", "Template", "Person", "Gender", "Race", "Emotion", "Emotion word")
@@ -258,8 +260,9 @@ def _require(frame: pd.DataFrame, columns: Iterable[str], path: str | Path, what
     present = {c.strip().lower(): c for c in frame.columns}
     for column in columns:
         if column.lower() not in present:
+            found = quoted(", ".join(map(str, frame.columns))) if len(frame.columns) else "none"
             raise TemplateImportError(f"{path} has no {column!r} column, which a {what} file needs "
-                                      f"(columns found: {', '.join(frame.columns) or 'none'})")
+                                      f"(columns found: {found})")
 
 
 def _rename(frame: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:

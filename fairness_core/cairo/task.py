@@ -22,6 +22,7 @@ import pandas as pd
 from fairness_core.cairo.bias import bias_table
 from fairness_core.cairo.data import METRICS, ORIGINAL, CairoDataError, load_metric, prompt_set, sample_indices
 from fairness_core.data.prompts import PromptItem, PromptSet
+from fairness_core.data.quoting import quoted
 from fairness_core.generation.systems import System
 from fairness_core.models.interfaces import DecodingConfig
 
@@ -42,7 +43,7 @@ def parse_system(text: str) -> System:
     `MODEL@top_k=20,temperature=1.3` is top-k sampling with no nucleus cut, and a bare `MODEL` is plain sampling."""
     model, _, knobs = text.strip().partition("@")
     if not model.strip():
-        raise CairoInputError(f"system {text!r} has no model (write MODEL@top_p=0.9)")
+        raise CairoInputError(f"system {quoted(text)} has no model (write MODEL@top_p=0.9)")
     values: dict[str, Any] = {}
     quantization = "none"
     greedy = False
@@ -53,21 +54,21 @@ def parse_system(text: str) -> System:
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq:
-            raise CairoInputError(f"system {text!r}: {part!r} is not knob=value")
+            raise CairoInputError(f"system {quoted(text)}: {quoted(part)} is not knob=value")
         if key == "quantization":
             quantization = value.strip()
             continue
         if key not in KNOBS:
-            raise CairoInputError(f"system {text!r}: unknown knob {key!r}; knobs: {', '.join(KNOBS)}, greedy, "
-                                  "quantization")
+            raise CairoInputError(f"system {quoted(text)}: unknown knob {quoted(key)}; knobs: {', '.join(KNOBS)}, "
+                                  "greedy, quantization")
         try:
             values[key] = int(value) if key == "top_k" else float(value)
         except ValueError:
-            raise CairoInputError(f"system {text!r}: {key} {value!r} is not a number") from None
+            raise CairoInputError(f"system {quoted(text)}: {key} {quoted(value)} is not a number") from None
     decoding = DecodingConfig(greedy=True) if greedy else DecodingConfig(**values)
     problems = decoding.problems()
     if problems:
-        raise CairoInputError(f"system {text!r}: {problems[0]}")
+        raise CairoInputError(f"system {quoted(text)}: {problems[0]}")
     try:
         return System(model.strip(), decoding, quantization=quantization)
     except ValueError as error:
@@ -80,7 +81,7 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise CairoInputError(f"seeds must be comma-separated whole numbers, e.g. 0,1,2 (got {text!r})") from None
+        raise CairoInputError(f"seeds must be comma-separated whole numbers, e.g. 0,1,2 (got {quoted(text)})") from None
 
 
 def parse_systems(text: str) -> tuple[System, ...]:

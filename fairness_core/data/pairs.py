@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from fairness_core import config
+from fairness_core.data.quoting import quoted
 
 #: The one rule every importer follows for problems with single rows (files, WinoBias, CrowS-Pairs):
 #: each kept or skipped row is counted in a note on the dataset; only a file that cannot be read at
@@ -246,8 +247,8 @@ def read_metric_fairness(data: bytes | Path, filename: str | None = None,
     header = [h.lower() for h in raw_header]
     for needed in ("candidate", "reference"):
         if needed not in header:
-            raise PairDataError(f"{filename}, line {numbered[0][0]}: missing column {needed!r} "
-                                f"(header has: {', '.join(h for h in header if h) or 'nothing'})")
+            found = quoted(", ".join(h for h in header if h)) if any(header) else "nothing"
+            raise PairDataError(f"{filename}, line {numbered[0][0]}: missing column {needed!r} (header has: {found})")
     c_col, r_col = header.index("candidate"), header.index("reference")
     body = numbered[1:]
     notes: list[str] = []
@@ -367,7 +368,7 @@ def read_pairs_table(data: bytes | Path, filename: str | None = None) -> PairDat
     for needed in ("candidate1", "candidate2", "reference"):
         if needed not in fields:
             raise PairDataError(f"{filename}, line 1: missing column {needed!r} (header has: "
-                                f"{', '.join(f for f in fields if f) or 'nothing'})")
+                                f"{quoted(', '.join(f for f in fields if f)) if any(fields) else 'nothing'})")
     if not rows:
         raise PairDataError(f"{filename}: no pairs found")
     score_pairs = _score_column_pairs(fields)

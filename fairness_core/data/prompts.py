@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from fairness_core.data.prompt_set import PromptError, PromptItem, PromptSet  # re-exported: one import for users
+from fairness_core.data.quoting import quoted
 
 TEMPLATES_PATH = Path(__file__).resolve().parents[2] / "data" / "decoding" / "regard_templates.json"
 
@@ -49,9 +50,11 @@ def regard_prompts(templates: Sequence[str] | None = None,
     default_t, default_f = default_templates()
     templates = [t.strip() for t in (default_t if templates is None else templates) if t.strip()]
     families = default_f if families is None else families
+    if not templates:
+        raise PromptError("no templates: give at least one line with {group}, e.g. 'The {group} worked as'")
     bad = [t for t in templates if "{group}" not in t]
     if bad:
-        raise PromptError(f"template {bad[0]!r} has no {{group}} placeholder")
+        raise PromptError(f"template {quoted(bad[0])} has no {{group}} placeholder")
     items = []
     for family, groups in families.items():
         for group in groups:
@@ -85,7 +88,7 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
             names = [name.strip().lower() for name in header]
             repeated = sorted({name for name in names if name and names.count(name) > 1})
             if repeated:
-                raise PromptError(f"the CSV header names the column {repeated[0]!r} more than once; keep one")
+                raise PromptError(f"the CSV header names the column {quoted(repeated[0])} more than once; keep one")
             for record in csv.DictReader(io.StringIO(stripped), dialect=dialect):
                 record = {k.strip().lower(): (v or "").strip() for k, v in record.items() if k}
                 rows.append((record.get("group", ""), record.get("prompt") or record.get("text", ""),
@@ -95,17 +98,17 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
                 if not line.strip() or line.lstrip().startswith("#"):
                     continue
                 if ":" not in line:
-                    raise PromptError(f"line {number} ({line.strip()!r}) is not 'group: prompt'")
+                    raise PromptError(f"line {number} ({quoted(line.strip())}) is not 'group: prompt'")
                 group, prompt = line.split(":", 1)
                 rows.append((group.strip(), prompt.strip(), family))
     items, seen, repeated = [], set(), 0
     for index, (group, prompt, fam) in enumerate(rows):
         if not group:
-            raise PromptError(f"custom prompt {index + 1} ({prompt[:60]!r}) has no group")
+            raise PromptError(f"custom prompt {index + 1} ({quoted(prompt)}) has no group")
         if not prompt:
-            raise PromptError(f"group {group!r} has an empty prompt (entry {index + 1})")
+            raise PromptError(f"group {quoted(group)} has an empty prompt (entry {index + 1})")
         if len(prompt) > MAX_PROMPT_CHARS:
-            raise PromptError(f"prompt {index + 1} of group {group[:40]!r} has {len(prompt):,} characters; the limit "
+            raise PromptError(f"prompt {index + 1} of group {quoted(group)} has {len(prompt):,} characters; the limit "
                               f"is {MAX_PROMPT_CHARS:,} (a longer prompt would not fit the model's window)")
         if (group, prompt) in seen:  # a repeated prompt counts once: it would weigh twice in its group's rate
             repeated += 1
@@ -134,13 +137,13 @@ def _json_rows(text: str, family: str) -> list[tuple[str, str, str]]:
     if isinstance(data, dict):
         for group, prompts in data.items():
             if not isinstance(prompts, list):
-                raise PromptError(f"group {group!r} must map to a list of prompt texts, e.g. {{{group!r}: "
+                raise PromptError(f"group {quoted(group)} must map to a list of prompt texts, e.g. {{{group!r}: "
                                   f"[\"The {group} worked as\"]}} (got {_kind(prompts)})")
             if not prompts:
-                raise PromptError(f"group {group!r} has no prompts")
+                raise PromptError(f"group {quoted(group)} has no prompts")
             for position, prompt in enumerate(prompts, start=1):
                 if not isinstance(prompt, str):
-                    raise PromptError(f"prompt {position} of group {group!r} must be text (got {_kind(prompt)})")
+                    raise PromptError(f"prompt {position} of group {quoted(group)} must be text (got {_kind(prompt)})")
                 rows.append((str(group), prompt, family))
         return rows
     if isinstance(data, list):
@@ -184,13 +187,13 @@ def load_prompt_source(spec: str, per_group: int = 20, seed: int = 0) -> PromptS
         return bold_prompts(spec.split(":", 1)[1], per_group=per_group, seed=seed)
     path = Path(spec).expanduser()
     if not path.is_file():
-        raise PromptError(f"--prompts {spec!r} is neither 'regard', 'bold:<domain>' nor an existing file")
+        raise PromptError(f"--prompts {quoted(spec)} is neither 'regard', 'bold:<domain>' nor an existing file")
     try:
         if path.stat().st_size > MAX_PROMPTS_BYTES:
             raise PromptError(f"{spec} is {path.stat().st_size / 1e6:.0f} MB; a prompts file is at most "
                               f"{MAX_PROMPTS_BYTES / 1e6:.0f} MB")
         data = path.read_bytes()
     except OSError as error:
-        raise PromptError(f"--prompts {spec!r} cannot be read: {error.strerror}") from None
+        raise PromptError(f"--prompts {quoted(spec)} cannot be read: {error.strerror}") from None
     prompt_set = parse_custom(decode_upload(path.name, data))
     return PromptSet(path.name, prompt_set.items, prompt_set.notes)

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairness_core.data.quoting import quoted
+
 MAX_TRANSLATION_TOKENS = 256
 
 
@@ -58,7 +60,7 @@ def _read_csv(name: str, content: bytes | str | None, required: Sequence[str]) -
     missing = [c for c in required if c not in header]
     if missing:
         raise RequestError(f"{name}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                           f"(the header has {', '.join(header)}; needed: {', '.join(required)}).")
+                           f"(the header has {quoted(', '.join(header))}; needed: {', '.join(required)}).")
     if not rows:
         raise RequestError(f"{name}: has a header but no rows.")
     return rows

@@ -18,6 +18,7 @@ from fairness_core.data.prompts import (
     parse_custom,
     regard_prompts,
 )
+from fairness_core.data.quoting import quoted
 from fairness_core.generation.diversity import STOPWORDS, frequent_ngrams
 from fairness_core.generation.grid import GRID_PRESETS, GridError, expand_grid, parse_grid, varying_knob
 from fairness_core.generation.tradeoffs import pareto_front
@@ -69,15 +70,22 @@ def families_text(families: dict[str, list[str]]) -> str:
 
 
 def parse_families(text: str) -> dict[str, list[str]]:
-    """The related-groups box back to {family: [group, ...]}; a line without ':' is one sentence."""
+    """The related-groups box back to {family: [group, ...]}; one sentence for a line without ':', a family of fewer
+    than two groups (disparity compares the groups of a family) or a box with no family at all."""
     families: dict[str, list[str]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if ":" not in line:
-            raise PromptError(f"group line {number} ({line.strip()!r}) is not 'family: group, group'")
+            raise PromptError(f"group line {number} ({quoted(line.strip())}) is not 'family: group, group'")
         family, groups = line.split(":", 1)
-        families[family.strip()] = [g.strip() for g in groups.split(",") if g.strip()]
+        names = [g.strip() for g in groups.split(",") if g.strip()]
+        if len(names) < 2:
+            raise PromptError(f"group line {number} ({quoted(line.strip())}) names {len(names)} group(s); a family "
+                              "compares two or more, e.g. 'gender: man, woman'")
+        families[family.strip()] = names
+    if not families:
+        raise PromptError("the related groups box is empty: give one 'family: group, group' line per family")
     return families
 
 

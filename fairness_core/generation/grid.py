@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from fairness_core.data.quoting import quoted
 from fairness_core.models.interfaces import DecodingConfig
 
 #: The paper's grids (Dhamala et al., Sec. 3): each varies one knob, the others off.
@@ -33,11 +34,11 @@ def parse_grid(text: str) -> dict[str, list[float | int]]:
     axes: dict[str, list[float | int]] = {}
     for part in filter(None, (piece.strip() for piece in text.split(";"))):
         if "=" not in part:
-            raise GridError(f"grid part {part!r} is not of the form name=v1,v2 (e.g. top_p=0.5,0.9)")
+            raise GridError(f"grid part {quoted(part)} is not of the form name=v1,v2 (e.g. top_p=0.5,0.9)")
         name, values_text = (s.strip() for s in part.split("=", 1))
         key = _ALIASES.get(name.lower())
         if key is None:
-            raise GridError(f"unknown decoding knob {name!r} in the grid; use top_p, top_k or temperature")
+            raise GridError(f"unknown decoding knob {quoted(name)} in the grid; use top_p, top_k or temperature")
         if key in axes:
             raise GridError(f"{key} appears twice in the grid")
         values: list[float | int] = []
@@ -46,7 +47,7 @@ def parse_grid(text: str) -> dict[str, list[float | int]]:
                 value: float | int = int(raw) if key == "top_k" else float(raw)
             except (ValueError, OverflowError):
                 kind = "an integer" if key == "top_k" else "a number"
-                raise GridError(f"{key} value {raw!r} is not {kind}") from None
+                raise GridError(f"{key} value {quoted(raw)} is not {kind}") from None
             values.append(value)
         if not values:
             raise GridError(f"{key} has no values in the grid")

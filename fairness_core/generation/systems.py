@@ -30,7 +30,11 @@ def decoding_record(decoding: DecodingConfig) -> dict[str, Any]:
 def default_name(model: str, decoding: DecodingConfig, quantization: str = "none") -> str:
     if is_endpoint(model):
         return f"{Endpoint.parse(model).label()} · {decoding.label()}"
-    short = Path(model).name if model.endswith(".gguf") or Path(model).expanduser().exists() else model
+    try:
+        local = model.endswith(".gguf") or Path(model).expanduser().exists()
+    except OSError:  # a name longer than the file system allows is no local model (it was a traceback)
+        local = False
+    short = Path(model).name if local else model
     suffix = "" if quantization == "none" else f" [{quantization}]"
     return f"{short} · {decoding.label()}{suffix}"
 

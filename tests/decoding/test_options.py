@@ -20,6 +20,22 @@ def test_a_group_line_without_a_family_is_one_sentence() -> None:
         decoding.parse_families("gender: a, b\nman, woman")
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "the related groups box is empty"),
+    ("gender: man", r"group line 1 \('gender: man'\) names 1 group\(s\); a family compares two or more"),
+    # a markdown link splits at its 'https:' into one family of one group: refused, not generated with
+    ("[phish](https://evil.example/phish)", r"names 1 group\(s\)"),
+])
+def test_a_box_that_names_no_pair_of_related_groups_is_one_sentence(text: str, message: str) -> None:
+    with pytest.raises(decoding.PromptError, match=message):
+        decoding.parse_families(text)
+
+
+def test_no_templates_is_one_sentence() -> None:
+    with pytest.raises(decoding.PromptError, match="no templates: give at least one line with {group}"):
+        decoding.regard_prompts([], {"gender": ["man", "woman"]})
+
+
 def test_the_live_subset_keeps_the_first_prompts_of_every_group_in_order() -> None:
     prompts = decoding.parse_custom("man: M1\nwoman: W1\nman: M2\nwoman: W2\nman: M3")
     subset = decoding.live_subset(prompts, 2)

@@ -1,0 +1,395 @@
+"""Every page's uploads and text fields fed the CLI battery's bad inputs, in a real browser (issue 30 §4).
+
+Each upload gets an empty file, binary bytes, UTF-16 text, one 10 MB line, markdown with a link and an image to a
+foreign host, and a file whose whole content is a server path; each text field the same as text (control
+characters, UTF-16 bytes read as Latin-1, 10 MB, markdown, a server path, nothing). After each input the page must
+show at most one message, in one line, naming the file or field it is about (`Field.names`), and:
+
+- no traceback and no Python error name on the page (`assert_no_failure_shown`);
+- no request leaving the machine, from the browser (every request to a host other than the server is recorded
+  and aborted) or from the server (its HTTP(S)_PROXY is a local listener that records any connection);
+- nothing stored: the run store holds the same runs as before the input, and no file appears beside it;
+- no live link or image to the foreign host, and nothing of the server file named shown.
+
+The screenshots go to test-artifacts/bad-input-<field>-<input>.png. One server serves the whole module, with its own
+store; fields are grouped by page so `-k decoding` runs one page's.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import serve_dashboard
+from tests.browser.test_markdown_injection_browser import EVIL
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600)]
+
+ERROR = "[data-testid='stAlertContentError']"
+ALERTS = ("[data-testid='stAlertContentError'], [data-testid='stAlertContentWarning'], "
+          "[data-testid='stAlertContentInfo']")
+#: what a Python failure, a decoding failure or a refused server path looks like when it leaks onto a page
+LEAKS = ("Traceback", "Errno", "IsADirectoryError", "FileNotFoundError", "PermissionError", "UnicodeDecodeError",
+         "UnicodeError", "KeyError", "TypeError", "AttributeError", "IndexError", "ParserError", "ValueError",
+         "codec can't decode", "duckdb.", "Exception:")
+SERVER_FILE = "/etc/passwd"
+SERVER_FILE_TEXT = "root:x:0:0"
+TEN_MB = 10_000_000
+
+
+# ------------------------------------------------------------------------------ the inputs
+def upload_inputs(header: str) -> dict[str, bytes]:
+    """The bad files for an upload whose good file starts with `header`."""
+    return {
+        "empty": b"",
+        "binary": bytes(range(256)) * 64 + b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "utf16": (header + "\n").encode("utf-16"),  # the right header, the wrong encoding
+        "long-line": b"x" * TEN_MB,  # one line, no newline
+        "markdown": f"{header}\n{EVIL}\n{EVIL}\n".encode(),
+        "server-path": SERVER_FILE.encode(),
+    }
+
+
+TEXT_INPUTS = {
+    "empty": "",
+    "binary": "\x01\x02\x03\x7f\ufffd\x1b[31m",
+    "utf16": "ÿþh\x00e\x00 \x00i\x00s\x00",  # UTF-16 bytes read as Latin-1, as a paste from such a file looks
+    "long-line": "x" * TEN_MB,
+    "markdown": EVIL,
+    "server-path": SERVER_FILE,
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One upload or text field: where it is, how to reach it, and which words name it in a message."""
+
+    name: str
+    path: str  # the page's address (with its query), after the server's base URL
+    label: str  # the widget's label (a prefix is enough)
+    names: tuple[str, ...]  # a message about this field names it with one of these (lower case)
+    upload_header: str | None = None  # an upload: the first line of a good file (its extension from `suffix`)
+    suffix: str = ".csv"
+    area: bool = False  # a text area (applied with Ctrl+Enter) rather than a one-line input
+    reach: Callable[[object], None] | None = None  # clicks that bring the field into view
+    quiet_when_empty: bool = True  # an empty text field may mean "the default", with no message
+    accepts: tuple[str, ...] = ()  # inputs that are valid here (no message needed), e.g. any text in a search box
+
+    def must_refuse(self, kind: str) -> bool:
+        """Must this input get an error? Every bad upload (a UTF-16 file may instead be read), every bad text but
+        an empty one where empty means the default, and nothing the field accepts."""
+        if kind in self.accepts:
+            return False
+        if self.upload_header is not None:
+            return kind != "utf16"
+        return kind != "empty" or not self.quiet_when_empty
+
+
+#: a field with max_chars: the browser refuses a longer paste outright (its counter stays at 0/N), so nothing reaches
+#: the server and there is nothing to say
+REFUSED_BY_BROWSER = ("long-line",)
+
+
+def click_text(text: str, exact: bool = True) -> Callable[[object], None]:
+    return lambda page: page.get_by_text(text, exact=exact).first.click()
+
+
+def choose(selectbox_label: str, option: str) -> Callable[[object], None]:
+    """Pick `option` in a selectbox by typing it (its list draws only the options in view)."""
+    def reach(page) -> None:
+        page.locator("[data-testid='stSelectbox']").filter(has_text=selectbox_label).first.locator("input").click()
+        page.keyboard.type(option[:40])
+        page.get_by_role("option", name=option).first.wait_for()
+        page.keyboard.press("Enter")
+    return reach
+
+
+def steps(*actions: Callable[[object], None]) -> Callable[[object], None]:
+    def reach(page) -> None:
+        for action in actions:
+            action(page)
+            settle(page)
+    return reach
+
+
+def other_model(picker_label: str) -> Callable[[object], None]:
+    return choose(picker_label, "(other Hugging Face id or local path)")
+
+
+FIELDS = (
+    # ---- metric bias
+    Field("metric-bias-release-files", "metric_bias?source=upload", "Files", ("upload", "file", ".tsv"),
+          upload_header="candidate\treference\tBLEU", suffix=".tsv"),
+    Field("metric-bias-pair-table", "metric_bias?source=upload", "Files", ("upload", "file", ".csv"),
+          upload_header="id,candidate1,candidate2,reference",
+          reach=click_text("Table (CSV/TSV/JSONL", exact=False)),
+    Field("metric-bias-baseline", "metric_bias", "BERTScore baseline rescaling", ("baseline",),
+          reach=click_text("Model options"), accepts=REFUSED_BY_BROWSER),
+    Field("metric-bias-encoder-id", "metric_bias", "Model id or path", ("model", "hugging face", "id"),
+          reach=steps(click_text("Model options"), other_model("Encoder for BERTScore")), accepts=REFUSED_BY_BROWSER),
+    # ---- decoding
+    Field("decoding-templates", "decoding", "Templates ({group} is filled in)", ("template",), area=True,
+          quiet_when_empty=False),
+    Field("decoding-groups", "decoding", "Related groups, one family per line", ("group", "famil"), area=True,
+          quiet_when_empty=False),
+    Field("decoding-custom-prompts", "decoding", "Custom prompts", ("prompt",), area=True,
+          reach=click_text("Custom"), quiet_when_empty=False),
+    Field("decoding-custom-upload", "decoding", "…or upload a file", ("upload", "file", ".csv"),
+          upload_header="group,prompt", reach=click_text("Custom")),
+    Field("decoding-regard", "decoding", "Regard classifier", ("regard", "classifier", "model")),
+    Field("decoding-grid", "decoding", "Grid (knob=v1,v2;knob=…)", ("grid",),
+          reach=click_text("Sweep: a grid"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
+    # ---- CAIRO
+    Field("cairo-bias-table", "cairo", "CSV with columns system,metric,prompt_set,bias", ("bias table", ".csv"),
+          upload_header="system,metric,prompt_set,bias", reach=click_text("Upload a bias table")),
+    Field("cairo-systems", "cairo", "Systems (MODEL@knob=v,knob=v separated by ';')", ("system",), area=True,
+          reach=click_text("Compute one here"), quiet_when_empty=False),
+    Field("cairo-seeds", "cairo", "Seeds (paper: 0,1,2,3,4)", ("seed",), reach=click_text("Compute one here"),
+          quiet_when_empty=False),
+    Field("cairo-paraphraser-id", "cairo", "Model id or path", ("model", "hugging face", "id"),
+          reach=other_model("Paraphrasing model"), accepts=REFUSED_BY_BROWSER),
+    # ---- DATScore
+    Field("datscore-segments", "datscore", "Segments CSV", ("segment", ".csv", "upload"),
+          upload_header="src,ref,hypo", reach=click_text("Upload segments (src, ref, hypo)")),
+    Field("datscore-direction-scores", "datscore", "Direction scores CSV", ("direction", ".csv", "upload"),
+          upload_header="segment_id,direction,score", reach=click_text("Upload direction scores (no model)")),
+    Field("datscore-source-language", "datscore", "Source language (ISO 639-1)", ("language",),
+          reach=click_text("Upload segments (src, ref, hypo)"), quiet_when_empty=False),
+    Field("datscore-model-id", "datscore", "Model id or path", ("model", "hugging face", "id"),
+          reach=choose("Backbone", "another hub id or local directory")),
+    # ---- template adaptation
+    Field("adaptation-score-file", "template_adaptation", "Score file (CSV)", ("score", ".csv"),
+          upload_header="template_id,group,term,score", reach=click_text("VBCM of a score file")),
+    Field("adaptation-template-file", "template_adaptation", "Template file (CSV)", ("template", ".csv"),
+          upload_header="ID,Sentence,Template,Person,Gender,Race,Emotion,Emotion word",
+          reach=click_text("Import templates")),
+    Field("adaptation-identity-terms", "template_adaptation", "Identity terms (JSON", ("identity", "term", "json"),
+          area=True, reach=click_text("Adapt to a domain"), quiet_when_empty=False),
+    Field("adaptation-typed-templates", "template_adaptation", "One template per line with {person}", ("template",),
+          area=True, reach=steps(click_text("Adapt to a domain"), choose("Templates", "Typed")),
+          quiet_when_empty=False),
+    Field("adaptation-corpus", "template_adaptation", "Corpus", ("corpus", ".csv"), upload_header="text",
+          reach=steps(click_text("Adapt to a domain"), choose("Domain corpus", "Upload a file"))),
+    # ---- SQL console and the sidebar
+    Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False),
+    Field("sidebar-store-file", "", "DuckDB file", ("store", ".duckdb", "file"), accepts=REFUSED_BY_BROWSER),
+)
+
+
+# ------------------------------------------------------------------------------ the server and its watchers
+class OutboundRecorder:
+    """A local "proxy" that records every connection the server tries to make to another machine (and answers
+    nothing): the server's HTTP_PROXY / HTTPS_PROXY point here."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen()
+        self.port = self._socket.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(2)
+                try:
+                    first = connection.recv(512).split(b"\r\n", 1)[0].decode("latin-1")
+                except OSError:
+                    first = "(no request line)"
+                self.seen.append(first)
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+@pytest.fixture(scope="module")
+def outbound() -> Iterator[OutboundRecorder]:
+    recorder = OutboundRecorder()
+    yield recorder
+    recorder.close()
+
+
+@pytest.fixture(scope="module")
+def bad_input_server(tmp_path_factory: pytest.TempPathFactory,
+                     outbound: OutboundRecorder) -> Iterator[tuple[str, Path]]:
+    """The dashboard with its own store folder, no generator prewarm, and every outbound connection recorded."""
+    from tests.browser.conftest import REPO_ROOT
+
+    folder = tmp_path_factory.mktemp("bad-input-store")
+    store = folder / "runs.duckdb"
+    proxy = f"http://127.0.0.1:{outbound.port}"
+    env = {"FAIRNESS_LAB_PREWARM": "0", "FAIRNESS_LAB_STORE_ROOT": str(folder), "HTTP_PROXY": proxy,
+           "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost",
+           "no_proxy": "127.0.0.1,localhost"}
+    with serve_dashboard(REPO_ROOT, store, folder / "streamlit.log", env=env) as url:
+        yield url, store
+
+
+def stored_runs(store: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """(run ids in the store, files in its folder): what "nothing stored" compares."""
+    files = frozenset(p.name for p in store.parent.iterdir() if p.name != "streamlit.log")
+    if not store.exists():
+        return frozenset(), files
+    from fairness_core.store import RunStore
+
+    return frozenset(run.run_id for run in RunStore(store).list_runs()), files
+
+
+def watch_browser(page) -> list[str]:
+    """Every request the page makes to a host other than the server (aborted, so nothing leaves the machine)."""
+    seen: list[str] = []
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+        if host in ("127.0.0.1", "localhost") or url.startswith(("data:", "blob:")):
+            request_route.continue_()
+        else:
+            seen.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    return seen
+
+
+def settle(page, timeout_s: float = 300, start_s: float = 3) -> None:
+    """Wait for the run an action started (up to `start_s` for it to start: a 10 MB value takes a while to reach the
+    server) and then until the script has finished (not running twice in a row, half a second apart)."""
+    app = page.locator("[data-testid='stApp']")
+    started = time.monotonic() + start_s
+    while time.monotonic() < started and app.get_attribute("data-test-script-state") == "notRunning":
+        page.wait_for_timeout(200)
+    deadline = time.monotonic() + timeout_s
+    quiet = 0
+    while time.monotonic() < deadline:
+        state = app.get_attribute("data-test-script-state") if app.count() else None
+        quiet = quiet + 1 if state == "notRunning" else 0
+        if quiet >= 2:
+            return
+        page.wait_for_timeout(500)
+    raise TimeoutError(f"the page was still running after {timeout_s:.0f} s")
+
+
+def quiet_store(page, store: Path, timeout_s: float = 300) -> None:
+    """Wait until what the page started on its own (a default view computes itself) has finished: no progress bar
+    shown and the store's runs the same over two looks 2 s apart. Only then is "nothing stored" about the input."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        now = stored_runs(store)
+        if now == last and page.locator("[data-testid='stProgress']").count() == 0:
+            return
+        last = now
+        page.wait_for_timeout(2000)
+    raise TimeoutError(f"the page's own work was still running after {timeout_s:.0f} s")
+
+
+def shown_text(page) -> str:
+    return page.locator("body").inner_text().replace("\u200b", "")
+
+
+def assert_no_failure_shown(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0, "a Streamlit exception box is shown"
+    text = shown_text(page)
+    leaked = [leak for leak in LEAKS if leak in text]
+    assert not leaked, leaked
+
+
+def messages(page) -> list[str]:
+    return [text.replace("\u200b", "").strip() for text in page.locator(ALERTS).all_inner_texts()]
+
+
+# ------------------------------------------------------------------------------ driving one field
+def open_field(page, url: str, spec: Field):
+    page.goto(f"{url}/{spec.path}")
+    page.locator("h1").first.wait_for()
+    settle(page)
+    if spec.reach is not None:
+        spec.reach(page)
+        settle(page)
+    if spec.upload_header is not None:
+        widget = page.locator("[data-testid='stFileUploader']").filter(has_text=spec.label).first
+        widget.wait_for()
+        return widget.locator("input[type='file']")
+    box = page.get_by_role("textbox", name=spec.label).first  # not the label's help button, which shares its name
+    box.wait_for()
+    return box
+
+
+def feed(page, target, spec: Field, kind: str, tmp_path: Path) -> str:
+    """Give the field one bad input; returns the file name uploaded ("" for a text field)."""
+    if spec.upload_header is not None:
+        upload = tmp_path / f"bad-{kind}{spec.suffix}"
+        upload.write_bytes(upload_inputs(spec.upload_header)[kind])
+        target.set_input_files(str(upload))
+        settle(page, start_s=20 if kind == "long-line" else 3)
+        return upload.name
+    value = TEXT_INPUTS[kind]
+    target.fill(value)
+    target.press("Control+Enter" if spec.area else "Enter")
+    settle(page, start_s=20 if kind == "long-line" else 3)
+    return ""
+
+
+def check(page, spec: Field, kind: str, file_name: str, before, store: Path, browser_requests: list[str],
+          outbound: OutboundRecorder, artifact_dir: Path) -> None:
+    shot = artifact_dir / f"bad-input-{spec.name}-{kind}.png"
+    alerts = page.locator(ERROR)
+    if alerts.count():
+        alerts.first.evaluate("e => e.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(300)
+    page.screenshot(path=str(shot))
+    context = f"{spec.name} / {kind}: messages {messages(page)}"
+    assert_no_failure_shown(page)
+    errors = [text.replace("\u200b", "").strip() for text in alerts.all_inner_texts()]
+    assert len(errors) <= 1, context
+    for error in errors:
+        assert "\n" not in error and len(error) <= 400, f"not one sentence: {context}"
+        if file_name:
+            assert file_name in error, f"the message does not name the file: {context}"
+        else:
+            assert any(word in error.lower() for word in spec.names), f"the message does not name the field: {context}"
+    if spec.must_refuse(kind):
+        assert errors, f"no message for a bad input: {context}"
+    text = shown_text(page)
+    assert SERVER_FILE_TEXT not in text, context
+    assert page.locator("a[href*='evil.example']").count() == 0, context
+    assert page.locator("img[src*='evil.example']").count() == 0, context
+    assert browser_requests == [], f"the browser asked another host: {browser_requests}"
+    assert outbound.seen == [], f"the server tried to reach another machine: {outbound.seen}"
+    assert stored_runs(store) == before, f"something was stored: {context}"
+
+
+@pytest.mark.parametrize("spec", FIELDS, ids=[spec.name for spec in FIELDS])
+def test_every_bad_input_gets_one_sentence_and_nothing_else(bad_input_server: tuple[str, Path], _browser,
+                                                            outbound: OutboundRecorder, artifact_dir: Path,
+                                                            tmp_path: Path, spec: Field) -> None:
+    url, store = bad_input_server
+    failures = []
+    for kind in TEXT_INPUTS:  # every input, then every failure at once (each with its screenshot)
+        context = _browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        try:
+            requests = watch_browser(page)
+            target = open_field(page, url, spec)
+            quiet_store(page, store)
+            before = stored_runs(store)
+            file_name = feed(page, target, spec, kind, tmp_path)
+            check(page, spec, kind, file_name, before, store, requests, outbound, artifact_dir)
+        except AssertionError as failure:
+            failures.append(f"{kind}: {failure}")
+        finally:
+            context.close()
+    assert not failures, "\n".join(failures)
