@@ -95,7 +95,7 @@ st.header("2 · Bias of each system on each prompt set (Eq. 1)")
 demo = cairo.load_demo()
 sources = (["Shipped offline run"] if demo else []) + ["Upload a bias table", "Compute one here"]
 source = st.radio("Bias table", sources, horizontal=True, key="cairo_source")
-csv_text: str | None = None
+csv_text: str | bytes | None = None
 split_rows: list[dict] = []
 used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
 meta: dict = {}
@@ -112,14 +112,8 @@ if source == "Shipped offline run" and demo:
 elif source == "Upload a bias table":
     upload = st.file_uploader("CSV with columns system,metric,prompt_set,bias[,n_prompts]", type=["csv"],
                               key="cairo_upload")
-    if upload is not None:
-        # The upload is bytes, never a path: even a one-line file naming a server file is read as a CSV.
-        try:
-            csv_text = upload.getvalue().decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            st.error(common.escape_markdown(f"{upload.name} is not UTF-8 text (byte {error.start}); save it as a "
-                                            "UTF-8 CSV."))
-            st.stop()
+    if upload is not None:  # bytes, never a path: a one-line file naming a server file is read as a CSV
+        csv_text = upload.getvalue()  # decoded once read: its messages name the file
 else:
     computed = compute_section(chosen_metrics)
     if computed is not None:
@@ -130,11 +124,12 @@ if csv_text is None:
     st.info("Choose or compute a bias table to search.")
     st.stop()
 try:
-    table = cairo.read_bias_table(csv_text, f"the bias table {upload.name}" if source.startswith("Upload")
-                                  else "the bias table")  # an upload's message names its file
+    table = cairo.read_bias_table(csv_text, f"the bias table {upload.name}" if isinstance(csv_text, bytes)
+                                  else "the bias table")
 except cairo.BiasTableError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
+csv_text = csv_text.decode("utf-8-sig") if isinstance(csv_text, bytes) else csv_text  # read above: it decodes
 shown = cairo.table_with_intervals(table, csv_text)
 with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metrics)} metrics, {len(shown)} rows"):
     st.dataframe(shown, hide_index=True, width="stretch")

@@ -122,8 +122,9 @@ with st.expander("Segments, languages and backbone", expanded=True):
             rr_upload = st.file_uploader("Optional relative ranking CSV: better_id,worse_id[,group]", type=["csv"],
                                          key="ds_seg_rr")
             c1, c2 = st.columns(2)
-            src_lang = c1.text_input("Source language (ISO 639-1)", "fr", key="ds_src_lang")
-            tgt_lang = c2.text_input("Target language (ISO 639-1)", "en", key="ds_tgt_lang")
+            src_lang = c1.text_input("Source language (ISO 639-1)", "fr", key="ds_src_lang", max_chars=8)
+            tgt_lang = c2.text_input("Target language (ISO 639-1)", "en", key="ds_tgt_lang", max_chars=8)
+            ds.check_languages(src_lang, tgt_lang)  # said at once, not only after an upload
             if upload is None:
                 st.info("Upload segments to score.")
                 st.stop()

@@ -134,6 +134,8 @@ with adapt_tab:
             except adaptation.TemplateImportError as error:
                 st.error(common.escape_markdown(str(error)))
                 st.stop()
+            if corpus.n_too_long:
+                st.caption(f"{corpus.n_too_long} text(s) over {adaptation.MAX_CORPUS_TEXT_CHARS:,} characters skipped.")
         m1, m2 = st.columns([3, 2])
         with m1:
             model = common.model_picker("causal-lm", "Rewriting chat model", key="ta_model",

@@ -7,6 +7,7 @@ This module is the study's one public face: the page and the adaptation commands
 else of the core.
 """
 
+from fairness_core.adaptation.noe import MAX_TEXT_CHARS as MAX_CORPUS_TEXT_CHARS
 from fairness_core.adaptation.noe import read_corpus
 from fairness_core.adaptation.request import AdaptationInputError, AdaptationRequest, build_request
 from fairness_core.adaptation.rewrite import ACCEPTED, PAPER_PROMPT, QUOTED, UNCHANGED
@@ -43,6 +44,7 @@ BOLD_DOMAINS = ("gender", "race", "profession", "religious_ideology", "political
 __all__ = [
     "ACCEPTED",
     "BOLD_DOMAINS",
+    "MAX_CORPUS_TEXT_CHARS",
     "PAPER_PROMPT",
     "QUOTED",
     "UNCHANGED",

@@ -34,6 +34,7 @@ class Corpus:
     name: str
     texts: tuple[str, ...]
     licence: str = ""
+    n_too_long: int = 0  # texts over MAX_TEXT_CHARS skipped when the corpus was read (a stated rule, counted)
 
     def content_hash(self) -> str:
         return hashlib.sha256(json.dumps(list(self.texts), ensure_ascii=False).encode()).hexdigest()[:16]
@@ -72,9 +73,14 @@ def bold_wikipedia(domains: Sequence[str] = ("gender", "race", "profession", "re
     return Corpus(f"BOLD Wikipedia ({', '.join(domains)})", tuple(texts), "CC BY-SA 4.0")
 
 
+#: a corpus text longer than this is skipped and counted: a domain example is a sentence or a post, not a book (and
+#: spaCy's NER refuses texts over 1,000,000 characters)
+MAX_TEXT_CHARS = 100_000
+
+
 def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", data: bytes | None = None) -> Corpus:
-    """A user's domain corpus: one text per line, a CSV column or a JSONL field; blank texts skipped.
-    `data`: the bytes of an upload named `path`."""
+    """A user's domain corpus: one text per line, a CSV column or a JSONL field; blank texts skipped, texts over
+    MAX_TEXT_CHARS skipped and counted (`Corpus.n_too_long`). `data`: the bytes of an upload named `path`."""
     path = Path(path)
     try:
         text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
@@ -89,7 +95,7 @@ def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", 
         csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # a long text is data
         reader = csv.DictReader(io.StringIO(text, newline=""))
         if field_name not in (reader.fieldnames or []):
-            raise TemplateImportError(f"{path} has no {field_name!r} column (columns found: "
+            raise TemplateImportError(f"{path} has no {quoted(field_name)} column (columns found: "
                                       f"{quoted(', '.join(reader.fieldnames)) if reader.fieldnames else 'none'})")
         texts = [row.get(field_name) or "" for row in reader]
     elif fmt == "jsonl":
@@ -101,14 +107,16 @@ def read_corpus(path: str | Path, fmt: str = "lines", field_name: str = "text", 
             except json.JSONDecodeError:
                 raise TemplateImportError(f"{path} line {number} is not JSON") from None
             if not isinstance(record, dict) or field_name not in record:
-                raise TemplateImportError(f"{path} line {number} has no {field_name!r} field")
+                raise TemplateImportError(f"{path} line {number} has no {quoted(field_name)} field")
             texts.append(str(record[field_name]))
     else:
         raise TemplateImportError(f"unknown corpus format {fmt!r}; choose lines, csv or jsonl")
     clean = tuple(dict.fromkeys(" ".join(t.split()) for t in texts if t and t.strip()))
-    if not clean:
-        raise TemplateImportError(f"{path} holds no text")
-    return Corpus(path.name, clean)
+    kept = tuple(t for t in clean if len(t) <= MAX_TEXT_CHARS)
+    if not kept:
+        raise TemplateImportError(f"{path} holds no text" + (f" of at most {MAX_TEXT_CHARS:,} characters ("
+                                                             f"{len(clean)} longer text(s) skipped)" if clean else ""))
+    return Corpus(path.name, kept, n_too_long=len(clean) - len(kept))
 
 
 # ------------------------------------------------------------------------------- NER work unit

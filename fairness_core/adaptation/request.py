@@ -23,6 +23,7 @@ from fairness_core.adaptation.templates import (
     parse_templates_text,
     project_templates,
 )
+from fairness_core.data.quoting import quoted
 from fairness_core.models.endpoint import model_record
 
 #: The classifier under test reads a score in [0, 1] ("positive output probability", Sec. 3.1).
@@ -176,10 +177,10 @@ def build_request(templates: str | TemplateSet = "eec", n_templates: int | None 
         raise AdaptationInputError("choose at least one attribute of the identity terms")
     for attribute in attributes:
         if attribute not in loaded_terms.groups:
-            raise AdaptationInputError(f"the identity terms have no attribute {attribute!r}; they have "
+            raise AdaptationInputError(f"the identity terms have no attribute {quoted(attribute)}; they have "
                                        f"{', '.join(loaded_terms.groups)}")
         if len(loaded_terms.groups[attribute]) < 2:
-            raise AdaptationInputError(f"attribute {attribute!r} needs at least two groups to compare")
+            raise AdaptationInputError(f"attribute {quoted(attribute)} needs at least two groups to compare")
     if n_examples < 0 or n_examples > 50:
         raise AdaptationInputError(f"domain examples must be between 0 and 50 (got {n_examples})")
     if temperature < 0:

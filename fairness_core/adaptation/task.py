@@ -26,6 +26,7 @@ from fairness_core.adaptation.noe import NOEResult, find_noes
 from fairness_core.adaptation.request import AdaptationInputError, AdaptationRequest, Classifier
 from fairness_core.adaptation.rewrite import Rewrite, build_prompt, judge, pick_anchor, pick_examples
 from fairness_core.adaptation.templates import Perturbation, Template, TemplateSet, fill
+from fairness_core.data.quoting import quoted
 
 MEASURES_KIND = "adaptation-measures"
 MEASURES_SCHEMA = 3  # 2: cosine clipped to [-1, 1]; 3: sentence-transformers pooling ([CLS]/[SEP] in the mean)
@@ -200,7 +201,7 @@ def check_classifiers(classifiers: tuple[Classifier, ...]) -> None:
         except (ModelUnavailableError, ScorerOptionError) as error:
             raise AdaptationInputError(str(error)) from None
         if classifier.column and classifier.column not in scorer.columns:
-            raise AdaptationInputError(f"{classifier.scorer} has no column {classifier.column!r}; its columns: "
+            raise AdaptationInputError(f"{classifier.scorer} has no column {quoted(classifier.column)}; its columns: "
                                        f"{', '.join(scorer.columns)}")
 
 

@@ -104,21 +104,27 @@ def load_identity_terms(path: str | Path | None = None, text: str | None = None)
     """The project's terms (``data/adaptation/identity_terms.json``) or a user's JSON of the same shape:
     ``{"attributes": {attribute: {group: [term, ...]}}, "sources": {...}}`` (`text`: the JSON itself)."""
     path = Path(path) if path else DATA_DIR / "identity_terms.json"
+    # typed text is named as what it is, never as the project's file it replaced
+    name = "the identity terms (JSON)" if text is not None else str(path)
     try:
         data = json.loads(text if text is not None else path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TemplateImportError(f"{path} is not a readable JSON terms file ({type(error).__name__})") from None
+    except json.JSONDecodeError as error:
+        raise TemplateImportError(f"{name} is not readable JSON ({error.msg} at line {error.lineno}, column "
+                                  f"{error.colno})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or "unreadable")
+        raise TemplateImportError(f"{name} cannot be read as a JSON terms file ({reason})") from None
     attributes = data.get("attributes") if isinstance(data, dict) else None
     if not isinstance(attributes, dict) or not attributes:
-        raise TemplateImportError(f"{path} has no 'attributes' object of {{attribute: {{group: [terms]}}}}")
+        raise TemplateImportError(f"{name} has no 'attributes' object of {{attribute: {{group: [terms]}}}}")
     groups: dict[str, dict[str, tuple[str, ...]]] = {}
     for attribute, members in attributes.items():
         if not isinstance(members, dict):
-            raise TemplateImportError(f"{path}: attribute {attribute!r} must map groups to term lists")
+            raise TemplateImportError(f"{name}: attribute {quoted(attribute)} must map groups to term lists")
         for group, terms in members.items():
             if not isinstance(terms, list) or not all(isinstance(t, str) and t.strip() for t in terms) or not terms:
-                raise TemplateImportError(f"{path}: group {group!r} of {attribute!r} must be a non-empty list "
-                                          "of terms")
+                raise TemplateImportError(f"{name}: group {quoted(group)} of {quoted(attribute)} must be a "
+                                          "non-empty list of terms")
         groups[attribute] = {g: tuple(" ".join(t.split()) for t in ts) for g, ts in members.items()}
     return IdentityTerms(groups, dict(data.get("sources", {})))
 
@@ -136,11 +142,11 @@ def parse_terms_text(text: str, attribute: str = "custom") -> IdentityTerms:
         if not line.strip():
             continue
         if ":" not in line:
-            raise TemplateImportError(f"terms line {number} ({line.strip()!r}) is not 'group: term, term'")
+            raise TemplateImportError(f"terms line {number} ({quoted(line.strip())}) is not 'group: term, term'")
         group, terms = line.split(":", 1)
         found = tuple(t.strip() for t in terms.split(",") if t.strip())
         if not found:
-            raise TemplateImportError(f"terms line {number}: group {group.strip()!r} has no terms")
+            raise TemplateImportError(f"terms line {number}: group {quoted(group.strip())} has no terms")
         groups[group.strip()] = found
     if not groups:
         raise TemplateImportError("no identity terms given")
@@ -217,7 +223,7 @@ def parse_templates_text(text: str, name: str = "custom templates") -> TemplateS
         if not line:
             continue
         if line.count(SLOT) != 1:
-            raise TemplateImportError(f"template line {number} ({line!r}) must contain {SLOT} exactly once")
+            raise TemplateImportError(f"template line {number} ({quoted(line)}) must contain {SLOT} exactly once")
         templates.append(Template(f"custom:{number}", line, "custom"))
     if not templates:
         raise TemplateImportError("no templates given")
@@ -306,7 +312,7 @@ def import_eec(path: str | Path, data: bytes | None = None) -> ImportedSet:
     repeated = ids.duplicated(keep="first") & (ids != "")
     if repeated.any():  # a pasted row must not count twice in n_rows or the group counts
         notes.append(f"{int(repeated.sum())} row(s) repeat an ID given earlier in the file and were dropped "
-                     f"(first: {ids[repeated].iloc[0]!r})")
+                     f"(first: {quoted(ids[repeated].iloc[0])})")
         frame = frame[~repeated.to_numpy()].reset_index(drop=True)
     counts: dict[str, dict[str, int]] = {"gender": {}, "race": {}}
     not_slotted = 0
@@ -387,6 +393,11 @@ IMPORTERS = {"eec": import_eec, "iptts": import_iptts}
 
 
 def import_templates(fmt: str, path: str | Path, data: bytes | None = None) -> ImportedSet:
+    """An EEC or IPTTS file as templates; one sentence naming the file when none can be read from it."""
     if fmt not in IMPORTERS:
         raise TemplateImportError(f"unknown template format {fmt!r}; choose one of {', '.join(IMPORTERS)}")
-    return import_eec(path, data=data) if fmt == "eec" else import_iptts(path, data=data)
+    imported = import_eec(path, data=data) if fmt == "eec" else import_iptts(path, data=data)
+    if not imported.templates.templates:  # e.g. rows whose sentence never holds its Person string
+        raise TemplateImportError(f"{Path(path).name} holds no usable {fmt.upper()} template in its "
+                                  f"{imported.n_rows} row(s): {'; '.join(imported.notes) or 'no row fills a template'}")
+    return imported

@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairness_core.data.quoting import quoted
+
 SCORE_COLUMNS = ("template_id", "group", "term", "score")
 
 
@@ -110,7 +112,7 @@ def check_scores(frame: pd.DataFrame, source: str = "the score table") -> pd.Dat
     """Columns present and typed; raises VBCMInputError naming `source` and the column."""
     missing = [c for c in SCORE_COLUMNS if c not in frame.columns]
     if missing:
-        raise VBCMInputError(f"{source} has no column {missing[0]!r}; it needs {', '.join(SCORE_COLUMNS)}")
+        raise VBCMInputError(f"{source} has no column {quoted(missing[0])}; it needs {', '.join(SCORE_COLUMNS)}")
     out = frame[list(SCORE_COLUMNS)].copy()
     for column in ("template_id", "group", "term"):
         out[column] = out[column].astype(str)
@@ -120,13 +122,16 @@ def check_scores(frame: pd.DataFrame, source: str = "the score table") -> pd.Dat
         ~raw.astype(str).str.strip().str.lower().isin({"nan", "na", "none", "null"})
     if bad.any():
         position = int(np.flatnonzero(bad.to_numpy())[0])
-        raise VBCMInputError(f"{source} row {position + 1}: score {str(raw.iloc[position])!r} is not a number")
+        raise VBCMInputError(f"{source} row {position + 1}: score {quoted(raw.iloc[position])} is not a number")
     out["score"] = numeric.astype(float)
+    if len(out) and out["score"].isna().all():  # named here, where the file's name is known
+        raise VBCMInputError(f"{source} has no scored rows (every score is empty); it needs "
+                             f"{', '.join(SCORE_COLUMNS)} with a probability in [0, 1] as the score")
     scores = out["score"].to_numpy()
     absurd = ~np.isnan(scores) & ~((scores >= 0.0) & (scores <= 1.0))
     if absurd.any():
         position = int(np.flatnonzero(absurd)[0])
-        raise VBCMInputError(f"{source} row {position + 1}: score {str(raw.iloc[position]).strip()!r} is not a "
+        raise VBCMInputError(f"{source} row {position + 1}: score {quoted(str(raw.iloc[position]).strip())} is not a "
                              f"probability in [0, 1] ({int(absurd.sum())} such row(s)); VBCM compares positive-class "
                              "probabilities")
     repeated = out.duplicated(subset=["template_id", "group", "term"], keep="first")

@@ -236,7 +236,8 @@ def check_languages(src_lang: str, tgt_lang: str) -> tuple[str, str]:
     src, tgt = src_lang.strip().lower(), tgt_lang.strip().lower()
     for flag, code in (("source", src), ("target", tgt)):
         if not code.isalpha() or not 2 <= len(code) <= 3:
-            raise RequestError(f"the {flag} language must be an ISO 639-1 code such as 'fr' or 'en' (got {code!r}).")
+            raise RequestError(f"the {flag} language must be an ISO 639-1 code such as 'fr' or 'en' (got "
+                               f"{quoted(code)}).")
     try:
         augmentation_languages(src, tgt)
     except ValueError as error:

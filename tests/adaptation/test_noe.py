@@ -59,3 +59,14 @@ def test_bold_wikipedia_corpus() -> None:
     assert corpus.sample(10, seed=1).texts == corpus.sample(10, seed=1).texts
     with pytest.raises(TemplateImportError, match="unknown BOLD domain"):
         bold_wikipedia(("sports",))
+
+
+def test_a_corpus_text_longer_than_the_limit_is_skipped_and_counted(tmp_path) -> None:
+    """Issue 30 §4: a 10 MB line in an uploaded corpus is not a domain example (and spaCy refuses such a text)."""
+    from fairness_core.adaptation.noe import MAX_TEXT_CHARS
+
+    data = ("a short comment\n" + "x" * (MAX_TEXT_CHARS + 1) + "\nanother one\n").encode()
+    corpus = read_corpus("upload.txt", data=data)
+    assert corpus.texts == ("a short comment", "another one") and corpus.n_too_long == 1
+    with pytest.raises(TemplateImportError, match=r"upload.txt holds no text of at most 100,000 characters \(1 "):
+        read_corpus("upload.txt", data=b"x" * 10_000_000)

@@ -180,3 +180,22 @@ def test_fill_and_slot_out() -> None:
     assert parsed.groups == {"custom": {"a": ("x", "y"), "b": ("z",)}}
     with pytest.raises(TemplateImportError, match="line 1"):
         parse_terms_text("no colon here")
+
+
+# ------------------------------------------------------------------------------ bad input on the page (issue 30 §4)
+def test_a_file_that_yields_no_template_is_one_sentence_naming_it() -> None:
+    from fairness_core.adaptation.templates import import_templates
+
+    header = "ID,Sentence,Template,Person,Gender,Race,Emotion,Emotion word\n"
+    data = (header + '"[x](https://evil.example)",a,b,c,d,e,f,g\n').encode()
+    with pytest.raises(TemplateImportError, match=r"^upload\.csv holds no usable EEC template in its 1 row\(s\)"):
+        import_templates("eec", "upload.csv", data)
+
+
+def test_typed_identity_terms_are_named_as_typed_text_not_as_the_projects_file() -> None:
+    from fairness_core.adaptation.templates import load_identity_terms
+
+    with pytest.raises(TemplateImportError) as refused:
+        load_identity_terms(text="\x01\x02 not json")
+    assert str(refused.value).startswith("the identity terms (JSON) is not readable JSON (Expecting value at line 1")
+    assert "identity_terms.json" not in str(refused.value) and "DecodeError" not in str(refused.value)

@@ -177,3 +177,12 @@ def test_the_papers_table_1_ships_with_the_study_and_gives_its_worked_values() -
     assert dict(zip(rows["group"], rows["VBCM"].round(4), strict=True)) == {"Spain": 0.9922, "USA": 0.9944,
                                                                             "France": 0.9978}
     assert rows["templates"].tolist() == [1, 1, 1] and rows["CI low"].isna().all()
+
+
+def test_a_score_file_without_any_score_is_one_sentence_naming_it() -> None:
+    """Issue 30 §4: the page said "the score table has no scored rows" without naming the upload."""
+    from fairness_core.adaptation.vbcm import check_scores
+
+    frame = pd.DataFrame({"template_id": ["[x](https://evil.example)"], "group": [""], "term": [""], "score": [""]})
+    with pytest.raises(VBCMInputError, match=r"^scores\.csv has no scored rows \(every score is empty\)"):
+        check_scores(frame, source="scores.csv")

@@ -37,7 +37,7 @@ ALERTS = ("[data-testid='stAlertContentError'], [data-testid='stAlertContentWarn
 #: what a Python failure, a decoding failure or a refused server path looks like when it leaks onto a page
 LEAKS = ("Traceback", "Errno", "IsADirectoryError", "FileNotFoundError", "PermissionError", "UnicodeDecodeError",
          "UnicodeError", "KeyError", "TypeError", "AttributeError", "IndexError", "ParserError", "ValueError",
-         "codec can't decode", "duckdb.", "Exception:")
+         "DecodeError", "codec can't decode", "duckdb.duckdb", "_duckdb", "Exception:")
 SERVER_FILE = "/etc/passwd"
 SERVER_FILE_TEXT = "root:x:0:0"
 TEN_MB = 10_000_000
@@ -160,7 +160,7 @@ FIELDS = (
     Field("datscore-direction-scores", "datscore", "Direction scores CSV", ("direction", ".csv", "upload"),
           upload_header="segment_id,direction,score", reach=click_text("Upload direction scores (no model)")),
     Field("datscore-source-language", "datscore", "Source language (ISO 639-1)", ("language",),
-          reach=click_text("Upload segments (src, ref, hypo)"), quiet_when_empty=False),
+          reach=click_text("Upload segments (src, ref, hypo)"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
     Field("datscore-model-id", "datscore", "Model id or path", ("model", "hugging face", "id"),
           reach=choose("Backbone", "another hub id or local directory")),
     # ---- template adaptation
@@ -174,8 +174,11 @@ FIELDS = (
     Field("adaptation-typed-templates", "template_adaptation", "One template per line with {person}", ("template",),
           area=True, reach=steps(click_text("Adapt to a domain"), choose("Templates", "Typed")),
           quiet_when_empty=False),
+    # read as lines (the default format): any line is a domain text, a markdown link or a path included (data,
+    # never followed or opened); a 10 MB line is skipped by the corpus's length rule and said
     Field("adaptation-corpus", "template_adaptation", "Corpus", ("corpus", ".csv"), upload_header="text",
-          reach=steps(click_text("Adapt to a domain"), choose("Domain corpus", "Upload a file"))),
+          reach=steps(click_text("Adapt to a domain"), choose("Domain corpus", "Upload a file")),
+          accepts=("markdown", "server-path")),
     # ---- SQL console and the sidebar
     Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False),
     Field("sidebar-store-file", "", "DuckDB file", ("store", ".duckdb", "file"), accepts=REFUSED_BY_BROWSER),
@@ -228,12 +231,25 @@ def bad_input_server(tmp_path_factory: pytest.TempPathFactory,
 
     folder = tmp_path_factory.mktemp("bad-input-store")
     store = folder / "runs.duckdb"
+    seed_store(store)
     proxy = f"http://127.0.0.1:{outbound.port}"
     env = {"FAIRNESS_LAB_PREWARM": "0", "FAIRNESS_LAB_STORE_ROOT": str(folder), "HTTP_PROXY": proxy,
            "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost",
            "no_proxy": "127.0.0.1,localhost"}
     with serve_dashboard(REPO_ROOT, store, folder / "streamlit.log", env=env) as url:
         yield url, store
+
+
+def seed_store(store: Path) -> None:
+    """One real run in the store (BLEU over the demo pairs, the metric-bias pipeline), so the SQL console has
+    something to query and the runs pages something to list."""
+    from fairness_core import metric_bias as mb
+    from fairness_core.jobs import CancelToken
+    from fairness_core.store import RunStore
+
+    dataset = mb.load_dataset("demo")
+    mb.run_metric_steps(dataset, mb.build_metrics(["bleu"]), [], RunStore(store), lambda progress: None,
+                        CancelToken())
 
 
 def stored_runs(store: Path) -> tuple[frozenset[str], frozenset[str]]:

@@ -106,8 +106,8 @@ def test_a_cairo_upload_naming_a_server_file_is_read_as_csv_text(streamlit_serve
     page = browser_page
     upload_bias_table(page, streamlit_server, upload)
     error = one_error(page, "lacks column(s)")
-    assert error.inner_text().replace("\u200b", "") == (
-        "the bias table lacks column(s) system, metric, prompt_set, bias; it needs "
+    assert error.inner_text().replace("\u200b", "") == (  # the message names the uploaded file (issue 30)
+        "the bias table table.csv lacks column(s) system, metric, prompt_set, bias; it needs "
         "system,metric,prompt_set,bias[,n_prompts]")
     snapshot(page, artifact_dir, f"cairo-upload-path-{named}", focus=error)
     text = shown_text(page)
@@ -125,8 +125,8 @@ def test_an_empty_cairo_upload_is_one_sentence(streamlit_server: str, browser_pa
     page = browser_page
     upload_bias_table(page, streamlit_server, upload)
     error = one_error(page, "is empty")
-    assert error.inner_text() == ("the bias table is empty; it needs a header line system,metric,prompt_set,bias"
-                                  "[,n_prompts] and one row per system, metric and prompt set")
+    assert error.inner_text() == ("the bias table empty.csv is empty; it needs a header line system,metric,"
+                                  "prompt_set,bias[,n_prompts] and one row per system, metric and prompt set")
     snapshot(page, artifact_dir, "cairo-upload-empty", focus=error)
     assert_no_failure_shown(page)
 
