@@ -55,3 +55,16 @@ def test_normalisation_in_the_url_survives_a_reload_and_the_gap_table_filters(
     assert grid.is_visible()
     page.screenshot(path=str(artifact_dir / "metric_bias_gaps.png"), full_page=True)
     assert (artifact_dir / "metric_bias_gaps.png").stat().st_size > 10_000
+
+    # issue 30: the largest-gap pair whole, the words that differ marked (a cell cut them off)
+    lines = panel.locator("[data-testid='stMarkdownContainer']")
+    first = lines.filter(has_text="Candidate 1:").last
+    second = lines.filter(has_text="Candidate 2:").last
+    first.wait_for()
+    marked = [line.locator("strong").all_inner_texts() for line in (first, second)]
+    assert all(len(words) >= 2 for words in marked), marked  # the label and at least one marked word
+    assert {words[1] for words in marked if len(words) > 1} <= {"he", "she", "his", "her", "him", "He", "She",
+                                                                 "His", "Her", "Him"}
+    first.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifact_dir / "metric_bias_gap_pair.png"))

@@ -1,0 +1,88 @@
+"""The presenter view in a real browser (issue 30): larger type without a slider value on its track, a share link
+that fits the sidebar and turns the view on for whoever opens it, and the home page's teacher link that opens it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1200)]
+LINK_CAPTION = "Students open exactly this view with:"
+
+
+def root_font_px(page) -> float:
+    return float(page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)"))
+
+
+def assert_value_above_its_track(page, label: str) -> None:
+    """The value a slider shows sits above its thumb (issue 30: "-0.25" was drawn on the track)."""
+    slider = page.locator("[data-testid='stSlider']").filter(has_text=label).first
+    value = slider.locator("[data-testid='stSliderThumbValue']").first.bounding_box()
+    thumb = slider.locator("[role='slider']").first.bounding_box()
+    assert value is not None and thumb is not None
+    assert value["y"] + value["height"] <= thumb["y"] + 1, (value, thumb)
+
+
+def test_the_presenter_view_scales_the_page_and_its_link_opens_it_for_students(streamlit_server: str, _browser,
+                                                                              artifact_dir: Path) -> None:
+    teacher = _browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = teacher.new_page()
+    page.set_default_timeout(300_000)
+    try:
+        page.goto(f"{streamlit_server}/cairo")
+        page.get_by_role("heading", name="3 · Combination search").wait_for()
+        normal = root_font_px(page)
+        page.get_by_text("Presenter view", exact=True).click()
+        page.get_by_text(LINK_CAPTION).wait_for()
+        page.get_by_role("heading", name="3 · Combination search").wait_for()
+        assert root_font_px(page) == pytest.approx(normal * 1.35, rel=0.01)  # everything in rem grows together
+        assert "presenter=1" in page.url
+        link = page.locator("[data-testid='stSidebar'] [data-testid='stCode']").first
+        text = link.inner_text().strip()
+        assert "/cairo?" in text and "presenter=1" in text
+        code = link.locator("code").first
+        assert code.evaluate("e => e.scrollWidth <= e.clientWidth + 1")  # wrapped, not cut off
+        # the server listens on 127.0.0.1 only: the teacher is told how to open it to the class
+        sidebar = page.locator("[data-testid='stSidebar']").inner_text().replace("\u200b", "")
+        assert "--server.address 0.0.0.0" in sidebar and "FAIRNESS_LAB_PUBLIC_URL" in sidebar
+        assert_value_above_its_track(page, "Permutations for the search-aware p-value")
+        page.get_by_text("Permutations for the search-aware p-value").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(artifact_dir / "presenter-cairo-teacher.png"))
+    finally:
+        teacher.close()
+
+    student = _browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = student.new_page()
+    page.set_default_timeout(300_000)
+    try:
+        page.goto(text)  # what the teacher shared
+        page.get_by_text(LINK_CAPTION).wait_for()
+        page.get_by_role("heading", name="3 · Combination search").wait_for()
+        assert page.get_by_role("switch", name="Presenter view").is_checked()
+        assert root_font_px(page) == pytest.approx(normal * 1.35, rel=0.01)
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(artifact_dir / "presenter-cairo-student.png"))
+        page.get_by_role("switch", name="Presenter view").click()  # switched off: stays off, link leaves the URL
+        page.wait_for_function("() => !location.search.includes('presenter=1')")
+        page.wait_for_timeout(1500)
+        assert not page.get_by_role("switch", name="Presenter view").is_checked()
+        assert page.get_by_text(LINK_CAPTION).count() == 0
+    finally:
+        student.close()
+
+
+def test_the_home_pages_teacher_link_opens_metric_bias_in_presenter_view(streamlit_server: str, browser_page,
+                                                                         artifact_dir: Path) -> None:
+    page = browser_page
+    page.goto(streamlit_server)
+    page.get_by_role("heading", name="Where to start").wait_for()
+    for role in ("Analyst", "Teacher", "Researcher"):
+        page.get_by_text(role, exact=True).wait_for()
+    page.screenshot(path=str(artifact_dir / "home-where-to-start.png"))
+    page.get_by_role("link", name="Metric bias, presenter view").click()
+    page.get_by_role("heading", name="Metric bias").wait_for()
+    page.get_by_text(LINK_CAPTION).wait_for()
+    assert "/metric_bias" in page.url and "presenter=1" in page.url
+    assert page.get_by_role("switch", name="Presenter view").is_checked()
