@@ -142,7 +142,8 @@ FIELDS = (
           reach=click_text("Custom"), quiet_when_empty=False),
     Field("decoding-custom-upload", "decoding", "…or upload a file", ("upload", "file", ".csv"),
           upload_header="group,prompt", reach=click_text("Custom")),
-    Field("decoding-regard", "decoding", "Regard classifier", ("regard", "classifier", "model")),
+    Field("decoding-regard", "decoding", "Regard classifier", ("regard", "classifier", "model"),
+          accepts=REFUSED_BY_BROWSER),
     Field("decoding-grid", "decoding", "Grid (knob=v1,v2;knob=…)", ("grid",),
           reach=click_text("Sweep: a grid"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
     # ---- CAIRO
@@ -159,8 +160,10 @@ FIELDS = (
           upload_header="src,ref,hypo", reach=click_text("Upload segments (src, ref, hypo)")),
     Field("datscore-direction-scores", "datscore", "Direction scores CSV", ("direction", ".csv", "upload"),
           upload_header="segment_id,direction,score", reach=click_text("Upload direction scores (no model)")),
+    # at most 8 characters: the browser refuses every longer input below; the empty one reaches the page's check
     Field("datscore-source-language", "datscore", "Source language (ISO 639-1)", ("language",),
-          reach=click_text("Upload segments (src, ref, hypo)"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
+          reach=click_text("Upload segments (src, ref, hypo)"), quiet_when_empty=False,
+          accepts=("binary", "utf16", "long-line", "markdown", "server-path")),
     Field("datscore-model-id", "datscore", "Model id or path", ("model", "hugging face", "id"),
           reach=choose("Backbone", "another hub id or local directory")),
     # ---- template adaptation
@@ -180,7 +183,8 @@ FIELDS = (
           reach=steps(click_text("Adapt to a domain"), choose("Domain corpus", "Upload a file")),
           accepts=("markdown", "server-path")),
     # ---- SQL console and the sidebar
-    Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False),
+    Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False,
+          accepts=REFUSED_BY_BROWSER),
     Field("sidebar-store-file", "", "DuckDB file", ("store", ".duckdb", "file"), accepts=REFUSED_BY_BROWSER),
 )
 
