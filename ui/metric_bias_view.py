@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import metric_bias as mb
-from ui import common, text_diff
+from ui import common, presenter, text_diff
 
 SOURCES = ("Demo set (templates × occupations × pronouns)", "WinoBias gender pairs", "CrowS-Pairs",
            "Upload a file", "Saved version")
@@ -57,9 +57,12 @@ def sync_url() -> None:
         wanted["stored"] = ",".join(state["mb_stored"])
     defaults = {"source": "demo", "metrics": ",".join(mb.DEFAULT_METRICS), "norm": "minmax", "config": "default"}
     wanted = {k: v for k, v in wanted.items() if defaults.get(k) != v}
+    owned = ("source", "subset", "attrs", "metrics", "stored", "norm", "config")
+    wanted |= {k: v for k, v in st.query_params.to_dict().items() if k not in owned}  # e.g. presenter=1
     if dict(st.query_params) != wanted:
         st.query_params.clear()
         st.query_params.update(wanted)
+    presenter.refresh_link()  # the teacher's share link follows this run's state
 
 
 # -- data (st.cache_data: parsing is cheap to repeat but not free) --------------------------------
