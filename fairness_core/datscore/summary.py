@@ -100,7 +100,7 @@ def token_frame(scores: pd.DataFrame, segment_id: str, direction: str) -> pd.Dat
 #: what one direction score is, per token aggregation (Eq. 1 with the term weights of `W.TERM_LABELS`)
 _DIRECTION_SCORE = {
     W.SUM: "the sum of its log-probabilities over the target's tokens",
-    W.ENTROPY: "the sum over the target's tokens of log-probability times the step's entropy (Eq. 1 + Eq. 4)",
+    W.ENTROPY: "the sum over the target's tokens of log-probability times the step's entropy (Eq. 4's weight)",
     W.UNIFORM: "the mean log-probability per target token",
     W.ENTROPY_MEAN: "the entropy-weighted mean log-probability per target token",
 }
