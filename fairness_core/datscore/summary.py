@@ -130,7 +130,7 @@ class SegmentSummary:
 
     def sentence(self) -> str:
         """The headline in words: what the number adds up, per token, and where it sits among the directions."""
-        tokens = f" ({self.tokens[0]}–{self.tokens[1]} tokens here)" if self.tokens and self.summed else ""
+        tokens = f", over {self.tokens[0]}–{self.tokens[1]} tokens here" if self.tokens and self.summed else ""
         made_of = (f"Eq. 2 adds the {self.n_directions} direction scores, each times its Eq. 3 weight (the weights "
                    f"sum to {self.weight_sum:.2f}); a direction score is "
                    f"{_DIRECTION_SCORE.get(self.term_weighting, self.term_weighting)}{tokens}.")
