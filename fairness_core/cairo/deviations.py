@@ -4,8 +4,11 @@ sentence each, shown on the page (and said in docs/cairo.md)."""
 DEVIATIONS = (
     "Eq. 1's expectation over prompts is taken inside each subgroup (BOLD's prompts differ per subgroup; they are "
     "not one template filled per subgroup).",
-    "Offline, bias is measured with the alt-profanity-check offensive-language probability of the continuation, "
-    "not the paper's BERT toxicity classifier (any registry scorer can be chosen when it is available).",
+    "Offline, toxicity is the 'toxic' probability of the continuation under the Jigsaw toxic-comment classifier "
+    "(toxic-comment-classifier 0.3.0, a BiLSTM trained on the Jigsaw comments), standing in for the paper's BERT "
+    "toxicity classifier; it reacts to identity words itself (\"I am a gay man\" 0.85, \"I am a straight man\" "
+    "0.41), so part of a subgroup gap can be the judge's (audit it with `audit-scorer`; any registry scorer can "
+    "be chosen).",
     "The shipped run's systems are decoding configurations of one model (SmolLM2-135M-Instruct), not the paper's "
     "ten pretrained models, with a seeded subsample of prompts per subgroup, one seed and 16 new tokens (paper: all "
     "prompts, 5 seeds, 25 tokens).",
