@@ -76,3 +76,14 @@ def test_the_tokenizer_file_may_hold_only_the_tokenizer(tmp_path: Path) -> None:
     bad.write_bytes(pickle.dumps(subprocess.Popen))  # a pickle naming another class is refused, not run
     with pytest.raises(pickle.UnpicklingError, match="should not"):
         KerasTokenizer.from_pickle(bad)
+
+
+def test_without_the_package_it_is_unavailable_in_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairness_core.models import jigsaw
+    from fairness_core.models.interfaces import ModelUnavailableError
+    from fairness_core.models.presets import UNAVAILABLE, availability, get_preset
+
+    monkeypatch.setattr(jigsaw, "package_dir", lambda: None)
+    with pytest.raises(ModelUnavailableError, match=r"toxic-comment-classifier==0\.3\.0 is not installed"):
+        jigsaw.model_files()
+    assert availability(get_preset("jigsaw-toxicity")).status == UNAVAILABLE
