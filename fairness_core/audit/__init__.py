@@ -9,10 +9,17 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 """
 
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
-from fairness_core.audit.report import audit_json, examples, rows_frame
+from fairness_core.audit.report import audit_download, audit_json, examples, rows_frame
 from fairness_core.audit.request import FORMATS, AuditRequest, Judge, build_judge, build_request, stored_texts
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
 from fairness_core.audit.task import AuditResult, run_audit
+
+
+def builtin_terms_text() -> str:
+    """The built-in identity terms file as text ('group: term, term' lines), the page's starting point."""
+    from fairness_core.audit.design import DATA_DIR
+
+    return (DATA_DIR / "identity_terms.txt").read_text(encoding="utf-8")
 
 
 def scorer_choices() -> list[str]:
@@ -39,11 +46,13 @@ __all__ = [
     "AuditTable",
     "Design",
     "Judge",
+    "audit_download",
     "audit_json",
     "audit_table",
     "build_judge",
     "build_request",
     "builtin_templates",
+    "builtin_terms_text",
     "examples",
     "metric_choices",
     "parse_terms",

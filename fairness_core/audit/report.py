@@ -49,3 +49,10 @@ def audit_json(result: AuditResult, n_examples: int = 10) -> dict[str, Any]:
             "from_cache": result.from_cache, "refused": result.table.refused, **result.table.extra,
             "rows": result.table.rows,
             "examples": examples(result, n_examples).to_dict(orient="records")}
+
+
+def audit_download(result: AuditResult, n_examples: int = 50) -> str:
+    """The audit's JSON (`audit_json`) as strict JSON text (NaN and ±inf as null) for a download button."""
+    from fairness_core.store.manifest import strict_json
+
+    return strict_json(audit_json(result, n_examples), indent=2)
