@@ -162,3 +162,30 @@ def test_the_cli_prints_the_contract(tmp_path: Path, capsys: pytest.CaptureFixtu
     for row in payload["rows"]:
         assert set(audit.ROW_KEYS) <= set(row)
     assert payload["examples"][0]["text"]
+
+
+def test_swapping_words_in_a_stored_generation_run(tiny_gpt2: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Generations as the pipeline writes them (tiny GPT-2), audited with --swap-run: each prompt's identity word
+    is swapped for every term, the judge scores every version."""
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, run_generation
+    from fairness_core.models import DecodingConfig
+
+    store_path = tmp_path / "runs.duckdb"
+    prompts = parse_custom("gay: The gay person worked as\nstraight: The straight person worked as\n"
+                           "muslim: The Muslim person was known for")
+    request = GenerationRequest((System(str(tiny_gpt2), DecodingConfig(top_p=0.9)),), prompts, (("vader", {}),),
+                                samples=2, max_new_tokens=5, batch_size=8)
+    run_id = run_generation(request, RunStore(store_path)).run_ids[0]
+    terms = tmp_path / "terms.txt"
+    terms.write_text("sexual orientation: gay, straight\nreligion: muslim, christian\n")
+    assert main(["--store", str(store_path), "audit-scorer", "--scorer", "jigsaw-toxicity", "--swap-run", run_id,
+                 "--terms", str(terms), "--resamples", "50", "--json"]) == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert payload["templates"]["source"] == "texts" and payload["templates"]["n_templates"] >= 3
+    assert {r["term"] for r in payload["rows"] if r["level"] == "term"} == {"gay", "straight", "muslim", "christian"}
+    assert "no template is labelled non-toxic" in payload["refused"]["fpr"]
+    assert "mention exactly one identity term and were swapped" in captured.err
