@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
                 audit.get_by_text("Largest shift:", exact=False).first.wait_for(timeout=300_000)
                 audited = time.perf_counter() - started
                 if args.screenshot:
+                    audit.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
                     audit.wait_for_timeout(1500)
                     audit.screenshot(path=str(args.screenshot), full_page=True)
                 browser.close()
