@@ -277,7 +277,8 @@ def deviations(result: AdaptationResult) -> list[str]:
     if any(c.scorer == "jigsaw-toxicity" for c in request.classifiers):
         notes.append("The identity-aware classifier under test is the Jigsaw toxic-comment classifier "
                      "(toxic-comment-classifier 0.3.0, its 'toxic' probability as the score), not the paper's "
-                     "fine-tuned task classifiers; it reacts to names and identity words, so its VBCM is below 1.")
+                     "fine-tuned task classifiers; it reacts to names and identity words, so its VBCM falls below 1 "
+                     "where a group's names move its score.")
     notes.append("The domain is BOLD's Wikipedia sentences, not Wikipedia Talk pages or tweets, unless a corpus was "
                  "uploaded." if "BOLD" in request.corpus.name else f"The domain corpus is {request.corpus.name}.")
     notes.append("Name lists are smaller than the paper's (20 names per sex; 12 countries x 10 names) and written by "
