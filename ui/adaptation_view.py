@@ -40,6 +40,15 @@ def import_tab_view() -> None:
                          key="ta_import_templates")
 
 
+def dashes(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown: numbers rounded to 4 places, an undefined value as "—" (never "nan" or "None")."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]) and shown[column].isna().any():
+            shown[column] = [("—" if pd.isna(v) else f"{v:.4f}") for v in shown[column]]
+    return shown
+
+
 def grouped_problems(problems: list[str]) -> list[str]:
     """One warning per cause: 'classifier · attribute: cause.' sentences with the same cause become one sentence
     naming every classifier · attribute it applies to."""
@@ -86,7 +95,10 @@ def report_view(report: dict, sync_url: Callable[[], None]) -> None:
     if comparisons.empty:
         st.info("No comparison: a set has no scored template for the name groups.")
     else:
-        st.dataframe(comparisons, hide_index=True, key="ta_comparisons")
+        st.dataframe(dashes(comparisons), hide_index=True, key="ta_comparisons")
+        if comparisons["r"].isna().any():
+            st.caption("r is — where it is undefined: fewer than 3 groups, or a classifier that gives every group "
+                       "the same score (a constant vector has no correlation).")
         shown, problems = adaptation.readable_comparisons(comparisons) if rewrote else (comparisons, [])
         if rewrote and "adapted vs NOEs" not in set(comparisons["comparison"]):
             st.caption("No rewrite was accepted for the name groups, so there is no adapted set: only the "

@@ -146,6 +146,7 @@ def test_the_page_opens_on_the_study_and_its_default_run_answers_offline(isolate
     comparisons = frame_with(app, "comparison")
     assert set(comparisons["comparison"]) == {"original vs NOEs"}
     assert set(comparisons["classifier"]) == {"vader", "jigsaw-toxicity"}
+    assert not comparisons.isna().any().any() and "—" in set(comparisons["r"])  # undefined r shown as a dash
     assert not app.warning
     texts = [*(c.value for c in app.caption), *(m.value for m in app.markdown), *(x.value for x in app.metric)]
     assert not any("nan" in str(t).lower().split() or "nan%" in str(t).lower() for t in texts)
