@@ -101,7 +101,7 @@ judge = result.request.judge
 terms = audit.rows_frame(result, "term")
 top = terms.iloc[0]
 unit = f"{judge.column}" + (" probability" if judge.name == "jigsaw-toxicity" else "")
-st.metric(f"Largest shift: {top['term']} ({top['group']})", f"{top['shift']:+.3f}",
+st.metric(common.escape_markdown(f"Largest shift: {top['term']} ({top['group']})"), f"{top['shift']:+.3f}",
           help=f"95% interval {common.interval_text(top['ci_low'], top['ci_high'])}, templates resampled"
           if pd.notna(top["ci_low"]) else "No interval: 0 resamples.")
 for statistic, why in result.table.refused.items():
