@@ -144,7 +144,7 @@ with adapt_tab:
             except adaptation.TemplateImportError as error:
                 st.error(common.escape_markdown(str(error)))
                 st.stop()
-        m1, m2 = st.columns([3, 2])
+        m1, m2 = st.columns([3, 2]) if rewrite else (st.container(), st.container())  # no picker: full width
         with m1:
             model = (common.model_picker("causal-lm", "Rewriting chat model", key="ta_model", default=SMALL_MODEL)
                      if rewrite else SMALL_MODEL)  # no chat model runs without rewriting
