@@ -95,7 +95,8 @@ def report_view(report: dict, sync_url: Callable[[], None]) -> None:
     if comparisons.empty:
         st.info("No comparison: a set has no scored template for the name groups.")
     else:
-        st.dataframe(dashes(comparisons), hide_index=True, key="ta_comparisons")
+        st.dataframe(dashes(comparisons if rewrote else comparisons.drop(columns="n_adapted_templates")),
+                     hide_index=True, key="ta_comparisons")
         if comparisons["r"].isna().any():
             st.caption("r is — where it is undefined: fewer than 3 groups, or a classifier that gives every group "
                        "the same score (a constant vector has no correlation).")
