@@ -247,3 +247,14 @@ def test_one_draw_of_names_serves_every_set_filled_with_them() -> None:
 
     ones = vbcm_from_weights(a, np.ones((1, 3)), np.ones((1, len(keys_a))))[0]
     assert ones == pytest.approx(np.nanmean(a.distance, axis=0))
+
+
+@pytest.mark.parametrize("background", ["group-means", "all-sentences"])
+def test_unit_weights_on_terms_give_the_point_estimate_under_either_background(background: str) -> None:
+    from fairness_core.adaptation.vbcm import vbcm_from_weights
+
+    frame = crossed_scores(np.random.default_rng(2), np.array([-0.05, 0.0, 0.05]), 3, 4)
+    frame = frame[~((frame["template_id"] == "t0") & (frame["term"] == "g2n0"))]  # unbalanced: 2 terms in one cell
+    result = vbcm(frame, background=background)
+    ones = vbcm_from_weights(result.table, np.ones((1, 4)), np.ones((1, len(result.table.terms.terms))))[0]
+    assert ones == pytest.approx(list(result.vbcm.values()), abs=1e-12)
