@@ -171,6 +171,38 @@ def mode_problem(mode: str) -> str | None:
     return None
 
 
+def pack_bitsandbytes(target: Path, cuda: str) -> dict[str, Any]:
+    """A trimmed copy of the installed bitsandbytes for a machine with no network and no bitsandbytes: its Python
+    files, its dist-info (transformers reads the version from it), the CPU library and the one CUDA library
+    `libbitsandbytes_cuda<cuda>.so` (bitsandbytes picks it from torch.version.cuda, e.g. "130" for 13.0). Put
+    `target` on PYTHONPATH there. Returns what was written (files, bytes)."""
+    import importlib.metadata
+    import shutil
+
+    import bitsandbytes
+
+    source = Path(bitsandbytes.__file__).parent
+    library = source / f"libbitsandbytes_cuda{cuda}.so"
+    if not library.exists():
+        shipped = sorted(p.name[len("libbitsandbytes_cuda"):-3] for p in source.glob("libbitsandbytes_cuda*.so"))
+        raise SystemExit(f"bitsandbytes {bitsandbytes.__version__} ships no CUDA {cuda} library; it has "
+                         f"{', '.join(shipped)} (digits of torch.version.cuda on the GPU machine, e.g. 130 for 13.0)")
+    package = target / "bitsandbytes"
+    if package.exists():
+        shutil.rmtree(package)
+    shutil.copytree(source, package, ignore=shutil.ignore_patterns("__pycache__", "libbitsandbytes_*"))
+    for name in (library.name, "libbitsandbytes_cpu.so"):
+        if (source / name).exists():
+            shutil.copy2(source / name, package / name)
+    distribution = importlib.metadata.distribution("bitsandbytes")
+    info = Path(str(distribution.locate_file(""))) / f"bitsandbytes-{distribution.version}.dist-info"
+    if info.is_dir():
+        shutil.copytree(info, target / info.name, dirs_exist_ok=True)
+    files = [p for p in target.rglob("*") if p.is_file()]
+    return {"target": str(target), "version": bitsandbytes.__version__, "cuda_library": library.name,
+            "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
 # ----------------------------------------------------------------------------------------------- timing
 class _Clock:
     def __init__(self, device: str) -> None:
@@ -361,7 +393,16 @@ def main(argv: list[str] | None = None) -> list[Measurement]:
     parser.add_argument("--pairs", type=int, help="BERTScore pairs (default 1024; tiny 6)")
     parser.add_argument("--json", metavar="FILE", help="also write the results and the environment as JSON")
     parser.add_argument("--workdir", metavar="DIR", help="where the random checkpoints go (default: a temp folder)")
+    parser.add_argument("--pack-bitsandbytes", metavar="DIR",
+                        help="only write a trimmed bitsandbytes for a GPU machine without it into DIR, and stop")
+    parser.add_argument("--cuda", default="130", help="with --pack-bitsandbytes: the GPU machine's torch.version.cuda "
+                                                       "without the dot (default 130, i.e. CUDA 13.0)")
     args = parser.parse_args(argv)
+    if args.pack_bitsandbytes:
+        written = pack_bitsandbytes(Path(args.pack_bitsandbytes), args.cuda.replace(".", ""))
+        print(f"wrote bitsandbytes {written['version']} ({written['cuda_library']}): {written['files']} files, "
+              f"{written['bytes'] / 2**20:.1f} MiB in {written['target']}; on the GPU machine put it on PYTHONPATH")
+        return []
 
     import warnings
 

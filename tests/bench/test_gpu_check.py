@@ -56,3 +56,23 @@ def test_the_real_architectures_have_their_published_sizes() -> None:
             model = auto.from_config(config)
         count = sum(p.numel() for p in model.parameters())
         assert count == pytest.approx(expected[architecture.name], rel=0.01), (architecture.name, count)
+
+
+def test_a_trimmed_bitsandbytes_imports_from_its_folder_with_one_cuda_library(tmp_path: Path) -> None:
+    """docs/gpu.md: a GPU machine with no network and no bitsandbytes gets its Python files, its dist-info and the
+    one CUDA library its torch asks for (~4.3 MiB for CUDA 13.0 instead of the wheel's 125 MB)."""
+    import subprocess
+
+    written = gpu_check.pack_bitsandbytes(tmp_path / "bnb", "130")
+    assert written["cuda_library"] == "libbitsandbytes_cuda130.so" and written["bytes"] < 6 * 2**20
+    libraries = sorted(p.name for p in (tmp_path / "bnb" / "bitsandbytes").glob("*.so"))
+    assert libraries == ["libbitsandbytes_cpu.so", "libbitsandbytes_cuda130.so"]
+    probe = ("import bitsandbytes, importlib.metadata as m; "
+             "from transformers.utils.import_utils import is_bitsandbytes_available as ok; "
+             "print(bitsandbytes.__file__, m.version('bitsandbytes'), ok())")
+    answer = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True,
+                            env={"PYTHONPATH": str(tmp_path / "bnb"), "PATH": "/usr/bin:/bin"})
+    where, version, seen = answer.stdout.split()[-3:]
+    assert where.startswith(str(tmp_path / "bnb")) and version == written["version"] and seen == "True"
+    with pytest.raises(SystemExit, match="ships no CUDA 99 library; it has 118, 121"):
+        gpu_check.pack_bitsandbytes(tmp_path / "other", "99")
