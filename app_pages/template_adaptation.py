@@ -62,7 +62,7 @@ with calculator_tab:
                 "group with a longer term list does not pull the background towards itself. Upload a "
                 "CSV `template_id,group,term,score`, or use the paper's worked example (App. A.2.2, Table 1).")
     upload = st.file_uploader("Score file (CSV)", type=["csv"], key="ta_scores_upload")
-    resamples = st.number_input("Bootstrap resamples over templates (0 = none)", 0, 5000, 1000, step=500,
+    resamples = st.number_input("Bootstrap resamples over templates and names (0 = none)", 0, 5000, 1000, step=500,
                                 key="ta_scores_resamples")
     try:
         if upload is None:
@@ -90,8 +90,9 @@ with calculator_tab:
                     "France because it rounds the group mean (0.196) and the background (0.199) first.")
         common.how_to_read(
             "A value of 1 means the group's sentences were scored exactly like the average sentence of the same "
-            "template; lower values mean a larger gap, in either direction. With one template there is no "
-            "interval: the bootstrap resamples templates, the unit that was sampled.")
+            "template; lower values mean a larger gap, in either direction. The interval resamples templates and, "
+            "within each group, its names (a name fills every template, so it moves every template's score): with "
+            "one template there is no interval.")
 
 # ------------------------------------------------------------------------------------------ importers
 with import_tab:

@@ -44,8 +44,9 @@ def dashes(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as shown: numbers rounded to 4 places, an undefined value as "—" (never "nan" or "None")."""
     shown = frame.copy()
     for column in shown.columns:
-        if pd.api.types.is_float_dtype(shown[column]) and shown[column].isna().any():
-            shown[column] = [("—" if pd.isna(v) else f"{v:.4f}") for v in shown[column]]
+        if shown[column].isna().any():
+            numeric = pd.api.types.is_float_dtype(shown[column])
+            shown[column] = [("—" if pd.isna(v) else f"{v:.4f}" if numeric else v) for v in shown[column]]
     return shown
 
 
@@ -79,7 +80,7 @@ def report_view(report: dict, sync_url: Callable[[], None]) -> None:
     st.subheader("Naturally occurring examples (Table 2)")
     st.dataframe(adaptation.noe_counts(report["noes"]), hide_index=True, key="ta_noes")
 
-    st.subheader("VBCM per set, with 95% bootstrap intervals over templates")
+    st.subheader("VBCM per set, with 95% bootstrap intervals over templates and names")
     frame = report["vbcm"]
     for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
         st.plotly_chart(charts.vbcm_bars(part, f"{classifier} · {attribute}"),
@@ -95,7 +96,8 @@ def report_view(report: dict, sync_url: Callable[[], None]) -> None:
     if comparisons.empty:
         st.info("No comparison: a set has no scored template for the name groups.")
     else:
-        st.dataframe(dashes(comparisons if rewrote else comparisons.drop(columns="n_adapted_templates")),
+        adapting_only = ["n_adapted_templates", "change_detected", "change_band"]  # nothing was adapted
+        st.dataframe(dashes(comparisons if rewrote else comparisons.drop(columns=adapting_only, errors="ignore")),
                      hide_index=True, key="ta_comparisons")
         if comparisons["r"].isna().any():
             st.caption("r is — where it is undefined: fewer than 3 groups, or a classifier that gives every group "
@@ -116,9 +118,13 @@ def report_view(report: dict, sync_url: Callable[[], None]) -> None:
             "set's background is then over those groups). A small MAE and a large r mean the templates measure "
             "bias like the domain's own sentences. *adapted − original* is the change from adapting: a "
             "negative MAE difference or a positive r difference means the adapted templates measure bias more "
-            "like the domain's own sentences. Intervals resample templates (original and adapted together, "
-            "they share template ids) and NOE sentences independently. r needs 3 or more groups; a classifier "
-            "that gives every name the same score (VADER) has MAE 0 and no r: it cannot see the bias.")
+            "like the domain's own sentences. Adapted and original are compared on the same templates (the "
+            "accepted ones; *n_templates*): MAE grows with noise and fewer templates are noisier, so read "
+            "*adapted vs NOEs* against *original (accepted templates) vs NOEs*, not against all originals. "
+            "Intervals resample templates (original and adapted together, they share template ids), NOE "
+            "sentences independently, and the names once for every set (the same names fill them all). "
+            "r needs 3 or more groups; a classifier that gives every name the same score (VADER) has MAE 0 and "
+            "no r: it cannot see the bias.")
 
     st.subheader("Template characteristics (Table 3, Figs. 7–8)" + (" and similarity (Table 4)" if rewrote else ""))
     st.dataframe(report["characteristics"], hide_index=True, key="ta_characteristics")
