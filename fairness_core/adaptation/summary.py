@@ -17,7 +17,7 @@ from fairness_core.adaptation.characteristics import (
 )
 from fairness_core.adaptation.compare import compare, improvement, same_templates
 from fairness_core.adaptation.rewrite import ACCEPTED, STATUSES
-from fairness_core.adaptation.task import SETS, AdaptationResult
+from fairness_core.adaptation.task import SETS, AdaptationResult, anchor_originals
 from fairness_core.adaptation.vbcm import VBCMResult, vbcm
 from fairness_core.bias import bootstrap_mean
 
@@ -257,7 +257,8 @@ def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) ->
     rewrites = result.rewrites
     accepted = [r for r in rewrites if r.status == ACCEPTED]
     sets = {
-        "original templates (filled)": list(dict.fromkeys(r.original for r in rewrites)),
+        "original templates (filled)": (list(dict.fromkeys(r.original for r in rewrites)) if rewrites
+                                        else anchor_originals(result.request)),
         ACCEPTED_ORIGINALS: [r.original for r in accepted],
         ADAPTED_SET: [r.cleaned for r in accepted],
         "NOEs (as found)": [t.attrs.get("sentence", "") for t in (result.noe_templates.templates
@@ -268,6 +269,8 @@ def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) ->
         sets["domain sample"] = random.Random(result.request.seed).sample(pool, min(domain_sample, len(pool)))
     rows = []
     for name, texts in sets.items():
+        if not texts:  # no accepted rewrite (or no rewriting): a set with no sentence has no characteristics
+            continue
         row: dict[str, Any] = {"set": name, **characteristics(texts)}
         for key, (low, high) in characteristic_intervals(texts, result.request.resamples,
                                                          result.request.seed).items():
@@ -300,21 +303,32 @@ def deviations(result: AdaptationResult) -> list[str]:
     """Where this run departs from the paper, one sentence each (shown on the page and in docs)."""
     request = result.request
     notes = []
-    if request.n_examples != 15:
-        notes.append(f"The prompt shows {request.n_examples} domain examples (the paper: 15).")
-    if request.temperature not in (0.0, 0.01):
-        notes.append(f"Rewriting samples at temperature {request.temperature} (the paper: 0 or 0.01).")
-    if request.max_new_tokens != 102:
-        notes.append(f"Rewrites are cut at {request.max_new_tokens} new tokens (the paper: 102 for Wikipedia).")
-    if request.model == "smollm2-135m-instruct":
-        notes.append("The rewriting model is SmolLM2-135M-Instruct (the offline model; the paper: LLaMA-3 8B/70B "
-                     "and Mixtral-8x7B), so rewrites are far weaker: judge them side by side below.")
+    if not request.rewrite:
+        notes.append("No rewriting in this run: the original templates are compared with the naturally occurring "
+                     "examples (the paper's baseline); adapting needs a capable chat model (the paper: LLaMA-3 "
+                     "8B/70B, Mixtral-8x7B).")
+    else:
+        if request.n_examples != 15:
+            notes.append(f"The prompt shows {request.n_examples} domain examples (the paper: 15).")
+        if request.temperature not in (0.0, 0.01):
+            notes.append(f"Rewriting samples at temperature {request.temperature} (the paper: 0 or 0.01).")
+        if request.max_new_tokens != 102:
+            notes.append(f"Rewrites are cut at {request.max_new_tokens} new tokens (the paper: 102 for Wikipedia).")
+        if request.model == "smollm2-135m-instruct":
+            notes.append("The rewriting model is SmolLM2-135M-Instruct (the offline model; the paper: LLaMA-3 8B/70B "
+                         "and Mixtral-8x7B), so rewrites are far weaker: judge them side by side below.")
+    if any(c.scorer == "jigsaw-toxicity" for c in request.classifiers):
+        notes.append("The identity-aware classifier under test is the Jigsaw toxic-comment classifier "
+                     "(toxic-comment-classifier 0.3.0, its 'toxic' probability as the score), not the paper's "
+                     "fine-tuned task classifiers; it reacts to names and identity words, so its VBCM falls below 1 "
+                     "where a group's names move its score.")
     notes.append("The domain is BOLD's Wikipedia sentences, not Wikipedia Talk pages or tweets, unless a corpus was "
                  "uploaded." if "BOLD" in request.corpus.name else f"The domain corpus is {request.corpus.name}.")
     notes.append("Name lists are smaller than the paper's (20 names per sex; 12 countries x 10 names) and written by "
                  "the project from public rankings (sources in the identity-terms file).")
-    notes.append("One rejection rule beyond the paper: a reply that quotes the original sentence inside commentary "
-                 "is not a rewrite and is rejected.")
+    if request.rewrite:
+        notes.append("One rejection rule beyond the paper: a reply that quotes the original sentence inside "
+                     "commentary is not a rewrite and is rejected.")
     notes.append("NOE templates are sentences with exactly one person name (the paper gives no rule); the comparison "
                  "with the NOEs uses the name groups only, with each set's background over those groups.")
     notes.append(f"Spelling checker: {CHECKER}.")
@@ -354,7 +368,10 @@ def report_text(result: AdaptationResult) -> str:
         return f"run {result.status} during {result.stage}; finished batches are stored and rerunning resumes"
     lines = []
     rej = rejection_summary(result)
-    lines.append(f"rewrites: {rej['n_rewrites']}, rejected {rej['rejection_rate']:.0%} ({rej['counts']})")
+    if result.request.rewrite:
+        lines.append(f"rewrites: {rej['n_rewrites']}, rejected {rej['rejection_rate']:.0%} ({rej['counts']})")
+    else:
+        lines.append("no rewriting: the original templates are compared with the NOEs")
     noe = noe_summary(result)
     lines.append(f"NOEs: {noe['n_used']} sentences used of {noe['n_single_person']} with one person "
                  f"({noe['n_searched']} searched, {noe['n_multi_person_skipped']} with several people skipped)")
@@ -376,7 +393,8 @@ def tables(result: AdaptationResult) -> dict[str, Any]:
     if not result.complete:
         return {"status": result.status, "stage": result.stage}
     return {
-        "status": result.status, "rewrites": rewrites_frame(result), "rejections": rejection_summary(result),
+        "status": result.status, "rewrite": result.request.rewrite,
+        "rewrites": rewrites_frame(result), "rejections": rejection_summary(result),
         "noes": noe_summary(result), "vbcm": vbcm_frame(vbcm_results(result)), "comparisons": comparisons(result),
         "characteristics": characteristics_frame(result), "similarity": similarity_summary(result),
         "deviations": deviations(result), "run_ids": result.run_ids, "from_cache": result.from_cache,

@@ -220,6 +220,28 @@ def test_the_pages_report_download_is_strict_json_with_null_for_missing_numbers(
     assert json.loads(text) == {"vbcm": [{"group": "a", "vbcm": 0.9}, {"group": "b", "vbcm": None}], "mae": None}
 
 
+def test_without_rewriting_the_originals_are_compared_with_the_noes_by_an_identity_aware_judge(
+        store, scripted) -> None:
+    """The page's offline default (issue 30 §1): no chat model runs; the Jigsaw judge sees the names, VADER not."""
+    from fairness_core.adaptation.summary import tables
+
+    request = make_request(rewrite=False, classifiers=("vader", "jigsaw-toxicity"))
+    result = run_adaptation(request, store)
+    assert result.complete and scripted == [] and result.rewrites == []  # the chat model was never called
+    report = tables(result)
+    assert report["rewrite"] is False
+    assert set(report["comparisons"]["comparison"]) == {"original vs NOEs"}
+    vbcm = report["vbcm"]
+    vader = vbcm[vbcm["classifier"] == "vader"]
+    jigsaw = vbcm[vbcm["classifier"] == "jigsaw-toxicity"]
+    assert (vader["vbcm"] == 1.0).all()  # VADER gives every name the same score: no bias is visible
+    assert (jigsaw["vbcm"] < 1.0).any()  # the Jigsaw classifier reacts to the names
+    characteristics = report["characteristics"]
+    assert "adapted templates (filled)" not in set(characteristics["set"])
+    assert not characteristics.drop(columns="set").isna().any().any()  # nothing on the page reads NaN
+    assert report["deviations"][0].startswith("No rewriting in this run")
+
+
 @register_scorer
 class TextHash(Scorer):
     """A test scorer in [0, 1] that varies with the template and the name but ignores the word 'indeed': a rewrite

@@ -22,17 +22,17 @@ def test_an_r_that_cannot_be_computed_is_said_to_be_undefined() -> None:
 
 def test_the_shipped_run_says_what_its_intervals_can_detect() -> None:
     """Issue 30: the Eq. 1 interval over-covers by design; the page says so with what it costs on the table shown.
-    The shipped run: no row's interval excludes 0, and with its prompts' spread an estimate had to exceed about
-    0.093 to be detected, 3.6 times the median estimate."""
+    The shipped run (the Jigsaw judge, issue 29): 4 of 96 rows' intervals exclude 0, and with its prompts' spread an
+    estimate had to exceed about 0.071 to be detected, 3.2 times the median estimate."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "data" / "cairo" / "demo_bias_table.csv").read_text(encoding="utf-8")
     shown = cairo.table_with_intervals(cairo.read_bias_table(text, "the shipped run"), text)
     power = cairo.interval_power(shown)
-    assert power["n_rows"] == 96 and power["n_detected"] == 0
-    assert round(power["median_detectable"], 3) == 0.093 and round(power["median_bias"], 4) == 0.0255
+    assert power["n_rows"] == 96 and power["n_detected"] == 4
+    assert round(power["median_detectable"], 3) == 0.071 and round(power["median_bias"], 4) == 0.0218
     note = cairo.interval_power_note(power)
-    assert "over-covers by design" in note and "detected in 0 of 96 rows" in note and "about 0.093" in note
+    assert "over-covers by design" in note and "detected in 4 of 96 rows" in note and "about 0.0707" in note
 
 
 def test_with_two_subgroups_an_estimate_above_ci_high_minus_itself_is_exactly_a_detected_gap() -> None:
