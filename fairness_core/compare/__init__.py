@@ -2,8 +2,9 @@
 
 The public face of the package (pages and CLI commands import from here):
 
-- `compare_runs(store, run_ids, by=None, metrics=None)` -> `Comparison` (`.rows`, `.as_json()`)
-- `per_example(store, run_a, run_b, metric=None, filters=None, search="")` -> DataFrame, largest change first
+- `compare_runs(store, run_ids, by=None, metrics=None)` -> `Comparison` (`.rows`, `.disparities()`, `.contrasts`,
+  `.as_json()`): one run alone compares its settings among themselves
+- `per_example(store, run_a, run_b=None, metric=None, filters=None, search="")` -> DataFrame, largest change first
 - `fields(store, run_id)` -> the fields a run can be grouped or filtered by
 - `build_report(store, run_ids)` -> self-contained HTML text; `write_report(store, run_ids, path)`
 - `run_sql(store, sql, row_limit, timeout_s)` -> `SqlResult`: one read-only SELECT over the documented views
@@ -15,6 +16,7 @@ from fairness_core.compare.align import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     CompareError,
     Comparison,
+    Contrast,
     compare_runs,
     field_names,
     run_estimates,
@@ -38,6 +40,7 @@ __all__ = [
     "NEGATIVE_SENTIMENT_THRESHOLD",
     "CompareError",
     "Comparison",
+    "Contrast",
     "ReportError",
     "SqlError",
     "SqlResult",

@@ -29,7 +29,6 @@ from fairness_core.compare.align import (
     CompareError,
     compare_runs,
     get_runs,
-    plan_for,
     run_estimates,
 )
 from fairness_core.compare.numbers import SIGNIFICANT, clean_number, format_number, number_scale
@@ -217,6 +216,10 @@ def _figure_html(figure_id: str, figure: dict[str, Any]) -> str:
             "})();</script>")
 
 
+def _unit_of(estimates: pd.DataFrame) -> str:
+    return str(estimates["unit"].iloc[0]) if not estimates.empty else "unit"
+
+
 def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFrame:
     """A handful of one run's rows: those furthest from their metric's mean (the ones a reader asks about)."""
     return store.query(
@@ -275,7 +278,7 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
 <section class="run">
 <h2>Run {html.escape(info.run_id)} <small>({html.escape(info.kind)}, {html.escape(info.status)})</small></h2>
 <ul>{about}</ul>
-<h3>Estimates with 95% intervals (resampling {html.escape(plan_for(info.kind).unit)}s)</h3>
+<h3>Estimates with 95% intervals (resampling {html.escape(_unit_of(estimates))}s)</h3>
 {chart}
 {_table_html(estimates)}
 <h3>Examples (the rows furthest from their metric's mean)</h3>
