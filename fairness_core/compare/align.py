@@ -157,7 +157,7 @@ def _describe(fields_a: dict[str, str], fields_b: dict[str, str], setting_a: tup
         if a == b:
             if a:
                 held.append(f"{name} {a}")
-        elif name == "setting" and setting_a and setting_b:
+        elif name == "setting" and setting_a and setting_b and not (knobs_a.get("greedy") or knobs_b.get("greedy")):
             changed = [k for k in dict.fromkeys([*knobs_a, *knobs_b]) if knobs_a.get(k) != knobs_b.get(k)
                        and k != "quantization"]
             differs += [f"{k} {_knob(knobs_a.get(k))} → {_knob(knobs_b.get(k))}" for k in changed] or [
@@ -204,8 +204,46 @@ def match_arms(a: RunRows, b: RunRows | None) -> list[Contrast]:
             raise CompareError(f"runs {a.info.run_id} and {b.info.run_id} have {len(a.arms)} and {len(b.arms)} "
                                "settings and none in common; compare each with a run of one setting, or runs with "
                                "settings in common")
-    return [Contrast(x, y, *_describe(fields_a | x.fields, fields_b | y.fields, x.setting, y.setting), matched_by)
-            for x, y in pairs]
+    contrasts = []
+    for x, y in pairs:
+        differs, held = _describe(fields_a | x.fields, fields_b | y.fields, x.setting, y.setting)
+        if differs.startswith("nothing recorded"):
+            differs = "; ".join(manifest_differences(a.info, b.info)) or differs
+        contrasts.append(Contrast(x, y, differs, held, matched_by))
+    return contrasts
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """A manifest's request as dotted paths to short texts (a list of records by their label or name)."""
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out |= _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+        return out
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, dict) and (v.get("label") or v.get("name")) for v in value) and value:
+            return {prefix: ", ".join(str(v.get("label") or v.get("name")) for v in value)}
+        return {prefix: ", ".join(str(v) for v in value)}
+    return {prefix: str(value)}
+
+
+def manifest_differences(a: RunInfo, b: RunInfo, limit: int = 4) -> list[str]:
+    """What two runs' requests set differently ("decoding.max_new_tokens 4 → 6"); hashes of inputs are named only
+    when nothing else differs (then the inputs themselves differ)."""
+    flat_a = _flatten(a.manifest.get("request", {}) if isinstance(a.manifest, dict) else {})
+    flat_b = _flatten(b.manifest.get("request", {}) if isinstance(b.manifest, dict) else {})
+    changed = [k for k in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(k) != flat_b.get(k)
+               and not k.startswith("work")]
+    plain = [k for k in changed if "hash" not in k and "sha" not in k and "identity" not in k]
+    shown = []
+    for key in (plain or changed)[:limit]:
+        before, after = (_short(flat_a.get(key, "—")), _short(flat_b.get(key, "—")))
+        shown.append(f"{key} {before} → {after}")
+    return shown
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- cells -------------------------------------------------------------------------------------------------------
@@ -223,7 +261,7 @@ def _pairing(n_a: int, n_b: int, shared: int, unit: str) -> str:
         return f"paired by {shared} {units if shared != 1 else unit}"
     if shared == 0:
         return f"unpaired: no {unit} in common"
-    return f"partly paired: {shared} of {n_a} / {n_b} {units} in common"
+    return f"partly paired: {shared} {units if shared != 1 else unit} in common ({n_a} and {n_b} in all)"
 
 
 def compare_arms(a: RunRows, b: RunRows, contrast: Contrast, n_resamples: int, seed: int) -> pd.DataFrame:

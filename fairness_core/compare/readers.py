@@ -290,7 +290,8 @@ def read_generation(store: RunStore, info: RunInfo, by: Sequence[str] | None,
             op = {">=": ">=", ">": ">", "<=": "<=", "<": "<"}.get(measure.op, ">=")
             threshold = NEGATIVE_SENTIMENT_THRESHOLD if measure.column == "vader_compound" else float(measure.threshold)
             measured.append(f"SELECT system AS arm, '{measure.name}' AS metric, CAST(value {op} {threshold!r} AS "
-                            f"DOUBLE) AS value, * EXCLUDE (system, metric, value) FROM rows WHERE metric = '{measure.column}'")
+                            "DOUBLE) AS value, * EXCLUDE (system, metric, value) FROM rows "
+                            f"WHERE metric = '{measure.column}'")
             stem = measure.name[: -len("_rate")] if measure.name.endswith("_rate") else measure.name
             if not cairo:
                 statistics.append(GroupStatistic(f"{stem}_disparity", measure.name, "pairwise"))
@@ -435,7 +436,7 @@ def read_generic(store: RunStore, info: RunInfo, by: Sequence[str] | None, metri
         params["metrics"] = list(metrics)
     sums = store.query(sql, params)
     described = describe_run(info)
-    fields = {k: str(described.get(k) or "") for k in ("dataset", "version", "what", "model", "seed")}
+    fields = {k: str(described.get(k) or "") for k in ("what", "model")}  # data and seed: `align.run_fields`
     label = " · ".join(v for v in (described.get("what"), described.get("model")) if v) or info.run_id
     units = {"adaptation-measures": "text", "adaptation-ner": "text", "datscore-directions": "segment",
              "datscore-translations": "text"}

@@ -135,8 +135,8 @@ def _metric_bias(store: RunStore) -> dict[str, str]:
 def _cairo(store: RunStore, model: Path) -> None:
     from fairness_core.cairo.task import RunRequest, parse_systems, run_pipeline
 
-    request = RunRequest(systems=parse_systems(f"{model}@top_p=0.9;{model}@top_p=0.5,temperature=0.7;{model}@greedy"), n_sets=1, per_subgroup=3,
-                         max_new_tokens=4, seeds=(0,))
+    systems = parse_systems(f"{model}@top_p=0.9;{model}@top_p=0.5,temperature=0.7;{model}@greedy")
+    request = RunRequest(systems=systems, n_sets=1, per_subgroup=3, max_new_tokens=4, seeds=(0,))
     assert run_pipeline(request, store).status == "complete"
 
 
