@@ -147,6 +147,7 @@ def _request(info: RunInfo) -> dict[str, Any]:
 
 
 def _key_select(kind: str, by: Sequence[str] | None) -> tuple[list[str], str]:
+    by = [name for name in by or () if name != "metric"]  # the metric is always the first key
     keys = list(by) if by else list(default_keys(kind))
     if by:
         for name in keys:
@@ -398,7 +399,8 @@ def read_metric_bias(store: RunStore, info: RunInfo, by: Sequence[str] | None,
         params["metrics"] = list(metrics)
     sums = store.query(sql, params)
     excluded = store.query(
-        f"SELECT metric, count(DISTINCT pair) AS n FROM metric_bias WHERE {this_run} AND NOT isfinite(value) "
+        f"SELECT metric, count(DISTINCT pair) AS n FROM metric_bias WHERE {this_run} AND NOT coalesce(isfinite(value), "
+        "false) "
         "GROUP BY ALL", {k: v for k, v in params.items() if k == "run"})
     notes = [f"run {info.run_id}: {int(row.n)} pair(s) of {row.metric} left out because a score is not a finite "
              "number (as on the metric-bias page)" for row in excluded.itertuples(index=False)]
@@ -416,7 +418,7 @@ def read_generic(store: RunStore, info: RunInfo, by: Sequence[str] | None, metri
 
     view = view_of(info.kind)
     if view is None:
-        keys = list(by) if by else ["group"]
+        keys = [k for k in by or () if k != "metric"] or ["group"]
         for name in keys:
             if name not in ("item", "grp", "group", "variant", "metric"):
                 raise CompareError(f"runs of kind {info.kind!r} have no field {name!r}; choose one of: item, grp, "
