@@ -439,7 +439,7 @@ def read_generic(store: RunStore, info: RunInfo, by: Sequence[str] | None, metri
     sums = store.query(sql, params)
     described = describe_run(info)
     fields = {k: str(described.get(k) or "") for k in ("what", "model")}  # data and seed: `align.run_fields`
-    label = " · ".join(v for v in (described.get("what"), described.get("model")) if v) or info.run_id
+    label = " · ".join(v for v in (f"run {info.run_id}", described.get("model")) if v)
     units = {"adaptation-measures": "text", "adaptation-ner": "text", "datscore-directions": "segment",
              "datscore-translations": "text"}
     return RunRows(info, [Arm(info.run_id, "run", label, {k: v for k, v in fields.items() if v})], sums, keys,
