@@ -40,7 +40,7 @@ def _report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
         sentence = f"the report could not be built ({type(error).__name__}: {error})"
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Report not written</title></head>"
             f"<body><h1>The report could not be written</h1><p>{html.escape(sentence)}</p><p>Runs: "
-            f"{html.escape(', '.join(run_ids))}</p></body></html>").encode("utf-8")
+            f"{html.escape(', '.join(run_ids))}</p></body></html>").encode()
 
 
 def report_button(run_ids: str | Sequence[str] | None, key: str, label: str = "Download report") -> None:
