@@ -23,6 +23,7 @@ from fairness_core.compare.align import (
     unit_sums,
 )
 from fairness_core.compare.examples import example_json, fields, per_example
+from fairness_core.compare.figures import disparity_figure, disparity_rows
 from fairness_core.compare.numbers import clean_number, display_numbers, format_number, number_scale
 from fairness_core.compare.report import ReportError, build_report, write_report
 from fairness_core.compare.sql import (
@@ -33,6 +34,7 @@ from fairness_core.compare.sql import (
     documented_views,
     run_sql,
 )
+from fairness_core.compare.wording import difference_sentence, headline, statistic_words
 
 __all__ = [
     "DEFAULT_ROW_LIMIT",
@@ -47,16 +49,21 @@ __all__ = [
     "build_report",
     "clean_number",
     "compare_runs",
+    "difference_sentence",
+    "disparity_figure",
+    "disparity_rows",
     "display_numbers",
     "documented_views",
     "example_json",
     "field_names",
     "fields",
     "format_number",
+    "headline",
     "number_scale",
     "per_example",
     "run_estimates",
     "run_sql",
+    "statistic_words",
     "unit_sums",
     "write_report",
 ]
