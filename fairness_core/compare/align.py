@@ -428,8 +428,12 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
                                                                                     *ROW_COLUMNS])
     if not rows.empty:
         rows = rows[["metric", *read[0].keys, *ROW_COLUMNS]]
+        if metrics:  # a disparity asked for is computed from its rates, which are shown only when asked for too
+            rows = rows[rows["metric"].isin(list(metrics))]
     message = " ".join(dict.fromkeys(_nothing_shared(by_run[c.arm_a.run_id], by_run[c.arm_b.run_id], c)
                                      for c in silent)) if silent and rows.empty else ""
+    if rows.empty and metrics and not message:
+        message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
     notes = [note for r in read for note in r.notes]
     return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
                       notes)
@@ -441,8 +445,10 @@ def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:
     sums_b = b.sums[b.sums["arm"] == contrast.arm_b.key]
     start = f"{contrast.arm_a.label} (run {a.info.run_id}) and {contrast.arm_b.label} (run {b.info.run_id})"
     if sums_a.empty or sums_b.empty:
-        empty = [f"run {r.info.run_id}" for r, s in ((a, sums_a), (b, sums_b)) if s.empty]
-        return f"{start} cannot be lined up: {' and '.join(empty)} has no finite values to compare."
+        empty = list(dict.fromkeys(f"{arm.label} (run {r.info.run_id})" for r, arm, s in (
+            (a, contrast.arm_a, sums_a), (b, contrast.arm_b, sums_b)) if s.empty))
+        return (f"{start} cannot be lined up: {' and '.join(empty)} {'has' if len(empty) == 1 else 'have'} no "
+                "finite values to compare.")
 
     def listed(values: set[str]) -> str:
         names = sorted(values)

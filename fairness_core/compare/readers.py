@@ -155,6 +155,20 @@ def _key_select(kind: str, by: Sequence[str] | None) -> tuple[list[str], str]:
     return keys, "".join(f', {field_sql(kind, name)} AS "{name}"' for name in keys)
 
 
+def source_metrics(metrics: Sequence[str] | None) -> list[str] | None:
+    """The metrics a comparison must read for the ones asked for: a disparity reads its rate's group cells
+    (negative_sentiment_disparity -> negative_sentiment_rate), an Eq. 1 bias its column's."""
+    if not metrics:
+        return None
+    found = list(metrics)
+    for name in metrics:
+        if name.endswith("_disparity"):
+            found.append(name[: -len("_disparity")] + "_rate")
+        elif name.endswith("_eq1_bias"):
+            found.append(name[: -len("_eq1_bias")])
+    return list(dict.fromkeys(found))
+
+
 def _metric_filter(metrics: Sequence[str] | None) -> str:
     return "WHERE list_contains($metrics, metric)" if metrics else ""
 
@@ -453,7 +467,7 @@ def read_run(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
              metrics: Sequence[str] | None = None) -> RunRows:
     """The run's arms and its sums per (arm, cell, unit); see the module docstring."""
     reader = READERS.get(info.kind, read_generic)
-    found = reader(store, info, by, metrics)
+    found = reader(store, info, by, source_metrics(metrics))
     found.sums = found.sums[pd.to_numeric(found.sums["total"], errors="coerce").notna()].reset_index(drop=True) \
         if not found.sums.empty else found.sums
     return found
