@@ -88,8 +88,11 @@ if statistics:
     default = statistics.index("negative_sentiment_disparity") if "negative_sentiment_disparity" in statistics else 0
     statistic = st.selectbox("Disparity of", statistics, index=default, key="cmp_statistic",
                              format_func=statistic_words) if len(statistics) > 1 else statistics[0]
-    for sentence in headline(rows[rows["metric"] == statistic]):
+    sentences = headline(rows[rows["metric"] == statistic])
+    for sentence in sentences[:3]:
         st.markdown(f"**{common.escape_markdown(sentence)}**")
+    if len(sentences) > 3:
+        st.caption(f"… and {len(sentences) - 3} more comparisons in the chart and the table below.")
     st.plotly_chart(disparity_chart(rows, statistic), width="stretch", key="cmp_disparity")
     common.how_to_read(
         "Each dot is how much the disparity changes from the first run (or setting) to the second: the mean gap "

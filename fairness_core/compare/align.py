@@ -65,13 +65,19 @@ class Contrast:
 
     arm_a: Arm
     arm_b: Arm
-    differs: str  # "top_p 0.5 → 0.95"
+    differs: str  # everything that differs: "prompts regard → regard (live subset); top_p 0.5 → 0.95"
     held: str  # "model gpt2, prompts regard templates (8 prompts), 3 sample(s) each, seed 0"
     matched_by: str  # "same system", "same decoding setting", "one against each", "within one run", ...
+    short: str = ""  # what differs between the two arms themselves ("top_p 0.5 → 0.95"): the rows' `contrast`
+
+    @property
+    def label(self) -> str:
+        return self.short or self.differs
 
     def as_json(self) -> dict[str, Any]:
         return {"run_a": self.arm_a.run_id, "run_b": self.arm_b.run_id, "arm_a": self.arm_a.label,
-                "arm_b": self.arm_b.label, "differs": self.differs, "held": self.held, "matched_by": self.matched_by}
+                "arm_b": self.arm_b.label, "differs": self.differs, "arms_differ": self.short, "held": self.held,
+                "matched_by": self.matched_by}
 
 
 @dataclass
@@ -167,6 +173,12 @@ def _describe(fields_a: dict[str, str], fields_b: dict[str, str], setting_a: tup
     return "; ".join(differs) or "nothing recorded (the same request)", ", ".join(held)
 
 
+def _arm_differences(x: Arm, y: Arm) -> str:
+    """What differs between two arms themselves (setting, model, metric, configuration), "" when nothing does."""
+    differs, _ = _describe(x.fields, y.fields, x.setting, y.setting)
+    return "" if differs.startswith("nothing recorded") else differs
+
+
 def _knob(value: Any) -> str:
     if value is None:
         return "off"
@@ -182,7 +194,8 @@ def match_arms(a: RunRows, b: RunRows | None) -> list[Contrast]:
                                "name a second run to compare it with")
         base = a.arms[0]
         return [Contrast(base, other, *_describe(fields_a | base.fields, fields_a | other.fields, base.setting,
-                                                 other.setting), "within one run") for other in a.arms[1:]]
+                                                 other.setting), "within one run",
+                         _arm_differences(base, other)) for other in a.arms[1:]]
     fields_b = run_fields(b.info)
     pairs: list[tuple[Arm, Arm]] = []
     matched_by = ""
@@ -209,7 +222,7 @@ def match_arms(a: RunRows, b: RunRows | None) -> list[Contrast]:
         differs, held = _describe(fields_a | x.fields, fields_b | y.fields, x.setting, y.setting)
         if differs.startswith("nothing recorded"):
             differs = "; ".join(manifest_differences(a.info, b.info)) or differs
-        contrasts.append(Contrast(x, y, differs, held, matched_by))
+        contrasts.append(Contrast(x, y, differs, held, matched_by, _arm_differences(x, y)))
     return contrasts
 
 
@@ -307,7 +320,7 @@ def _rows(first: pd.DataFrame, est_a: np.ndarray, est_b: np.ndarray, rep_a: np.n
     low, high = percentile_bounds(rep_b - rep_a)
     return first.assign(
         run_a_id=contrast.arm_a.run_id, run_b_id=contrast.arm_b.run_id, arm_a=contrast.arm_a.label,
-        arm_b=contrast.arm_b.label, contrast=contrast.differs,
+        arm_b=contrast.arm_b.label, contrast=contrast.label,
         run_a=est_a, run_a_low=np.where(few_a, np.nan, low_a), run_a_high=np.where(few_a, np.nan, high_a),
         run_b=est_b, run_b_low=np.where(few_b, np.nan, low_b), run_b_high=np.where(few_b, np.nan, high_b),
         difference=est_b - est_a, ci_low=np.where(few_a | few_b, np.nan, low),
@@ -359,7 +372,7 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
             record = {key: None for key in first.columns}
             record |= {"metric": statistic.name, "family": family, "run_a_id": contrast.arm_a.run_id,
                        "run_b_id": contrast.arm_b.run_id, "arm_a": contrast.arm_a.label, "arm_b": contrast.arm_b.label,
-                       "contrast": contrast.differs, "run_a": pa, "run_a_low": low_a[0], "run_a_high": high_a[0],
+                       "contrast": contrast.label, "run_a": pa, "run_a_low": low_a[0], "run_a_high": high_a[0],
                        "run_b": pb, "run_b_low": low_b[0], "run_b_high": high_b[0], "difference": pb - pa,
                        "ci_low": low[0], "ci_high": high[0], "paired": shared == len(ua) == len(ub),
                        "pairing": _pairing(len(ua), len(ub), shared, a.unit_name), "unit": a.unit_name,
