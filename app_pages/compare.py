@@ -16,7 +16,7 @@ from fairness_core.compare import (
     per_example,
     statistic_words,
 )
-from fairness_core.store import RunStore, StoreError, filter_catalogue
+from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue
 from ui import common
 from ui.compare_charts import difference_chart, disparity_chart, estimates_chart
 from ui.report import report_button
@@ -51,7 +51,7 @@ search = filters[0].text_input("Search runs", key="cmp_search", max_chars=200,
                                placeholder="e.g. top_p=0.5, smollm2, metric-fairness-2022, a run id")
 kinds = sorted(table["kind"].unique())
 chosen_kinds = filters[1].multiselect("Kinds", kinds, default=kinds, key="cmp_kinds")
-visible = filter_catalogue(table, kinds=chosen_kinds, search=search)
+visible = filter_catalogue(table[~empty_cancelled(table)], kinds=chosen_kinds, search=search)  # nothing to compare
 labels = {row.run_id: " · ".join(str(part) for part in (row.run_id, row.kind, row.dataset, row.what, row.model)
                                  if part)[:160] for row in table.itertuples(index=False)}
 from_url = [r for r in (st.query_params.get(RUNS_PARAM) or "").split(",") if r in labels]

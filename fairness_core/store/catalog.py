@@ -144,6 +144,14 @@ def search_runs(
     return filter_catalogue(table, kinds=kinds, statuses=statuses, search=search)
 
 
+def empty_cancelled(table: pd.DataFrame) -> pd.Series:
+    """Catalogue rows of runs cancelled before they stored a row (a slider stepped with auto-generate on starts and
+    cancels one per step): nothing to open or compare, so the pages hide them unless asked."""
+    if table.empty:
+        return pd.Series(False, index=table.index)
+    return table["status"].isin([CANCELLED, INCOMPLETE, FAILED]) & (table["rows"] == 0)
+
+
 def filter_catalogue(
     table: pd.DataFrame,
     kinds: Sequence[str] | None = None,
