@@ -68,15 +68,15 @@ class Contrast:
     differs: str  # everything that differs: "prompts regard → regard (live subset); top_p 0.5 → 0.95"
     held: str  # "model gpt2, prompts regard templates (8 prompts), 3 sample(s) each, seed 0"
     matched_by: str  # "same system", "same decoding setting", "one against each", "within one run", ...
-    short: str = ""  # what differs between the two arms themselves ("top_p 0.5 → 0.95"): the rows' `contrast`
+    arms_differ: str = ""  # what differs between the two arms themselves ("top_p 0.5 → 0.95"): the rows' `contrast`
 
     @property
     def label(self) -> str:
-        return self.short or self.differs
+        return self.arms_differ or self.differs
 
     def as_json(self) -> dict[str, Any]:
         return {"run_a": self.arm_a.run_id, "run_b": self.arm_b.run_id, "arm_a": self.arm_a.label,
-                "arm_b": self.arm_b.label, "differs": self.differs, "arms_differ": self.short, "held": self.held,
+                "arm_b": self.arm_b.label, "differs": self.differs, "arms_differ": self.arms_differ, "held": self.held,
                 "matched_by": self.matched_by}
 
 

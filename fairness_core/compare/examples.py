@@ -222,13 +222,16 @@ def _generic(store: RunStore, info_a: RunInfo, info_b: RunInfo, metric: str | No
         where += " AND metric = $metric"
         params["metric"] = metric
     hidden = "run_id, shard, value, variant" + (", run_no" if source != "results" else "")
+    # a retired decoding run's variant is its own config key: two runs' rows of one example meet on the setting
+    same = "a.config = b.config" if info_a.kind == "decoding" else "a.variant IS NOT DISTINCT FROM b.variant"
+    extra = ", config" if info_a.kind == "decoding" else ""
     sql = f"""
         WITH a AS (SELECT * FROM {source} WHERE {only_a}{where}),
-             b AS (SELECT item, variant, metric, grp, value FROM {source} WHERE {only_b}{where}),
+             b AS (SELECT item, variant, metric, grp, value{extra} FROM {source} WHERE {only_b}{where}),
              joined AS (
                 SELECT a.* EXCLUDE ({hidden}), a.variant AS variant_a, b.variant AS variant_b,
                        a.value AS value_a, b.value AS value_b, b.value - a.value AS change
-                FROM a JOIN b ON a.item = b.item AND a.variant IS NOT DISTINCT FROM b.variant AND a.metric = b.metric
+                FROM a JOIN b ON a.item = b.item AND {same} AND a.metric = b.metric
                                  AND a.grp IS NOT DISTINCT FROM b.grp
                 ORDER BY abs(b.value - a.value) DESC NULLS LAST, a.item, a.metric LIMIT $limit)
         SELECT j.*, ra.text AS text_a, rb.text AS text_b FROM joined j

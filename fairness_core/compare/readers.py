@@ -340,7 +340,8 @@ def read_generation(store: RunStore, info: RunInfo, by: Sequence[str] | None,
 
 def read_legacy_decoding(store: RunStore, info: RunInfo, by: Sequence[str] | None,
                          metrics: Sequence[str] | None) -> RunRows:
-    """Runs of the retired `decoding` kind (one row per generation and metric, the setting in `config`)."""
+    """Runs of the retired `decoding` kind (one row per generation and metric, the setting in `config`; the
+    prompt id is the unit: those runs came from one prompt set)."""
     keys, key_select = _key_select("decoding", by)
     this_run, params = run_filter(store, info, "run")
     setting = ("concat_ws(',', CASE WHEN config.top_p IS NOT NULL THEN 'top_p=' || config.top_p END, CASE WHEN "
@@ -351,20 +352,23 @@ def read_legacy_decoding(store: RunStore, info: RunInfo, by: Sequence[str] | Non
                           CAST(value <= {NEGATIVE_SENTIMENT_THRESHOLD} AS DOUBLE) AS value) FROM rows
                           WHERE metric = 'vader_compound')
         SELECT arm, metric{''.join(f', "{k}"' for k in keys)}, unit, sum(value) AS total, count(*)::DOUBLE AS n
-        FROM (SELECT arm, metric, value{key_select}, 'prompt' || '{SEP}' || coalesce(prompt, prompt_id) AS unit
-              FROM measured)
+        FROM (SELECT arm, metric, value{key_select}, 'prompt' || '{SEP}' || prompt_id AS unit FROM measured)
         {_metric_filter(metrics)} GROUP BY ALL
     """
     if metrics:
         params["metrics"] = list(metrics)
-    sums = store.query(sql, params)
+    return legacy_rows(info, store.query(sql, params), keys)
+
+
+def legacy_rows(info: RunInfo, sums: pd.DataFrame, keys: Sequence[str] = ("family", "group")) -> RunRows:
+    """A retired `decoding` run's arms (one per setting) and statistics around its sums (arm, metric, keys, unit,
+    total, n): what `read_legacy_decoding` reads, and what a benchmark's pandas side builds the same way."""
     model = str(_request(info).get("model") or "")
     arms = [Arm(info.run_id, key, f"{model} · {key}" if model else key, {"model": model, "setting": key},
                 (("setting", key),)) for key in sorted(set(sums["arm"]))] if not sums.empty else []
-    statistics = [GroupStatistic("negative_sentiment_disparity", "negative_sentiment_rate", "pairwise")]
-    if by and not {"family", "group"} <= set(keys):
-        statistics = []
-    return RunRows(info, arms, sums, keys, "prompt", statistics)
+    statistics = [GroupStatistic("negative_sentiment_disparity", "negative_sentiment_rate", "pairwise")] \
+        if {"family", "group"} <= set(keys) else []
+    return RunRows(info, arms, sums, list(keys), "prompt", statistics)
 
 
 # -- metric-bias runs ------------------------------------------------------------------------------------------
