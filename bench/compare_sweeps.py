@@ -4,7 +4,8 @@ own summary of the same two sweeps, side by side in one process.
 The store is written by the real pipeline (`decoding.run_decoding` → the generate-then-score task → `RunStore`),
 with the real scorers (VADER, offensive) on texts from a scripted generator (the model call is replaced: making
 12,000 real continuations per sweep would take hours on 2 cores and does not change what Compare reads). Two
-sweeps: BOLD race prompts (4 groups × 250 = 1,000 prompts), 3 top-p settings, 2 samples per prompt, seeds 0 and 1.
+sweeps: BOLD gender prompts (American actors and actresses, 500 each = 1,000 prompts), 3 top-p settings, 2 samples
+per prompt, seeds 0 and 1.
 
 - baseline: what the decoding page does to show both sweeps' disparities with intervals: read each sweep's
   generations back (`load_generations`) and summarise them (`decoding.summarize`, the template bootstrap, 1000
@@ -15,7 +16,7 @@ sweeps: BOLD race prompts (4 groups × 250 = 1,000 prompts), 3 top-p settings, 2
 Both on a cold store (a fresh connection per store operation, as the CLI) and warm (the app's shared read-only
 connection). Median of `--repeats` after one warm-up; the machine's load average is printed beside the timings.
 
-    .venv/bin/python -m bench.compare_sweeps [--per-group 250] [--samples 2] [--repeats 3] [--keep PATH]
+    .venv/bin/python -m bench.compare_sweeps [--per-group 500] [--samples 2] [--repeats 3] [--keep PATH]
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def scripted_generate(request: dict[str, Any], model: dict[str, Any], rows: list
 def sweep_request(per_group: int, samples: int, seed: int) -> Any:
     from fairness_core import decoding as dec
 
-    return dec.build_request("smollm2-135m-instruct", dec.bold_prompts("race", per_group=per_group, seed=0),
+    return dec.build_request("smollm2-135m-instruct", dec.bold_prompts("gender", per_group=per_group, seed=0),
                              "top_p=0.5,0.7,0.9", samples=samples, max_new_tokens=12, seed=seed, batch_size=256,
                              scorers=(("vader", {}), ("offensive", {})), confirmed=True)
 
@@ -86,7 +87,7 @@ def timed(function: Any, repeats: int) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-group", type=int, default=250, help="BOLD race prompts per group (4 groups)")
+    parser.add_argument("--per-group", type=int, default=500, help="BOLD gender prompts per group (2 groups)")
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", default="", help="write the store here and keep it")
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     path = Path(args.keep) if args.keep else folder / "runs.duckdb"
     a, b, built = build(path, args.per_group, args.samples)
     requests = [sweep_request(args.per_group, args.samples, seed) for seed in (0, 1)]
-    n_prompts = 4 * args.per_group
+    n_prompts = len(requests[0].prompts.items)
     print(f"two sweeps of {n_prompts:,} prompts × 3 settings × {args.samples} samples written in {built:.1f} s "
           f"({RunStore(path).query('SELECT count(*) AS n FROM results')['n'].item():,} result rows)")
 
