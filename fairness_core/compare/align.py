@@ -431,6 +431,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
                 "of the same kind of study, or group both by fields they share (--by on the command line)")
     contrasts = match_arms(read[0], None) if len(read) == 1 else \
         [c for other in read[1:] for c in match_arms(read[0], other)]
+    unmatched = _unmatched(read, contrasts)
     by_run = {r.info.run_id: r for r in read}
     parts, silent = [], []
     for index, contrast in enumerate(contrasts):
@@ -447,9 +448,24 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
                                      for c in silent)) if silent and rows.empty else ""
     if rows.empty and metrics and not message:
         message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
-    notes = [note for r in read for note in r.notes]
+    notes = [note for r in read for note in r.notes] + unmatched
     return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
                       notes)
+
+
+def _unmatched(read: list[RunRows], contrasts: list[Contrast]) -> list[str]:
+    """A sentence per run whose arms were not all set against another (settings only one run has)."""
+    if len(read) < 2:
+        return []
+    used = {(c.arm_a.run_id, c.arm_a.key) for c in contrasts} | {(c.arm_b.run_id, c.arm_b.key) for c in contrasts}
+    notes = []
+    for rows in read:
+        left = [arm.label for arm in rows.arms if (rows.info.run_id, arm.key) not in used]
+        if left:
+            verb = "has" if len(left) == 1 else "have"
+            notes.append(f"run {rows.info.run_id}: {', '.join(left)} {verb} no counterpart in the other run(s) (no "
+                         f"system or setting in common), so {'it is' if len(left) == 1 else 'they are'} not compared")
+    return notes
 
 
 def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:

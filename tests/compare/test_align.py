@@ -127,6 +127,18 @@ def test_a_run_that_read_a_setting_back_from_the_store_still_covers_its_whole_re
     assert np.allclose(same["difference"], 0.0) and same["paired"].all()
 
 
+def test_two_sweeps_meet_on_their_common_setting_and_say_what_was_left_out(runs) -> None:
+    pipeline, store = runs
+    comparison = compare_runs(store, [pipeline.sweep, pipeline.reuse])
+    assert [(c.arm_a.label, c.arm_b.label) for c in comparison.contrasts] == [(arm(pipeline, "top_p=0.95"),) * 2]
+    assert comparison.contrasts[0].differs == "seed 1 → 0"  # the same system under another seed
+    left = [note for note in comparison.notes if "no counterpart" in note]
+    assert left == [f"run {pipeline.sweep}: {arm(pipeline, 'top_p=0.5')}, {arm(pipeline, 'top_p=0.7')} have no "
+                    "counterpart in the other run(s) (no system or setting in common), so they are not compared",
+                    f"run {pipeline.reuse}: {arm(pipeline, 'top_p=0.8')} has no counterpart in the other run(s) (no "
+                    "system or setting in common), so it is not compared"]
+
+
 def test_metric_bias_through_compare_is_the_metric_bias_page_with_missing_scores_left_out(runs) -> None:
     pipeline, store = runs
     bleu, stored = pipeline.metric_bias["bleu"], pipeline.metric_bias["stored"]
