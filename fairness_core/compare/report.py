@@ -308,7 +308,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem; max-width: 1200px; col
 table {{ border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0 1rem; }}
 th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }}
 pre {{ background: #f6f6f6; padding: 0.5rem; overflow-x: auto; font-size: 0.8rem; }}
-.chart {{ width: 100%; min-height: 420px; }}
+.chart {{ width: 100%; min-height: 200px; }}
 .note {{ background: #fff6db; padding: 0.5rem; }}
 .headline {{ font-size: 1.1rem; border-left: 4px solid #0072B2; padding-left: 0.6rem; }}
 section {{ border-top: 2px solid #ddd; margin-top: 1.5rem; }}
