@@ -94,7 +94,7 @@ def disparity_figure(rows: pd.DataFrame, metric: str | None = None) -> dict[str,
         texts = [("+" if d > 0 else "") + format_number(d, scale) for d in part["difference"].astype(float)]
         traces.append({"type": "scatter", "mode": "markers+text", "orientation": "h", "name": verdict,
                        "y": [labels[i] for i in index], "x": numbers(part["difference"]), "text": texts,
-                       "textposition": "top center", "hovertext": hover, "hoverinfo": "text",
+                       "textposition": "top center", "cliponaxis": False, "hovertext": hover, "hoverinfo": "text",
                        "marker": {"size": 13, "color": COLOURS[verdict]},
                        "error_x": {**error_bars(part["difference"], part["ci_low"], part["ci_high"]),
                                    "color": COLOURS[verdict], "thickness": 2, "width": 6}})
