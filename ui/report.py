@@ -24,7 +24,7 @@ def report_file_name(run_ids: Sequence[str]) -> str:
     return f"report-{stem}{more}.html"
 
 
-def _report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
+def report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
     """The report's bytes; if it cannot be built, a one-page HTML file that says why (a download that fails inside
     Streamlit's media handler gives the user nothing and no word: issue 26 found the decoding sweep's did)."""
     import html
@@ -50,7 +50,7 @@ def report_button(run_ids: str | Sequence[str] | None, key: str, label: str = "D
     if not ids:
         return
     store = common.get_store()
-    st.download_button(label, data=lambda: _report_bytes(str(store.path), tuple(ids)),
+    st.download_button(label, data=lambda: report_bytes(str(store.path), tuple(ids)),
                        file_name=report_file_name(ids), mime="text/html", key=key, on_click="ignore",
                        icon=":material/summarize:",
                        help="One HTML file with the numbers and their intervals, charts that draw offline, the "
