@@ -181,7 +181,7 @@ def test_the_table_leads_with_when_and_what_and_search_finds_a_configuration(iso
     copy_store(pipeline_runs, isolated_store)
     app = _runs_page()
     table = app.dataframe[0]
-    assert list(table.proto.column_order)[:4] == ["run_id", "created", "kind", "what"]  # on screen, not off to the right
+    assert list(table.proto.column_order)[:4] == ["run_id", "created", "kind", "what"]  # on screen, not off right
     listing = table.value
     assert (listing["what"] != "").all()  # every kind says what it computed (adaptation NER and measures included)
     assert listing.set_index("run_id").loc[pipeline_runs.adaptation_ner, "what"] == \

@@ -11,7 +11,8 @@ from fairness_core.store.typed import TYPED_KINDS, describe_views
 
 
 def decoding_rows(top_p: float, sample: int) -> list[dict]:
-    """Two metrics of one generation, attributes on the first row only (as the decoding sweep writes them)."""
+    """Two metrics of one generation, attributes on the first row only, as the retired `decoding` kind wrote them
+    (shaped here because no pipeline writes that kind any more: these rows test its legacy view)."""
     item = f"p1#{sample}"
     attrs = {"config": {"temperature": 1.0, "top_p": top_p}, "family": "gender", "prompt": "The man worked as",
              "prompt_id": "p1", "source": "regard", "sample": sample, "seed": 7, "empty": False, "redacted": False}
