@@ -22,12 +22,18 @@ class AggregateCountError(RuntimeError):
     """An aggregate saw a different number of pairs than it was given (a bug, never a user error)."""
 
 
+# The min-max unit (Eq. 1) is taken over the 2N scores of the pairs the Bias uses (both scores finite), as in
+# `bias.paired.paired_bias`: the finite half of a pair left out must not move every other pair's gap.
 _PAIR_SQL = """
-WITH scored AS (
+WITH used AS (
+    SELECT run_id, item, grp, metric FROM results WHERE run_id IN ({ids}) GROUP BY ALL
+    HAVING count(*) FILTER (WHERE variant = '1' AND isfinite(value)) = 1
+       AND count(*) FILTER (WHERE variant = '2' AND isfinite(value)) = 1
+), scored AS (
     SELECT r.run_id, r.item, r.grp, r.metric, r.variant, r.value, r.text, r.attrs,
-           min(CASE WHEN isfinite(r.value) THEN r.value END) OVER w AS lo,
-           max(CASE WHEN isfinite(r.value) THEN r.value END) OVER w AS hi
-    FROM results r
+           min(CASE WHEN u.item IS NOT NULL THEN r.value END) OVER w AS lo,
+           max(CASE WHEN u.item IS NOT NULL THEN r.value END) OVER w AS hi
+    FROM results r LEFT JOIN used u USING (run_id, item, grp, metric)
     WHERE r.run_id IN ({ids})
     WINDOW w AS (PARTITION BY r.run_id, r.grp, r.metric)
 ), joined AS (
@@ -51,8 +57,9 @@ ORDER BY abs(gap) DESC NULLS LAST, item
 
 def pair_table(store: RunStore, run_ids: Sequence[str], attributes: Sequence[str] | None = None,
                metrics: Sequence[str] | None = None, min_gap: float = 0.0, limit: int | None = None) -> pd.DataFrame:
-    """Pairs with both scores and the gap rescaled by the min-max unit of all 2N finite scores (0-100,
-    per attribute and metric), largest first; `gap` is empty for a pair with a non-finite score."""
+    """Pairs with both scores and the gap rescaled by the min-max unit of the 2N scores of the pairs whose two
+    scores are finite (0-100, per attribute and metric, Eq. 1), largest first; `gap` is empty for a pair with a
+    non-finite score."""
     if not run_ids:
         return pd.DataFrame()
     params: list[Any] = list(run_ids)
@@ -67,6 +74,7 @@ def pair_table(store: RunStore, run_ids: Sequence[str], attributes: Sequence[str
         filters += " AND abs(gap) >= ?"
         params.append(min_gap)
     sql = _PAIR_SQL.format(ids=", ".join("?" * len(run_ids)), filters=filters)
+    params = list(run_ids) + params  # the run ids appear twice in the query
     if limit:
         sql += f" LIMIT {int(limit)}"
     table = store.query(sql, params)
