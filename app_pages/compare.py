@@ -92,7 +92,7 @@ if statistics:
     for sentence in sentences[:3]:
         st.markdown(f"**{common.escape_markdown(sentence)}**")
     if len(sentences) > 3:
-        st.caption(f"… and {len(sentences) - 3} more comparisons in the chart and the table below.")
+        st.caption(f"… and {len(sentences) - 3:d} more comparisons in the chart and the table below.")
     st.plotly_chart(disparity_chart(rows, statistic), width="stretch", key="cmp_disparity")
     common.how_to_read(
         "Each dot is how much the disparity changes from the first run (or setting) to the second: the mean gap "
