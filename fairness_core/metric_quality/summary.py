@@ -189,3 +189,20 @@ def bias_quality_points(correlations: Mapping[str, Correlation], bias: pd.DataFr
     columns = ["metric", "label", "bias", "bias_ci_low", "bias_ci_high", "agreement", "agreement_ci_low",
                "agreement_ci_high", "rule", "bias_source"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def metric_labels(metrics: Sequence[Any], stored: Sequence[str] = ()) -> dict[str, str]:
+    """{name: label}: a model-based metric names its backbone ("BERTScore (all-minilm-l6-v2)")."""
+    labels = {}
+    for metric in metrics:
+        model = getattr(metric, "model_id", None)
+        labels[metric.name] = f"{metric.label} ({model})" if model else metric.label
+    return labels | {column: column for column in stored}
+
+
+def gender_bias_estimate_s(metrics: Sequence[Any]) -> float:
+    """Seconds to score WinoBias type1-dev (396 pairs, 792 candidates) with these metrics on the 2-core reference
+    machine (the metric-bias study's documented rates; stored runs are read back instead)."""
+    from fairness_core.metric_bias.request import RATE_MS
+
+    return sum(792 * RATE_MS.get(m.family, 30.0) / 1000 for m in metrics)
