@@ -93,16 +93,14 @@ signatures = [m.signature() for m in request.metrics]
 key = jobs.key_for(JOB_KIND, {"data": judgments.data_hash, "metrics": signatures, "stored": list(stored),
                               "rule": rule, "resamples": resamples, "store": str(store.path)})
 outcome = mq.find_stored(request, store)
-if outcome is None:
-    job = jobs.get(key)
-    if job is None or not job.done:
-        units = len(judgments) * max(len(request.metrics), 1)
-        estimate = jobs.estimate_s(JOB_KIND, units, seconds_per_unit=mq.estimate_seconds(request) / units)
-        if jobs.run_button(key, "Run", estimate_s=estimate, widget_key="mq_run"):
-            executor = common.get_executor()
-            jobs.start(key, lambda on_progress, cancel: mq.run_quality(request, store, on_progress, cancel, executor,
-                                                                     skip_unavailable=True),
-                       label="Metric quality", units=units)
+if outcome is None:  # not stored yet (or a metric whose corpus state needs its model): Run, as a background job
+    units = len(judgments) * max(len(request.metrics), 1)
+    estimate = jobs.estimate_s(JOB_KIND, units, seconds_per_unit=mq.estimate_seconds(request) / units)
+    if jobs.run_button(key, "Run", estimate_s=estimate, widget_key="mq_run"):
+        executor = common.get_executor()
+        jobs.start(key, lambda on_progress, cancel: mq.run_quality(request, store, on_progress, cancel, executor,
+                                                                 skip_unavailable=True),
+                   label="Metric quality", units=units)
     job = jobs.show(key, label="Metric quality")
     if job is not None and job.done and job.error is None and job.result is not None:
         outcome = job.result
