@@ -53,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="also correlate the scores stored with the data (all of them, or these columns)")
     parser.add_argument("--model", metavar="ID",
                         help="model for every model-based metric (preset key, hub id or local path)")
+    parser.add_argument("--option", action="append", default=[], metavar="METRIC.OPTION=VALUE",
+                        help="an option of one metric, e.g. bartscore-lm.term_weighting=uniform (repeatable)")
     parser.add_argument("--rule", default="pooled", choices=("pooled", "document", "system"),
                         help="how candidates are correlated (default: pooled, the released REALSumm rule)")
     parser.add_argument("--resamples", default="1000",
@@ -71,7 +73,10 @@ def build(args: argparse.Namespace):  # -> metric_quality.QualityRequest
         resamples = mq.parse_resamples(args.resamples)  # before reading any file
         names = mq.parse_metric_names(args.metrics) if args.metrics is not None else (
             [] if args.stored_scores is not None else list(mq.DEFAULT_METRICS))
-        metrics = mq.build_metrics(names, model=args.model) if names else []
+        options = mq.parse_metric_options(args.option)
+        if options and not names:
+            raise mq.RequestError("--option needs --metrics naming the metric it is for")
+        metrics = mq.build_metrics(names, model=args.model, options=options) if names else []
         judgments = mq.load_judgments(args.data)
         stored = [] if args.stored_scores is None else mq.choose_stored(judgments, args.stored_scores or True)
         return mq.build_request(judgments, metrics, stored, args.rule, resamples, args.seed)

@@ -41,6 +41,7 @@ from fairness_core.metric_quality.request import (
     estimate_seconds,
     load_judgments,
     parse_metric_names,
+    parse_metric_options,
     parse_resamples,
 )
 from fairness_core.metric_quality.summary import (
@@ -113,6 +114,7 @@ __all__ = [
     "notes",
     "paired_difference",
     "parse_metric_names",
+    "parse_metric_options",
     "parse_resamples",
     "rule_label",
     "run_quality",

@@ -90,12 +90,30 @@ def parse_metric_names(text: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def parse_metric_options(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """`--option bartscore-lm.term_weighting=uniform` (repeatable) as {metric: {option: value}}; the values are
+    checked by the metric registry when the metrics are built."""
+    options: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        metric, dot, key = target.strip().partition(".")
+        if not sep or not dot or not metric or not key.strip():
+            raise RequestError(f"--option {item!r} must look like METRIC.OPTION=VALUE, e.g. "
+                               "bartscore-lm.term_weighting=uniform")
+        options.setdefault(metric.lower(), {})[key.strip()] = value.strip()
+    return options
+
+
 def build_metrics(names: Sequence[str], model: str | None = None,
                   options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Metric]:
     """Metric objects (no model loaded): `model` goes to every model-based metric (not to those with their own
     trained head), `options[name]` to one metric."""
     names = parse_metric_names(names)
     options = dict(options or {})
+    stray = [target for target in options if target not in names]
+    if stray:
+        raise RequestError(f"an option names {stray[0]!r}, which is not among the chosen metrics "
+                           f"({', '.join(names) or 'none'})")
     if model is not None and not any(_takes(n, "model") and n not in _OWN_HEAD for n in names):
         raise RequestError("--model applies to model-based metrics (bertscore, moverscore, bartscore, bartscore-lm, "
                            "…) and none of them is among the chosen metrics")

@@ -62,3 +62,16 @@ def test_a_realsumm_folder_and_a_user_table(tmp_path: Path, isolated_store: Path
     mine, err = run_json(["metric-quality", "--data", str(table), "--metrics", "bleu", "--rule", "document",
                           "--json"], capsys)
     assert mine["bleu"]["n"] == 15 and mine["bleu"]["n_documents"] == 5 and "licence: user-supplied" in err
+
+
+def test_an_option_of_one_metric_reaches_it(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--option METRIC.OPTION=VALUE`: here BLEU as the paper's released code computes it; its manifest says so."""
+    payload, _ = run_json(["metric-quality", "--data", "realsumm", "--metrics", "bleu", "--option",
+                           "bleu.config=metric-fairness-2022", "--resamples", "0", "--json"], capsys)
+    default, _ = run_json(["metric-quality", "--data", "realsumm", "--metrics", "bleu", "--resamples", "0", "--json"],
+                          capsys)
+    assert payload["bleu"]["spearman"] != default["bleu"]["spearman"] and payload["bleu"]["ci_low"] is None
+    options = RunStore(isolated_store).query(
+        "SELECT json_extract_string(manifest, '$.request.metric.options.config') AS config FROM runs "
+        "WHERE kind = 'metric-quality-scores' ORDER BY config")
+    assert options["config"].tolist() == ["default", "metric-fairness-2022"]
