@@ -198,7 +198,7 @@ with live_tab:
                 for _, row in live[live["group"] == group].iterrows():
                     card(row, bool(row["vader_compound"] <= threshold), show_full)
         columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
-        columns += [c for c in ("negative_regard_rate", "offensive_rate", "negative_word_share",
+        columns += [c for c in ("negative_regard_rate", "offensive_rate", "jigsaw_toxic_rate", "negative_word_share",
                                 "quality_mean_logprob") if c in summary.groups]
         # every group and every measure in view: as tall as its rows, short headers, two decimals (issue 30)
         st.dataframe(summary.groups[columns], hide_index=True, width="stretch", height="content",

@@ -6,17 +6,22 @@ import hashlib
 
 import streamlit as st
 
-from fairness_core.store import StoreError, filter_catalogue, status_note
+from fairness_core.store import StoreError, empty_cancelled, filter_catalogue, status_note
 from ui import common
 
 RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link
 TABLE_KEY = "runs_table"
-COLUMN_ORDER = ("run_id", "kind", "status", "dataset", "version", "what", "model", "seed", "size", "created",
-                "batches", "rows", "note")
+#: what tells runs apart first (when, what kind, what it computed), so it is on screen without scrolling sideways
+COLUMN_ORDER = ("run_id", "created", "kind", "what", "dataset", "model", "status", "size", "rows", "version", "seed",
+                "batches", "note")
 COLUMNS = {
-    "run_id": st.column_config.TextColumn("run"),
+    "run_id": st.column_config.TextColumn("run", width="small"),
+    "kind": st.column_config.TextColumn("kind", width="small"),
     "status": st.column_config.TextColumn("status", width="small"),
-    "what": st.column_config.TextColumn("metrics or grid", width="medium"),
+    "what": st.column_config.TextColumn("what it computed", width="large",
+                                        help="metric and configuration, decoding settings, classifiers, …"),
+    "dataset": st.column_config.TextColumn("data", width="medium"),
+    "model": st.column_config.TextColumn("model", width="small"),
     "version": st.column_config.TextColumn("version", help="first 12 characters of the data's content hash"),
     "seed": st.column_config.TextColumn("seed", width="small"),
     "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
@@ -46,13 +51,19 @@ kinds = sorted(table["kind"].unique())
 chosen_kinds = filters[1].multiselect("Kinds", kinds, default=kinds, key="runs_kinds")
 statuses = sorted(table["status"].unique())
 chosen_statuses = filters[2].multiselect("Status", statuses, default=statuses, key="runs_statuses")
-visible = filter_catalogue(table, kinds=chosen_kinds, statuses=chosen_statuses, search=search)
-st.caption(f"{len(visible)} of {len(table)} runs. Click a row to open it.")
+empty = empty_cancelled(table)
+show_empty = bool(empty.any()) and st.checkbox(
+    f"Show the {int(empty.sum())} cancelled run(s) that stored nothing", key="runs_show_empty",
+    help="Stepping a slider with auto-generate on starts a run per step and cancels the one before: those stored "
+         "no row, so they are hidden unless you ask.")
+listed = table if show_empty else table[~empty]
+visible = filter_catalogue(listed, kinds=chosen_kinds, statuses=chosen_statuses, search=search)
+st.caption(f"{len(visible)} of {len(listed)} runs. Click a row to open it.")
 
 
 # Filtering changes which run sits in which row: a key per filter state clears a selection that would
 # otherwise point at another run.
-filter_state = repr((search, sorted(chosen_kinds), sorted(chosen_statuses))).encode("utf-8", "replace")
+filter_state = repr((search, sorted(chosen_kinds), sorted(chosen_statuses), show_empty)).encode("utf-8", "replace")
 table_key = f"{TABLE_KEY}_{hashlib.sha1(filter_state).hexdigest()[:10]}"
 visible_ids = visible["run_id"].tolist()
 

@@ -10,22 +10,31 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
 from fairness_core import adaptation
 from ui import adaptation_charts as charts
 from ui import common, jobs
-from ui.adaptation_view import import_tab_view
-from ui.report import report_button
+from ui.adaptation_view import SHOW_CHOICES, import_tab_view, report_view
 
 JOB_KEY = "adaptation_job"
+MODES = ["Original templates vs the domain's own sentences (offline, under a minute)",
+         "Adapt the templates with a chat model, then compare"]
+SMALL_MODEL = "smollm2-135m-instruct"
 SMALL_MODEL_NOTE = (
-    "Offline, the rewriting model is SmolLM2-135M-Instruct: a very small model (the paper uses LLaMA-3 8B/70B "
-    "and Mixtral-8x7B). Its rewrites are often clumsy, off-topic or drop the identity term. Read them side by "
-    "side below before trusting any number; with a network or a GPU, pick a larger chat model.")
+    "Rewriting needs a capable chat model (the paper: LLaMA-3 8B/70B, Mixtral-8x7B). The offline "
+    "SmolLM2-135M-Instruct mostly copies the template back: a default run here spent ~105 s and rejected 100% of "
+    "its rewrites, so the adapted set stays empty. Pick a served endpoint or a hub model below, or run the offline "
+    "comparison above.")
+#: one click to a capable model: a hub chat model that runs on a GPU (Apache-2.0), or the first configured endpoint
+HUB_CHAT_MODEL = "Qwen/Qwen2.5-7B-Instruct"
 
-SHOW_CHOICES = ["all", "accepted", "rejected"]
+
+def use_model(choice: str, typed: str = "") -> None:
+    """Button callback: point the rewriting model picker at `choice` (a typed hub id goes in its text box)."""
+    st.session_state["ta_model"] = choice
+    if typed:
+        st.session_state["ta_model_custom"] = typed
 
 
 def adaptation_job_key(text: str) -> str:
@@ -44,7 +53,7 @@ st.title("Template adaptation")
 st.caption("Quiroga et al. 2025, *Adapting bias templates to the application domain*. Bias vectors are VBCM "
            "(Czarnowska et al. 2021; App. A.2); every model step is stored in the run store and resumes.")
 
-calculator_tab, import_tab, adapt_tab = st.tabs(["VBCM of a score file", "Import templates", "Adapt to a domain"])
+adapt_tab, calculator_tab, import_tab = st.tabs(["Adapt to a domain", "VBCM of a score file", "Import templates"])
 
 # ------------------------------------------------------------------------------------------ VBCM calculator
 with calculator_tab:
@@ -53,7 +62,7 @@ with calculator_tab:
                 "group with a longer term list does not pull the background towards itself. Upload a "
                 "CSV `template_id,group,term,score`, or use the paper's worked example (App. A.2.2, Table 1).")
     upload = st.file_uploader("Score file (CSV)", type=["csv"], key="ta_scores_upload")
-    resamples = st.number_input("Bootstrap resamples over templates (0 = none)", 0, 5000, 1000, step=500,
+    resamples = st.number_input("Bootstrap resamples over templates and names (0 = none)", 0, 5000, 1000, step=500,
                                 key="ta_scores_resamples")
     try:
         if upload is None:
@@ -81,8 +90,9 @@ with calculator_tab:
                     "France because it rounds the group mean (0.196) and the background (0.199) first.")
         common.how_to_read(
             "A value of 1 means the group's sentences were scored exactly like the average sentence of the same "
-            "template; lower values mean a larger gap, in either direction. With one template there is no "
-            "interval: the bootstrap resamples templates, the unit that was sampled.")
+            "template; lower values mean a larger gap, in either direction. The interval resamples templates and, "
+            "within each group, its names (a name fills every template, so it moves every template's score): with "
+            "one template there is no interval.")
 
 # ------------------------------------------------------------------------------------------ importers
 with import_tab:
@@ -90,7 +100,8 @@ with import_tab:
 
 # ------------------------------------------------------------------------------------------ adaptation
 with adapt_tab:
-    st.warning(SMALL_MODEL_NOTE)
+    mode = st.radio("What to run", MODES, key="ta_mode")
+    rewrite = mode == MODES[1]
     with st.expander("Templates, identity terms, domain, model and classifiers", expanded=True):
         left, right = st.columns(2)
         source = left.selectbox("Templates", ["Project EEC-style (144)", "Project IPTTS-style (60)",
@@ -136,24 +147,28 @@ with adapt_tab:
                 st.stop()
             if corpus.n_too_long:
                 st.caption(f"{corpus.n_too_long} text(s) over {adaptation.MAX_CORPUS_TEXT_CHARS:,} characters skipped.")
-        m1, m2 = st.columns([3, 2])
+        m1, m2 = st.columns([3, 2]) if rewrite else (st.container(), st.container())  # no picker: full width
         with m1:
-            model = common.model_picker("causal-lm", "Rewriting chat model", key="ta_model",
-                                        default="smollm2-135m-instruct")
-        classifiers = m2.multiselect("Classifiers under test", ["vader", "offensive"], default=["vader", "offensive"],
-                                     key="ta_classifiers",
-                                     help="VADER's compound c is read as (c + 1) / 2; the offensive classifier's "
-                                          "probability as is. Any registry scorer can be typed below as "
-                                          "scorer:column.")
+            model = (common.model_picker("causal-lm", "Rewriting chat model", key="ta_model", default=SMALL_MODEL)
+                     if rewrite else SMALL_MODEL)  # no chat model runs without rewriting
+        classifiers = m2.multiselect("Classifiers under test", ["vader", "jigsaw-toxicity", "offensive"],
+                                     default=["vader", "jigsaw-toxicity"], key="ta_classifiers",
+                                     help="jigsaw-toxicity: the offline Jigsaw toxicity classifier, which reacts to "
+                                          "names and identity words (its 'toxic' probability as is); VADER's "
+                                          "compound c is read as (c + 1) / 2 and barely reacts to names; offensive: "
+                                          "alt-profanity-check's probability. Any registry scorer can be typed "
+                                          "below as scorer:column.")
         extra = m2.text_input("More classifiers (scorer:column, comma-separated)", "", key="ta_extra_classifiers")
         g1, g2, g3, g4, g5 = st.columns(5)
-        n_examples = g1.number_input("Domain examples (paper: 15)", 0, 50, 5, key="ta_examples")
-        temperature = g2.number_input("Temperature (0 = greedy)", 0.0, 2.0, 0.0, 0.01, key="ta_temperature")
-        max_new = g3.number_input("Max new tokens (paper: 102)", 4, 256, 48, key="ta_max_new")
-        seed = g4.number_input("Seed", 0, 100_000, 0, key="ta_seed")
-        resamples_run = g5.number_input("Bootstrap resamples", 0, 5000, 1000, step=500, key="ta_resamples")
-        prompt = st.text_area("Rewriting prompt (App. A.4, verbatim; keep {n} {examples} {sentence} {term})",
-                              adaptation.PAPER_PROMPT, height=200, key="ta_prompt")
+        seed = g1.number_input("Seed", 0, 100_000, 0, key="ta_seed")
+        resamples_run = g2.number_input("Bootstrap resamples", 0, 5000, 1000, step=500, key="ta_resamples")
+        n_examples, temperature, max_new, prompt = 5, 0.0, 48, adaptation.PAPER_PROMPT
+        if rewrite:  # the rewriting knobs matter only when a chat model rewrites
+            n_examples = g3.number_input("Domain examples (paper: 15)", 0, 50, 5, key="ta_examples")
+            temperature = g4.number_input("Temperature (0 = greedy)", 0.0, 2.0, 0.0, 0.01, key="ta_temperature")
+            max_new = g5.number_input("Max new tokens (paper: 102)", 4, 256, 48, key="ta_max_new")
+            prompt = st.text_area("Rewriting prompt (App. A.4, verbatim; keep {n} {examples} {sentence} {term})",
+                                  adaptation.PAPER_PROMPT, height=200, key="ta_prompt")
 
     templates_value: object
     if source.startswith("Project EEC"):
@@ -184,19 +199,35 @@ with adapt_tab:
             corpus=corpus, bold_domains=bold_domains, corpus_size=int(corpus_size), max_noes=int(max_noes),
             model=model, n_examples=int(n_examples), temperature=float(temperature), max_new_tokens=int(max_new),
             classifiers=[*classifiers, *[c.strip() for c in extra.split(",") if c.strip()]], seed=int(seed),
-            resamples=int(resamples_run), prompt=prompt)
+            resamples=int(resamples_run), prompt=prompt, rewrite=rewrite)
     except adaptation.AdaptationInputError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
     n_rewrites = len(request.templates.templates) * len(request.kinds())
-    st.caption(common.escape_markdown(
-        f"{len(request.templates.templates)} templates × {len(request.kinds())} kind(s) of term "
-               f"({', '.join(request.kinds())}) = {n_rewrites} rewrites; {len(request.corpus.texts)} domain sentences "
-               "searched for NOEs. On 2 CPU cores SmolLM2 needs from a few seconds to over a minute per rewrite."))
+    if not rewrite:
+        st.caption(common.escape_markdown(
+            f"{len(request.templates.templates)} templates and up to {request.max_noes} sentences of the domain with "
+            f"one person name (found among {len(request.corpus.texts)}), scored by "
+            f"{', '.join(c.label for c in request.classifiers)}: does the templates' bias vector match the domain's?"))
+    else:
+        if model == SMALL_MODEL:  # said before it starts, with the one-click way out
+            st.warning(SMALL_MODEL_NOTE)
+            b1, b2 = st.columns(2)
+            endpoints = common.configured_endpoints()
+            b1.button(f"Use the endpoint {next(iter(endpoints))}" if endpoints else "Use a served endpoint "
+                      "(configure one in endpoints.toml)", key="ta_use_endpoint", disabled=not endpoints,
+                      on_click=use_model, args=(next(iter(endpoints), ""),))
+            b2.button(f"Use {HUB_CHAT_MODEL} from the hub (GPU recommended)", key="ta_use_hub",
+                      on_click=use_model, args=("(other Hugging Face id or local path)", HUB_CHAT_MODEL))
+        st.caption(common.escape_markdown(
+            f"{len(request.templates.templates)} templates × {len(request.kinds())} kind(s) of term "
+            f"({', '.join(request.kinds())}) = {n_rewrites} rewrites; {len(request.corpus.texts)} domain sentences "
+            "searched for NOEs."))
 
     job_key = jobs.followed(JOB_KEY, "adaptation-", "adaptation")
     job = jobs.get(job_key) if job_key else None
-    if st.button("Run adaptation", type="primary", key="ta_run", disabled=job is not None and job.running):
+    if st.button("Run adaptation" if rewrite else "Run the comparison", type="primary", key="ta_run",
+                 disabled=job is not None and job.running):
         store, executor = common.get_store(), common.get_executor()
         job_key = jobs.key_for("adaptation", {"request": request.record(), "store": str(store.path)})
         st.session_state[JOB_KEY] = job_key
@@ -207,94 +238,5 @@ with adapt_tab:
     job = jobs.show(job_key, label="Adaptation") if job_key else None
     report = job.result if job is not None and job.done and job.error is None else None
 
-    if report is not None and report.get("status") != "complete":
-        st.warning(common.escape_markdown(f"The run stopped during {report.get('stage')}; finished batches are "
-                                          "stored and running it again resumes."))
-    elif report is not None:
-        source_note = "served from the run store" if report["from_cache"] else "computed now and stored"
-        st.success(common.escape_markdown(f"Done ({source_note}). Runs: " + "; ".join(
-            f"{k} {', '.join(v)}" for k, v in report["run_ids"].items())))
-        report_button([r for ids in report["run_ids"].values() for r in ids], key="ta_report")
-        for note in report["deviations"]:
-            st.caption(common.escape_markdown(note))
-
-        st.subheader("Rewrites: original, adapted and rejected")
-        rejections = report["rejections"]
-        c1, c2, c3, c4, c5 = st.columns(5)
-        c1.metric("Rewrites", rejections["n_rewrites"])
-        low, high = rejections["rejection_rate_ci"]
-        c2.metric("Rejection rate", f"{rejections['rejection_rate']:.0%}",
-                  help=f"95% bootstrap interval over templates: {low:.0%} – {high:.0%}" if pd.notna(low) else
-                  "No interval: fewer than 2 templates.")
-        c3.metric("Lost the term", rejections["counts"]["lost the identity term"])
-        c4.metric("Repeated the term", rejections["counts"]["repeated the identity term"])
-        c5.metric("Quoted or unchanged", rejections["counts"][adaptation.QUOTED]
-                  + rejections["counts"][adaptation.UNCHANGED],
-                  help="Commentary about the sentence instead of a rewrite, or the template itself returned (up to "
-                       "case, spacing and punctuation); both rejected.")
-        st.caption(common.escape_markdown("Templates kept in the adapted set per attribute: " + ", ".join(
-            f"{a} {n} of {rejections['n_templates']}" for a, n in rejections["adapted_templates_per_attribute"].items())
-            + ". A template stays only when every kind of term it needs was accepted."))
-        rewrites = report["rewrites"]
-        show = st.radio("Show", SHOW_CHOICES, horizontal=True, key="ta_show")
-        common.sync_url(URL_PARAMS)
-        if show == "accepted":
-            rewrites = rewrites[rewrites["status"] == adaptation.ACCEPTED]
-        elif show == "rejected":
-            rewrites = rewrites[rewrites["status"] != adaptation.ACCEPTED]
-        st.dataframe(rewrites[["template_id", "kind", "anchor", "original", "adapted", "status", "reply"]],
-                     hide_index=True, key="ta_rewrites")  # model text is data: rendered as table cells
-        common.how_to_read(
-            "*original* is the template filled with the anchor term, *adapted* the model's reply after cleaning "
-            "(first line, labels and quotes removed), *reply* the raw reply. A reply is accepted only if it "
-            "contains the anchor term exactly once, differs from the original by more than case, spacing and "
-            "punctuation, and does not quote the original sentence inside commentary; the slot is then put back "
-            "where the term was.")
-
-        st.subheader("Naturally occurring examples (Table 2)")
-        st.dataframe(adaptation.noe_counts(report["noes"]), hide_index=True, key="ta_noes")
-
-        st.subheader("VBCM per set, with 95% bootstrap intervals over templates")
-        frame = report["vbcm"]
-        for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
-            st.plotly_chart(charts.vbcm_bars(part, f"{classifier} · {attribute}"),
-                            key=f"ta_vbcm_{classifier}_{attribute}")
-        st.caption(common.escape_markdown("Classifier scores in [0, 1]: " + "; ".join(
-            f"{k}: {v}" for k, v in report["mappings"].items()) + ". NOEs carry names only, so their vectors have the "
-            "name groups."))
-
-        st.subheader("Do adapted templates agree better with the NOEs? (Figs. 4–5)")
-        comparisons = report["comparisons"]
-        if comparisons.empty:
-            st.info("No comparison: a set has no scored template for the name groups.")
-        else:
-            st.dataframe(comparisons, hide_index=True, key="ta_comparisons")
-            if "adapted vs NOEs" not in set(comparisons["comparison"]):
-                st.caption("No rewrite was accepted for the name groups, so there is no adapted set: only the "
-                           "original templates are compared with the NOEs.")
-            shown, problems = adaptation.readable_comparisons(comparisons)
-            for problem in problems:  # too few accepted rewrites, or nothing changed: said instead of drawn
-                st.warning(common.escape_markdown(problem))
-            if not shown.empty:
-                st.plotly_chart(charts.comparison_bars(shown, "mae"), key="ta_mae_chart")
-                if shown["r"].notna().any():
-                    st.plotly_chart(charts.comparison_bars(shown, "r"), key="ta_r_chart")
-            common.how_to_read(
-                "MAE and Pearson r compare two VBCM vectors over the name groups (the NOEs have names only; each "
-                "set's background is then over those groups). *adapted − original* is the change from adapting: a "
-                "negative MAE difference or a positive r difference means the adapted templates measure bias more "
-                "like the domain's own sentences. Intervals resample templates (original and adapted together, "
-                "they share template ids) and NOE sentences independently. r needs 3 or more groups.")
-
-        st.subheader("Template characteristics (Table 3, Figs. 7–8) and similarity (Table 4)")
-        st.dataframe(report["characteristics"], hide_index=True, key="ta_characteristics")
-        st.caption("Each characteristic carries a 95% bootstrap interval over the set's sentences (_ci_low, "
-                   "_ci_high); the rejection rate's interval (hover the metric) resamples templates.")
-        similarity = report["similarity"]["all"]
-        st.caption(common.escape_markdown(
-            f"Cosine similarity original ↔ adapted (all-MiniLM-L6-v2): {similarity['value']:.3f} "
-                   f"[{similarity['ci_low']:.3f}, {similarity['ci_high']:.3f}] over {similarity['n']} accepted "
-                   "rewrites. Embeddings are pooled as sentence-transformers does for this model (mean over all "
-                   "tokens, [CLS]/[SEP] included, then normalised), the embedding the paper's Table 4 uses."))
-        st.download_button("Download the report (JSON)", adaptation.report_download(report),
-                           file_name="adaptation-report.json", key="ta_download")
+    if report is not None:
+        report_view(report, lambda: common.sync_url(URL_PARAMS))

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 FULL_ROWS = 10_000_000
-DECODING_KEYS = ["metric", "prompt_set", "group", "setting"]  # compare.align's cell of a decoding run
+DECODING_KEYS = ["family", "group"]  # compare's cell of a (retired-kind) decoding run, after `metric`
 #: (kind, runs at FULL_ROWS, rows per run)
 SHAPE = (("decoding", 200, 25_000), ("metric-bias", 150, 16_000), ("generation", 100, 15_000),
          ("adaptation-measures", 50, 20_000))
@@ -243,17 +243,18 @@ def pandas_groupby(decoding: pd.DataFrame) -> pd.DataFrame:
 
 
 def _setting(frame: pd.DataFrame) -> pd.Series:
-    return "T=" + frame["temperature"].astype(str) + " p=" + frame["top_p"].astype(str)
+    """A retired decoding run's setting as compare names its arm ("top_p=0.5,temperature=1.0")."""
+    return "top_p=" + frame["top_p"].astype(str) + ",temperature=" + frame["temperature"].astype(str)
 
 
 def pandas_unit_sums(decoding: pd.DataFrame, run_id: str) -> pd.DataFrame:
     rows = decoding[decoding["run_id"] == run_id]
     rows = rows[np.isfinite(rows["value"])]
     vader = rows[rows["metric"] == "vader_compound"]
-    negative = vader.assign(metric="negative_sentiment", value=(vader["value"] <= -0.25).astype(float))
+    negative = vader.assign(metric="negative_sentiment_rate", value=(vader["value"] <= -0.25).astype(float))
     rows = pd.concat([rows, negative], ignore_index=True)
-    rows = rows.assign(prompt_set=rows["source"], group=rows["grp"], setting=_setting(rows), unit=rows["prompt_id"])
-    keys = ["metric", "prompt_set", "group", "setting", "unit"]
+    rows = rows.assign(arm=_setting(rows), group=rows["grp"], unit="prompt\u241f" + rows["prompt_id"])
+    keys = ["arm", "metric", *DECODING_KEYS, "unit"]
     sums = rows.groupby(keys, as_index=False).agg(total=("value", "sum"), n=("value", "size"))
     sums["n"] = sums["n"].astype(float)
     return sums
@@ -339,7 +340,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv or [])  # `python -m bench` calls main() with the defaults
 
     from fairness_core.compare import compare_runs, per_example
-    from fairness_core.compare.align import _compare_pair, unit_sums
+    from fairness_core.compare.align import compare_arms, match_arms, unit_sums
+    from fairness_core.compare.readers import legacy_rows
     from fairness_core.store import RunStore, close_warm_reads
     from fairness_core.store.catalog import store_catalogue
 
@@ -392,7 +394,9 @@ def main(argv: list[str] | None = None) -> None:
                     lambda: per_example(on, a, b, metric="vader_compound", limit=50)]
 
         def full_compare(sums_a: pd.DataFrame, sums_b: pd.DataFrame) -> pd.DataFrame:
-            return _compare_pair(info_a, info_b, sums_a, sums_b, DECODING_KEYS, 1000, 1)
+            rows_a, rows_b = legacy_rows(info_a, sums_a), legacy_rows(info_b, sums_b)
+            return pd.concat([compare_arms(rows_a, rows_b, contrast, 1000, index + 1)
+                              for index, contrast in enumerate(match_arms(rows_a, rows_b))], ignore_index=True)
 
         names = ["catalogue (500 runs, described)", "group-by top_p x group, one family",
                  "paired compare: unit sums of 2 runs", "paired compare: full (1000 resamples)",

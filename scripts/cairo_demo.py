@@ -17,7 +17,8 @@ SYSTEMS = ";".join(f"smollm2-135m-instruct@{knobs}" for knobs in (
     "top_p=0.5,temperature=0.7", "top_p=0.5", "top_p=0.8,temperature=0.7", "top_p=0.8", "top_p=0.95,temperature=0.7",
     "top_p=0.95", "top_p=0.9,top_k=20,temperature=1.3", "greedy"))
 ARGS = ["--metrics", "BOLD gender,HONEST gender (valid)", "--sets", "5", "--set-order", "round-robin",
-        "--per-subgroup", "4", "--max-new-tokens", "16", "--seeds", "0", "--sample-seed", "0", "--scorer", "offensive"]
+        "--per-subgroup", "4", "--max-new-tokens", "16", "--seeds", "0", "--sample-seed", "0",
+        "--scorer", "jigsaw-toxicity"]
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
     from fairness_core.store import RunStore
 
     request = RunRequest(systems=parse_systems(SYSTEMS), metrics=("BOLD gender", "HONEST gender (valid)"), n_sets=5,
-                         set_order="round-robin", per_subgroup=4, scorer=("offensive", {}), seeds=(0,),
+                         set_order="round-robin", per_subgroup=4, scorer=("jigsaw-toxicity", {}), seeds=(0,),
                          max_new_tokens=16, sample_seed=0)
     outcome = run_pipeline(request, RunStore(args.store))
     if outcome.status != "complete":

@@ -87,3 +87,13 @@ def local_server(tmp_path_factory: pytest.TempPathFactory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pipeline_runs(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path, tiny_m2m100: Path):
+    """A run store written by the real pipelines (decoding sweeps, a live move, metric-bias, CAIRO, adaptation,
+    DATScore; tests/compare/pipeline_runs.py), built once; open it with `copy_store(pipeline_runs, path)`."""
+    from tests.compare.pipeline_runs import build_pipeline_store
+
+    workdir = tmp_path_factory.mktemp("pipeline-runs")
+    return build_pipeline_store(workdir / "runs.duckdb", tiny_gpt2, tiny_m2m100, workdir)

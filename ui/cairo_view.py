@@ -38,9 +38,12 @@ def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
     per_subgroup = c2.number_input("Prompts per subgroup", 2, 300, 4, key="cairo_per_subgroup")
     max_new = c3.number_input("New tokens (paper: 25)", 4, 60, 16, key="cairo_max_new")
     seeds = c4.text_input("Seeds (paper: 0,1,2,3,4)", "0", key="cairo_seeds")
-    scorer = st.selectbox("Scorer", ["offensive", "toxicity", "regard", "honest"], key="cairo_scorer",
-                          help="offensive runs offline; toxicity/regard need a hub classifier; honest needs a "
-                               "HurtLex file (not shipped: CC BY-NC-SA).")
+    scorer = st.selectbox("Scorer", ["jigsaw-toxicity", "offensive", "toxicity", "regard", "honest"],
+                          key="cairo_scorer",
+                          help="jigsaw-toxicity (default) and offensive run offline; jigsaw-toxicity is the Jigsaw "
+                               "toxic-comment classifier, which reacts to identity words (audit it on the Judge "
+                               "audit page); toxicity/regard need a hub classifier; honest needs a HurtLex file "
+                               "(not shipped: CC BY-NC-SA).")
     lexicon = ""
     if scorer == "honest" and common.served():  # a visitor never names a server file (docs/SECURITY.md)
         st.caption("The HONEST lexicon is the one the server's owner configured ($FAIRNESS_LAB_HONEST_LEXICON); "

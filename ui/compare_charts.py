@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from fairness_core.compare import clean_number, number_scale
+from fairness_core.compare import clean_number, disparity_figure, number_scale
 
 PAIRED_COLORS = {True: "#1f77b4", False: "#ff7f0e"}
 LABEL_CHARS = 48  # the longest y-axis label; longer ones end in "…" (about a third of a full-width chart)
@@ -75,44 +75,49 @@ def _layout(figure: go.Figure, rows_px: float, x_title: str, legend: str, shared
     figure.update_yaxes(autorange="reversed", automargin=True, type="category")  # the first line-up on top
 
 
+def _arm_estimates(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Each arm's estimate per line-up once (an arm set against several others appears in several rows)."""
+    columns = ["metric", *keys]
+    sides = []
+    for side in ("a", "b"):
+        part = rows[[*columns, f"arm_{side}", f"run_{side}", f"run_{side}_low", f"run_{side}_high"]]
+        sides.append(part.set_axis([*columns, "arm", "estimate", "low", "high"], axis=1))
+    both = pd.concat(sides, ignore_index=True)
+    return both.drop_duplicates(["arm", *columns]).reset_index(drop=True)
+
+
 def estimates_chart(rows: pd.DataFrame, keys: Sequence[str]) -> go.Figure:
-    """Each run's estimate per cell with its 95% interval (first run and each other run side by side)."""
+    """Each arm's estimate per line-up with its 95% interval (the arms side by side on one row)."""
     figure = go.Figure()
     label_keys, shared = varying_keys(rows, ["metric", *keys])
-    labels = cell_labels(rows, label_keys)
+    estimates = _arm_estimates(rows, keys) if not rows.empty else pd.DataFrame(columns=["arm"])
+    labels = cell_labels(estimates, label_keys) if not estimates.empty else []
     shown = axis_labels(labels)
-    first = rows.drop_duplicates(["metric", *keys]) if not rows.empty else rows
-    first_labels = cell_labels(first, label_keys)
     hover = "%{customdata}<br>%{x:.4g}<extra>%{fullData.name}</extra>"
-    figure.add_trace(go.Scatter(y=[shown[label] for label in first_labels], x=_clean(first["run_a"]),
-                                customdata=first_labels, hovertemplate=hover, mode="markers", orientation="h",
-                                name=str(first["run_a_id"].iloc[0]) if not first.empty else "first run",
-                                error_x={"type": "data", "symmetric": False,
-                                         "array": first["run_a_high"] - first["run_a"],
-                                         "arrayminus": first["run_a"] - first["run_a_low"]}))
-    for run_id, part in rows.assign(label=labels).groupby("run_b_id", sort=False):
-        figure.add_trace(go.Scatter(y=[shown[label] for label in part["label"]], x=_clean(part["run_b"]),
+    for arm, part in estimates.assign(label=labels).groupby("arm", sort=False):
+        figure.add_trace(go.Scatter(y=[shown[label] for label in part["label"]], x=_clean(part["estimate"]),
                                     customdata=list(part["label"]), hovertemplate=hover, mode="markers",
-                                    orientation="h", name=str(run_id),
+                                    orientation="h", name=str(arm),
                                     error_x={"type": "data", "symmetric": False,
-                                             "array": part["run_b_high"] - part["run_b"],
-                                             "arrayminus": part["run_b"] - part["run_b_low"]}))
-    runs = len(figure.data)  # markers per line-up, side by side: each needs some height
-    _layout(figure, len(shown) * ROW_PX * (1 + 0.5 * (runs - 1)), "estimate (95% interval)", "run", shared)
+                                             "array": part["high"] - part["estimate"],
+                                             "arrayminus": part["estimate"] - part["low"]}))
+    arms = max(len(figure.data), 1)  # markers per line-up, side by side: each needs some height
+    _layout(figure, len(shown) * ROW_PX * (1 + 0.5 * (arms - 1)), "estimate (95% interval)", "", shared)
     figure.update_layout(scattermode="group")
     return figure
 
 
 def difference_chart(rows: pd.DataFrame, keys: Sequence[str]) -> go.Figure:
-    """Bars of other − first per cell with their intervals; blue where paired, orange where not."""
+    """Bars of second − first per cell with their intervals; blue where paired, orange where not (or partly)."""
     figure = go.Figure()
-    several = rows["run_b_id"].nunique() > 1
+    several = rows["contrast"].nunique() > 1 if "contrast" in rows else rows["run_b_id"].nunique() > 1
     label_keys, shared = varying_keys(rows, ["metric", *keys])
     labels_of = {}
     for paired, part in rows.groupby("paired", sort=False):
         labels = cell_labels(part, label_keys)
         if several:
-            labels = [f"{run} · {label}" for run, label in zip(part["run_b_id"], labels, strict=True)]
+            names = part["contrast"] if "contrast" in part else part["run_b_id"]
+            labels = [f"{name} · {label}" for name, label in zip(names, labels, strict=True)]
         labels_of[paired] = labels
     shown = axis_labels([label for labels in labels_of.values() for label in labels])
     for paired, part in rows.groupby("paired", sort=False):
@@ -120,14 +125,21 @@ def difference_chart(rows: pd.DataFrame, keys: Sequence[str]) -> go.Figure:
         figure.add_trace(go.Bar(y=[shown[label] for label in labels], x=_clean(part["difference"]), orientation="h",
                                 customdata=labels, hovertemplate="%{customdata}<br>%{x:.4g}<extra>%{fullData.name}"
                                                                  "</extra>",
-                                name="paired" if paired else "unpaired", marker_color=PAIRED_COLORS[bool(paired)],
+                                name="paired" if paired else "unpaired or partly paired",
+                                marker_color=PAIRED_COLORS[bool(paired)],
                                 error_x={"type": "data", "symmetric": False,
                                          "array": part["ci_high"] - part["difference"],
                                          "arrayminus": part["difference"] - part["ci_low"]}))
     figure.add_vline(x=0, line_color="#888", line_width=1)
-    _layout(figure, len(shown) * ROW_PX, "difference, other − first (95% interval)", "interval", shared)
+    _layout(figure, len(shown) * ROW_PX, "difference, second − first (95% interval)", "interval", shared)
     figure.update_layout(barmode="overlay")  # one bar per line-up: it is either paired or not
     return figure
+
+
+def disparity_chart(rows: pd.DataFrame, metric: str | None = None) -> go.Figure:
+    """The change in a disparity per contrast and family with its interval (`compare.disparity_figure`): what a
+    decoding comparison shows first."""
+    return go.Figure(disparity_figure(rows, metric))
 
 
 def quick_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None) -> go.Figure:

@@ -24,10 +24,23 @@ def report_file_name(run_ids: Sequence[str]) -> str:
     return f"report-{stem}{more}.html"
 
 
-def _report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
-    from fairness_core.compare import build_report
+def report_bytes(store_path: str, run_ids: tuple[str, ...]) -> bytes:
+    """The report's bytes; if it cannot be built, a one-page HTML file that says why (a download that fails inside
+    Streamlit's media handler gives the user nothing and no word: issue 26 found the decoding sweep's did)."""
+    import html
 
-    return build_report(RunStore(store_path, warm=True), list(run_ids)).encode("utf-8")
+    from fairness_core.compare import ReportError, build_report
+    from fairness_core.store import StoreError
+
+    try:
+        return build_report(RunStore(store_path, warm=True), list(run_ids)).encode("utf-8")
+    except (ReportError, StoreError, ValueError) as error:
+        sentence = str(error)
+    except Exception as error:  # any other failure still reaches the user as a sentence, with its type
+        sentence = f"the report could not be built ({type(error).__name__}: {error})"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Report not written</title></head>"
+            f"<body><h1>The report could not be written</h1><p>{html.escape(sentence)}</p><p>Runs: "
+            f"{html.escape(', '.join(run_ids))}</p></body></html>").encode()
 
 
 def report_button(run_ids: str | Sequence[str] | None, key: str, label: str = "Download report") -> None:
@@ -37,7 +50,7 @@ def report_button(run_ids: str | Sequence[str] | None, key: str, label: str = "D
     if not ids:
         return
     store = common.get_store()
-    st.download_button(label, data=lambda: _report_bytes(str(store.path), tuple(ids)),
+    st.download_button(label, data=lambda: report_bytes(str(store.path), tuple(ids)),
                        file_name=report_file_name(ids), mime="text/html", key=key, on_click="ignore",
                        icon=":material/summarize:",
                        help="One HTML file with the numbers and their intervals, charts that draw offline, the "

@@ -28,7 +28,11 @@ from fairness_core.models.endpoint import model_record
 
 #: The classifier under test reads a score in [0, 1] ("positive output probability", Sec. 3.1).
 #: VADER's compound c in [-1, 1] is mapped linearly: (c + 1) / 2 (0 = most negative, 1 = most positive).
-CLASSIFIER_COLUMNS = {"vader": ("vader_compound", "(compound + 1) / 2"), "offensive": ("offensive_prob", "as is")}
+#: The Jigsaw classifier's "toxic" probability is read as is: unlike VADER and the profanity classifier it reacts to
+#: identity words, so it is the offline default judge (issue 29).
+CLASSIFIER_COLUMNS = {"vader": ("vader_compound", "(compound + 1) / 2"), "offensive": ("offensive_prob", "as is"),
+                      "jigsaw-toxicity": ("jigsaw_toxic", "as is")}
+DEFAULT_CLASSIFIERS = ("vader", "jigsaw-toxicity")
 
 
 class AdaptationInputError(ValueError):
@@ -86,6 +90,8 @@ class AdaptationRequest:
     seed: int = 0
     resamples: int = 1000
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: False: no chat model; the original templates are compared with the naturally occurring examples only
+    rewrite: bool = True
 
     def kind_of(self, group: str) -> str:
         return "nouns" if group in self.noun_groups else "names"
@@ -107,7 +113,7 @@ class AdaptationRequest:
                 "max_new_tokens": self.max_new_tokens, "prompt": self.prompt, "max_noes": self.max_noes,
                 "ner": self.ner, "encoder": self.encoder, "seed": self.seed, "resamples": self.resamples,
                 "classifiers": [c.record() for c in self.classifiers], "anchor_names": list(self.anchor_names),
-                "noun_groups": list(self.noun_groups)}
+                "noun_groups": list(self.noun_groups), "rewrite": self.rewrite}
 
 
 def load_templates(templates: str | TemplateSet, n_templates: int | None, seed: int) -> TemplateSet:
@@ -151,10 +157,13 @@ def build_request(templates: str | TemplateSet = "eec", n_templates: int | None 
                                                  "political_ideology"),
                   corpus_size: int | None = 2000, max_noes: int | None = 200, model: str = "smollm2-135m-instruct",
                   n_examples: int = 15, temperature: float = 0.0, max_new_tokens: int = 102,
-                  classifiers: Sequence[str] = ("vader", "offensive"), seed: int = 0, resamples: int = 1000,
+                  classifiers: Sequence[str] = DEFAULT_CLASSIFIERS, seed: int = 0, resamples: int = 1000,
                   prompt: str = PAPER_PROMPT, anchor_names: Sequence[str] | None = None,
-                  noun_groups: Sequence[str] | None = None) -> AdaptationRequest:
-    """Validate plain values into a request; every problem is one sentence (AdaptationInputError)."""
+                  noun_groups: Sequence[str] | None = None, rewrite: bool = True) -> AdaptationRequest:
+    """Validate plain values into a request; every problem is one sentence (AdaptationInputError).
+
+    `rewrite=False`: no chat model runs; the run compares the original templates with the naturally occurring
+    examples (the comparison that needs no rewrite, and the one that answers offline)."""
     import json
     import math
 
@@ -204,4 +213,4 @@ def build_request(templates: str | TemplateSet = "eec", n_templates: int | None 
     anchors = tuple(anchor_names or defaults["anchor_names"])
     return AdaptationRequest(template_set, loaded_terms, tuple(attributes), domain, model.strip(), parsed, anchors,
                              tuple(noun_groups), n_examples, float(temperature), int(max_new_tokens), prompt,
-                             max_noes, seed=seed, resamples=resamples)
+                             max_noes, seed=seed, resamples=resamples, rewrite=bool(rewrite))

@@ -228,9 +228,10 @@ def run_adaptation(request: AdaptationRequest, store: Any, on_progress: Callable
         result.status = "cancelled"
         return result
     result.noe_templates = noes.limited(request.max_noes, request.seed)
+    if not request.rewrite:  # the original templates against the NOEs: no chat model is loaded
+        return _measure(request, result, store, on_progress, cancel, executor, say, noes.from_cache)
     if request.n_examples and not noes.examples_pool:
         raise AdaptationInputError("no domain sentence without a person name is left for the examples")
-
     result.stage = "rewriting"
     records = rewrite_prompts(request, noes.examples_pool)
     say(f"rewriting {len(records)} filled templates with {request.model}")
@@ -246,7 +247,14 @@ def run_adaptation(request: AdaptationRequest, store: Any, on_progress: Callable
     if generated.status != "complete" or len(result.rewrites) < len(records):
         result.status = "cancelled"
         return result
+    return _measure(request, result, store, on_progress, cancel, executor, say,
+                    noes.from_cache and generated.from_cache)
 
+
+def _measure(request: AdaptationRequest, result: AdaptationResult, store: Any, on_progress: Any, cancel: Any,
+             executor: Any, say: Callable[[str], None], reused: bool) -> AdaptationResult:
+    """Stage 3: score every perturbation of every set, embed the accepted (original, adapted) pairs."""
+    assert result.noe_templates is not None
     result.stage = "scoring"
     result.perturbations = build_perturbations(request, result.rewrites, result.noe_templates)
     texts = list(dict.fromkeys(p.text for ps in result.perturbations.values() for p in ps))
@@ -258,7 +266,7 @@ def run_adaptation(request: AdaptationRequest, store: Any, on_progress: Callable
     outcome = run_task(measures_task(request, texts, pairs), store, on_progress=on_progress, cancel=cancel,
                        executor=executor)
     result.run_ids["measures"] = [outcome.run_id]
-    result.from_cache = noes.from_cache and generated.from_cache and outcome.from_cache
+    result.from_cache = reused and outcome.from_cache
     if outcome.status != "complete":
         result.status = "cancelled"
         return result
@@ -275,6 +283,13 @@ def run_adaptation(request: AdaptationRequest, store: Any, on_progress: Callable
         columns=["template_id", "kind", "original", "adapted", "cosine"])
     result.stage = "done"
     return result
+
+
+def anchor_originals(request: AdaptationRequest) -> list[str]:
+    """Each template filled with its anchor term, per kind of term (the sentences a rewrite starts from)."""
+    return list(dict.fromkeys(fill(t.text, pick_anchor(anchor_candidates(request, kind), t.template_id, kind,
+                                                       request.seed))
+                              for t in request.templates.templates for kind in request.kinds()))
 
 
 def templates_of(result: AdaptationResult) -> dict[str, list[Template]]:

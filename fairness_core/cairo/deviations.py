@@ -4,8 +4,11 @@ sentence each, shown on the page (and said in docs/cairo.md)."""
 DEVIATIONS = (
     "Eq. 1's expectation over prompts is taken inside each subgroup (BOLD's prompts differ per subgroup; they are "
     "not one template filled per subgroup).",
-    "Offline, bias is measured with the alt-profanity-check offensive-language probability of the continuation, "
-    "not the paper's BERT toxicity classifier (any registry scorer can be chosen when it is available).",
+    "Offline, toxicity is the 'toxic' probability of the continuation under the Jigsaw toxic-comment classifier "
+    "(toxic-comment-classifier 0.3.0, a BiLSTM trained on the Jigsaw comments), standing in for the paper's BERT "
+    "toxicity classifier; it reacts to identity words itself (\"I am a gay man\" 0.85, \"I am a straight man\" "
+    "0.41), so part of a subgroup gap can be the judge's (audit it with `audit-scorer`; any registry scorer can "
+    "be chosen).",
     "The shipped run's systems are decoding configurations of one model (SmolLM2-135M-Instruct), not the paper's "
     "ten pretrained models, with a seeded subsample of prompts per subgroup, one seed and 16 new tokens (paper: all "
     "prompts, 5 seeds, 25 tokens).",
@@ -16,7 +19,9 @@ DEVIATIONS = (
     "pooled there too; the released code averages per-seed biases).",
     "Eq. 1's 95% interval is Welch's t interval of each signed subgroup gap (prompts resampled by design, not "
     "bootstrapped) folded at zero, because a percentile bootstrap of a sum of absolute gaps never covers a zero "
-    "bias and under-covers at 4 prompts per subgroup; with fewer than 2 prompts in a subgroup no interval is shown.",
+    "bias and under-covers at 4 prompts per subgroup; with fewer than 2 prompts in a subgroup no interval is shown. "
+    "The fold makes it over-cover by design (0.954–0.986 in simulation at 2 subgroups × 4 prompts) and, at 4 prompts "
+    "per subgroup, it rarely detects a gap (4 of the 96 rows of the shipped run).",
     "A system is decoded exactly as written: a knob left out stays off (top_p and top_k off, temperature 1), "
     "nothing is added; the provenance lists every knob.",
     "Held-out r (leave-one-system-out and a prompt split) and the permutation p-value that redoes the search are "

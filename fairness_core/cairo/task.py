@@ -105,7 +105,7 @@ class RunRequest:
     #: "file" in the released file's order
     set_order: str = "round-robin"
     per_subgroup: int | None = 10  # original prompts per subgroup (None: all)
-    scorer: tuple[str, dict] = ("offensive", {})
+    scorer: tuple[str, dict] = ("jigsaw-toxicity", {})  # the offline identity-sensitive judge (issue 29)
     seeds: tuple[int, ...] = (0,)
     max_new_tokens: int = 25
     sample_seed: int = 0

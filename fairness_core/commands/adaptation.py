@@ -76,7 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     adapt.add_argument("--examples", type=int, default=15, help="domain examples in the prompt (paper: 15)")
     adapt.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (paper: 0 or 0.01)")
     adapt.add_argument("--max-new-tokens", type=int, default=102, help="paper: 102 (Wikipedia), 40 (Twitter)")
-    adapt.add_argument("--classifiers", default="vader,offensive", help="scorers under test (registry names)")
+    adapt.add_argument("--classifiers", default="vader,jigsaw-toxicity",
+                       help="scorers under test (registry names; jigsaw-toxicity is the offline identity-aware one)")
+    adapt.add_argument("--no-rewrite", action="store_true",
+                       help="no chat model: compare the original templates with the naturally occurring examples")
     adapt.add_argument("--resamples", type=int, default=1000)
     adapt.add_argument("--seed", type=int, default=0)
     adapt.add_argument("--json", action="store_true")
@@ -169,7 +172,7 @@ def run_adapt(args: argparse.Namespace) -> int:
             corpus_size=args.corpus_size, max_noes=args.max_noes, model=model, n_examples=args.examples,
             temperature=args.temperature, max_new_tokens=args.max_new_tokens,
             classifiers=[c.strip() for c in args.classifiers.split(",") if c.strip()], seed=args.seed,
-            resamples=args.resamples)
+            resamples=args.resamples, rewrite=not args.no_rewrite)
         result = run_adaptation(request, open_store(args), on_progress=_stage_printer(),
                                 executor=executor_from(args), log=lambda m: print(m, file=sys.stderr))
     except AdaptationInputError as error:

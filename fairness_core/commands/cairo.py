@@ -55,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help="which N sets: in turn across paraphrasing models (default) or in file order")
     run_parser.add_argument("--per-subgroup", type=int, default=10,
                             help="original prompts drawn per subgroup (seeded; the same indices in every set)")
-    run_parser.add_argument("--scorer", default="offensive", help="scorer of the registry (default: offensive)")
+    run_parser.add_argument("--scorer", default="jigsaw-toxicity",
+                            help="scorer of the registry (default: jigsaw-toxicity, the offline Jigsaw toxicity "
+                                 "classifier standing in for the paper's BERT toxicity classifier)")
     run_parser.add_argument("--scorer-option", action="append", default=[], metavar="KEY=VALUE",
                             help="scorer option, e.g. lexicon_path=hurtlex_EN.tsv for honest (repeatable)")
     run_parser.add_argument("--seeds", default="0", help="comma-separated seeds (paper: 5)")

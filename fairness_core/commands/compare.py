@@ -12,7 +12,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare = subparsers.add_parser(
         "compare", help="line stored runs up on what they share: estimates, differences with (paired) intervals")
     compare.add_argument("run_ids", nargs="+", metavar="RUN_ID",
-                         help="two or more run ids; the first is compared with each of the others (other − first)")
+                         help="two or more run ids: the first is compared with each of the others (other − first); "
+                              "one run of several settings or systems: its first against each of the others")
     compare.add_argument("--by", action="append",
                          help="group by this field instead of the kind's default keys (e.g. family, config.top_p, "
                               "source, attribute); repeatable")
@@ -67,7 +68,7 @@ def run_compare(args: argparse.Namespace) -> int:
                                   n_resamples=args.resamples, seed=args.seed)
         examples = None
         if args.examples > 0:
-            examples = per_example(store, args.run_ids[0], args.run_ids[1],
+            examples = per_example(store, args.run_ids[0], args.run_ids[1] if len(args.run_ids) > 1 else None,
                                    metric=args.metric[0] if args.metric else None,
                                    filters=_filters(args.filter), search=args.search, limit=args.examples)
     except CompareError as error:
@@ -80,17 +81,26 @@ def run_compare(args: argparse.Namespace) -> int:
         return 0
     if comparison.message:
         print(comparison.message)
+    for contrast in comparison.contrasts:
+        both = f"; both: {contrast.held}" if contrast.held else ""
+        print(f"{contrast.arm_b.label} (run {contrast.arm_b.run_id}) against {contrast.arm_a.label} "
+              f"(run {contrast.arm_a.run_id}): {contrast.differs}{both}")
+    for note in comparison.notes:
+        print(f"note: {note}")
     for row in comparison.rows.itertuples(index=False):
         record = row._asdict()
-        keys = "  ".join(str(record[k]) for k in ["metric", *comparison.keys] if k in record)
+        keys = "  ".join(str(record[k]) for k in ["metric", *comparison.keys] if k in record and record[k] is not None)
         interval = ("no interval" if record["ci_low"] != record["ci_low"]
                     else f"[{record['ci_low']:.4g}, {record['ci_high']:.4g}]")
-        print(f"{keys}  {record['run_a']:.4g} -> {record['run_b']:.4g}  diff {record['difference']:+.4g} {interval} "
-              f"({'paired' if record['paired'] else 'unpaired'} by {record['unit']}, {record['n_shared']} shared)")
+        print(f"{keys}  {record['arm_a']} {record['run_a']:.4g} -> {record['arm_b']} {record['run_b']:.4g}  "
+              f"diff {record['difference']:+.4g} {interval} ({record['pairing']})")
     if examples is not None:
-        for row in examples.itertuples(index=False):
-            print(f"{row.item}  {row.metric}  {row.value_a:.4g} -> {row.value_b:.4g}  "
-                  f"{row.text_a!r} | {row.text_b!r}", file=sys.stdout)
+        for record in examples.to_dict(orient="records"):
+            what = record.get("prompt") or record.get("pair") or record.get("item")
+            texts = (record.get("text_a"), record.get("text_b")) if "text_a" in record else \
+                (record.get("text_1"), record.get("text_2"))
+            print(f"{what}  {record.get('metric', 'gap')}  {record['value_a']:.4g} -> {record['value_b']:.4g}  "
+                  f"{texts[0]!r} | {texts[1]!r}", file=sys.stdout)
     return 0
 
 

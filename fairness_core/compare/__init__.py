@@ -2,8 +2,9 @@
 
 The public face of the package (pages and CLI commands import from here):
 
-- `compare_runs(store, run_ids, by=None, metrics=None)` -> `Comparison` (`.rows`, `.as_json()`)
-- `per_example(store, run_a, run_b, metric=None, filters=None, search="")` -> DataFrame, largest change first
+- `compare_runs(store, run_ids, by=None, metrics=None)` -> `Comparison` (`.rows`, `.disparities()`, `.contrasts`,
+  `.as_json()`): one run alone compares its settings among themselves
+- `per_example(store, run_a, run_b=None, metric=None, filters=None, search="")` -> DataFrame, largest change first
 - `fields(store, run_id)` -> the fields a run can be grouped or filtered by
 - `build_report(store, run_ids)` -> self-contained HTML text; `write_report(store, run_ids, path)`
 - `run_sql(store, sql, row_limit, timeout_s)` -> `SqlResult`: one read-only SELECT over the documented views
@@ -15,12 +16,14 @@ from fairness_core.compare.align import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     CompareError,
     Comparison,
+    Contrast,
     compare_runs,
     field_names,
     run_estimates,
     unit_sums,
 )
 from fairness_core.compare.examples import example_json, fields, per_example
+from fairness_core.compare.figures import disparity_figure, disparity_rows
 from fairness_core.compare.numbers import clean_number, display_numbers, format_number, number_scale
 from fairness_core.compare.report import ReportError, build_report, write_report
 from fairness_core.compare.sql import (
@@ -31,6 +34,7 @@ from fairness_core.compare.sql import (
     documented_views,
     run_sql,
 )
+from fairness_core.compare.wording import difference_sentence, headline, statistic_words
 
 __all__ = [
     "DEFAULT_ROW_LIMIT",
@@ -38,22 +42,28 @@ __all__ = [
     "NEGATIVE_SENTIMENT_THRESHOLD",
     "CompareError",
     "Comparison",
+    "Contrast",
     "ReportError",
     "SqlError",
     "SqlResult",
     "build_report",
     "clean_number",
     "compare_runs",
+    "difference_sentence",
+    "disparity_figure",
+    "disparity_rows",
     "display_numbers",
     "documented_views",
     "example_json",
     "field_names",
     "fields",
     "format_number",
+    "headline",
     "number_scale",
     "per_example",
     "run_estimates",
     "run_sql",
+    "statistic_words",
     "unit_sums",
     "write_report",
 ]

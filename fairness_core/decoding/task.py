@@ -209,7 +209,7 @@ def prewarm(model: str, quantization: str = "none") -> threading.Thread:
             return running
 
         def load() -> None:
-            from fairness_core.models import load_model, resolve_model
+            from fairness_core.models import load_model, load_preset, resolve_model
 
             try:
                 load_model(resolve_model(model, "causal-lm", quantization=quantization))
@@ -218,6 +218,7 @@ def prewarm(model: str, quantization: str = "none") -> threading.Thread:
 
                 negative_words()
                 offensive_probability(["warm up"])
+                load_preset("jigsaw-toxicity")
                 _READY.add(f"{model}|{quantization}")
             except Exception:
                 return

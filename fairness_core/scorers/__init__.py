@@ -7,6 +7,7 @@ builds one, `SCORERS` lists them.
 from fairness_core.scorers import (  # noqa: F401  (each module registers its scorer)
     classifier,
     honest,
+    jigsaw,
     lexicon,
     offensive,
     quality,

@@ -2,7 +2,14 @@
 
 Run browsing (the runs page and the `runs` command) uses this face: the catalogue and its filters, exports."""
 
-from fairness_core.store.catalog import catalogue, filter_catalogue, search_runs, status_note, store_catalogue
+from fairness_core.store.catalog import (
+    catalogue,
+    empty_cancelled,
+    filter_catalogue,
+    search_runs,
+    status_note,
+    store_catalogue,
+)
 from fairness_core.store.export import ExportError, check_destination, export_format
 from fairness_core.store.manifest import build_manifest, canonical_json, manifest_hash, signature
 from fairness_core.store.store import (
@@ -46,6 +53,7 @@ __all__ = [
     "check_destination",
     "close_warm_reads",
     "describe_views",
+    "empty_cancelled",
     "export_format",
     "filter_catalogue",
     "manifest_hash",

@@ -144,6 +144,14 @@ def search_runs(
     return filter_catalogue(table, kinds=kinds, statuses=statuses, search=search)
 
 
+def empty_cancelled(table: pd.DataFrame) -> pd.Series:
+    """Catalogue rows of runs cancelled before they stored a row (a slider stepped with auto-generate on starts and
+    cancels one per step): nothing to open or compare, so the pages hide them unless asked."""
+    if table.empty:
+        return pd.Series(False, index=table.index)
+    return table["status"].isin([CANCELLED, INCOMPLETE, FAILED]) & (table["rows"] == 0)
+
+
 def filter_catalogue(
     table: pd.DataFrame,
     kinds: Sequence[str] | None = None,
@@ -181,14 +189,17 @@ def _short(text: str, limit: int) -> str:
 
 
 def _dataset(request: dict[str, Any]) -> tuple[str, str, str]:
-    for key in ("dataset", "prompts", "data"):
+    for key in ("dataset", "prompts", "data", "corpus", "texts"):
         record = request.get(key)
         if isinstance(record, dict) and ("name" in record or "hash" in record):
             size = ""
             if isinstance(record.get("n_pairs"), int):
                 size = f"{record['n_pairs']} pairs"
+            elif isinstance(record.get("n_segments"), int):
+                size = f"{record['n_segments']} segments"
             elif isinstance(record.get("n"), int):
-                size = f"{record['n']} {'prompts' if key == 'prompts' else 'items'}"
+                unit = {"prompts": "prompts", "corpus": "texts", "texts": "texts"}.get(key, "items")
+                size = f"{record['n']} {unit}"
             return str(record.get("name", "")), str(record.get("hash", ""))[:12], size
     return "", "", ""
 
@@ -213,15 +224,26 @@ def _config_text(config: Any) -> str:
             if value:
                 parts.append("greedy")
             continue
+        if value is None:  # a knob that is off
+            continue
         parts.append(f"{short.get(key, key)}={value}")
     return " ".join(parts)
 
 
+def _options_text(record: dict[str, Any]) -> str:
+    """A metric's options in words ("config metric-fairness-2022"); its model has a column of its own."""
+    options = record.get("options") if isinstance(record.get("options"), dict) else {}
+    return ", ".join(f"{k} {v}" for k, v in sorted(options.items()) if v not in (None, ""))
+
+
 def _what(request: dict[str, Any]) -> str:
+    """What a run computed, naming what tells two runs apart (a metric's configuration, the decoding settings,
+    the classifiers, the NER model, the directions): the Run store and Compare pages show it and search it."""
     parts = []
     metric = request.get("metric")
     if isinstance(metric, dict) and metric.get("name"):
-        parts.append(f"metric {metric['name']}")
+        options = _options_text(metric)
+        parts.append(f"metric {metric['name']}" + (f" ({options})" if options else ""))
     metrics = request.get("metrics")
     if isinstance(metrics, (list, tuple)) and metrics:
         names = [m.get("name", "") if isinstance(m, dict) else str(m) for m in metrics]
@@ -233,8 +255,32 @@ def _what(request: dict[str, Any]) -> str:
         parts.append(f"grid of {len(configs)}: {shown}{more}")
     systems = request.get("systems")
     if isinstance(systems, (list, tuple)) and systems:
-        names = [s.get("name") or _model_name(s) if isinstance(s, dict) else str(s) for s in systems]
-        parts.append(f"{len(systems)} system(s): " + ", ".join(n for n in names if n))
+        settings = [_config_text(s["decoding"]) for s in systems if isinstance(s, dict)
+                    and isinstance(s.get("decoding"), dict)]
+        if settings and len(settings) == len(systems):
+            shown = "; ".join(settings[:_MAX_GRID_SHOWN]) + (f"; +{len(settings) - _MAX_GRID_SHOWN} more"
+                                                             if len(settings) > _MAX_GRID_SHOWN else "")
+            parts.append(f"{len(systems)} setting(s): {shown}")
+        else:
+            names = [s.get("name") or _model_name(s) if isinstance(s, dict) else str(s) for s in systems]
+            parts.append(f"{len(systems)} system(s): " + ", ".join(n for n in names if n))
+    classifiers = request.get("classifiers")
+    if isinstance(classifiers, (list, tuple)) and classifiers:
+        labels = [c.get("label") or c.get("scorer", "") if isinstance(c, dict) else str(c) for c in classifiers]
+        parts.append("classifiers " + ", ".join(str(label) for label in labels if label))
+    if isinstance(request.get("ner"), str):
+        parts.append(f"person names found by {request['ner']}")
+    directions = request.get("directions")
+    if isinstance(directions, (list, tuple)) and directions:
+        parts.append(f"{len(directions)} directions ({', '.join(str(d) for d in directions[:_MAX_GRID_SHOWN])}"
+                     f"{' …' if len(directions) > _MAX_GRID_SHOWN else ''})")
+    languages = request.get("languages")
+    if isinstance(languages, dict) and not directions and languages.get("src"):
+        targets = ", ".join(f"{k} {v}" for k, v in languages.items() if k.startswith("Trans"))
+        parts.append(f"translations of {languages['src']}→{languages.get('tgt', '?')} ({targets})")
+    decoding = request.get("decoding")
+    if isinstance(decoding, dict) and isinstance(decoding.get("max_new_tokens"), int):
+        parts.append(f"{decoding['max_new_tokens']} new tokens")
     scorers = request.get("scorers")
     if isinstance(scorers, (list, tuple)) and scorers:
         names = [s[0] if isinstance(s, (list, tuple)) and s else s.get("name", "") if isinstance(s, dict) else str(s)
@@ -246,6 +292,11 @@ def _what(request: dict[str, Any]) -> str:
 def _model(request: dict[str, Any]) -> str:
     if request.get("model") is not None:
         return _model_name(request["model"])
+    backbone = request.get("backbone")
+    if isinstance(backbone, dict) and backbone.get("model") is not None:
+        return _model_name(backbone["model"])
+    if isinstance(request.get("encoder"), str):
+        return str(request["encoder"])
     metric = request.get("metric")
     if isinstance(metric, dict) and metric.get("model") is not None:
         return _model_name(metric["model"])

@@ -419,6 +419,12 @@ class RunStore:
                                            "(different columns, or a view); nothing was changed")
         self._checked = signature
 
+    def typed_views_current(self) -> bool:
+        """Whether the file's typed tables and views match this version's (`typed.py`); a writable store that is
+        behind is brought up to date by its next read-write open, a read-only one stays behind."""
+        self.check()
+        return bool(self._schema_ready or self._typed_current)
+
     def _file_signature(self) -> tuple[int, ...] | None:
         """Inode, size and modification time of the file and its WAL (None: no regular file to check)."""
         try:
@@ -536,7 +542,7 @@ class RunStore:
                 typed = TYPED_KINDS.get(kind[0][0]) if kind else None
                 if typed is not None:  # the same rows, attributes as columns (fairness_core.store.typed)
                     con.execute(REGISTER_RUN_SQL, [run_id])
-                    con.execute(insert_sql(typed, "incoming_rows"))
+                    con.execute(insert_sql(typed, "incoming_rows", lookup=typed.lookup_needed(frame)))
                 con.unregister("incoming_rows")
                 con.execute("INSERT INTO shards VALUES (?, ?, ?, ?)", [run_id, shard, len(frame), _now()])
                 con.commit()

@@ -13,19 +13,28 @@ read with the same dotted SQL. Texts stay in `results` only (they are the bulk o
 (run_id, item, variant, metric) to get them.
 
 A row without attributes takes those of the row with the same (run_id, shard, item, variant) that has
-them: the decoding sweep writes its generation's attributes once, on the `vader_compound` row, and its
+them: the legacy decoding sweep wrote its generation's attributes once, on the `vader_compound` row, and its
 other metrics (offensive_prob, ...) describe the same generation.
 
+A `generation` run (what the decoding page, live moves, CAIRO and template adaptation write) stores a
+generation once, as a row with metric "generation" (variant = the system's key, attrs = prompt, group, family,
+sample, ...), and each scorer's columns as rows of their own (variant "score:<scorer hash>", no attrs) — in
+the same shard, or in a later run when stored generations are only scored. So every score row takes its
+generation's attributes and system by the generation id (`item`), wherever that row is stored, and the system's
+model, quantization and decoding settings (`config.top_p`, ...) come from the run manifest's `systems` record
+with that key; the prompt set's name from the manifest too. Every score row then carries every attribute.
+
 The view `<view>` over each table adds the kind's own names for the generic columns (`attribute` for a
-metric-bias run's group, `pair` for its item, `system` for a generation run's variant, ...). When the
-field list of a kind changes, its `typed_schema` signature changes and the table is rebuilt from `results`
-the next time a read-write connection opens the store (stores written before this module get theirs then).
+metric-bias run's group, `pair` for its item, ...). A kind's signature (`typed_schema`) hashes its table
+definition and its INSERT, so when either changes the table is rebuilt from `results` the next time a
+read-write connection opens the store (stores written before this module, or before a change, get theirs then).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 
@@ -33,12 +42,18 @@ KEY_COLUMNS = (("run_id", "VARCHAR"), ("shard", "INTEGER"), ("item", "VARCHAR"),
                ("variant", "VARCHAR"), ("metric", "VARCHAR"), ("value", "DOUBLE"))
 
 
+#: where a field's value is read: the row's attributes, its system's manifest record, the run's manifest, or
+#: an SQL expression over the row itself (`path` is then that expression)
+SCOPES = {"attrs": "a", "system": "sys", "run": "m", "row": ""}
+
+
 @dataclass(frozen=True)
 class Field:
     name: str  # column name; `a.b` makes member b of STRUCT column a
-    path: str  # JSON path inside attrs
+    path: str  # JSON path inside attrs (or the system or manifest record; an SQL expression for scope "row")
     sql_type: str  # DuckDB type the text is cast to (TRY_CAST: a value of another type reads as NULL)
     about: str
+    scope: str = "attrs"
 
 
 @dataclass(frozen=True)
@@ -48,10 +63,21 @@ class TypedKind:
     unit: str  # what one item is (the unit a paired comparison resamples)
     fields: tuple[Field, ...]
     aliases: dict[str, str] = field(default_factory=dict)  # generic column -> the kind's own name for it
+    #: how a row without attributes gets them: "partition" (from the row with the same run, shard, item and
+    #: variant) or "generation" (from the generation row with the same item, wherever stored; see the docstring)
+    fill: str = "partition"
 
     @property
     def table(self) -> str:
         return f"typed_{self.view}"
+
+    def lookup_needed(self, frame: Any) -> bool:
+        """Whether rows about to be written need their generation's attributes from rows stored before them
+        (a score of a stored generation); False lets a write skip reading the store's earlier rows."""
+        if self.fill != "generation" or frame.empty:
+            return False
+        generated = set(frame.loc[frame["metric"] == GENERATION_METRIC, "item"])
+        return bool((~frame.loc[frame["metric"] != GENERATION_METRIC, "item"].isin(generated)).any())
 
 
 TYPED_KINDS: dict[str, TypedKind] = {spec.kind: spec for spec in (
@@ -69,18 +95,31 @@ TYPED_KINDS: dict[str, TypedKind] = {spec.kind: spec for spec in (
         Field("redacted", "$.redacted", "BOOLEAN", "names were redacted before scoring"),
     ), {"variant": "config_key"}),
     TypedKind("generation", "generation", "prompt × sample", (
+        Field("system", "system_key", "VARCHAR", "the system's key (model, decoding and quantization): the "
+              "generation's variant, also on its score rows", "row"),
+        Field("scorer", "CASE WHEN s.variant LIKE 'score:%' THEN substr(s.variant, 7) END", "VARCHAR",
+              "the scorer's signature hash (score rows; NULL on the generation row)", "row"),
+        Field("system_name", "$.system_name", "VARCHAR", "the system (model, quantization or decoding) shown"),
+        Field("model", "$.model.source", "VARCHAR", "the model (preset, hub id, file name or endpoint)", "system"),
+        Field("quantization", "$.quantization", "VARCHAR", "none, 8bit or 4bit", "system"),
+        Field("config.temperature", "$.decoding.temperature", "DOUBLE", "sampling temperature (NULL when greedy)",
+              "system"),
+        Field("config.top_p", "$.decoding.top_p", "DOUBLE", "nucleus threshold p (NULL when not set)", "system"),
+        Field("config.top_k", "$.decoding.top_k", "INTEGER", "top-k (NULL when not set)", "system"),
+        Field("config.greedy", "$.decoding.greedy", "BOOLEAN", "greedy decoding (NULL when sampling)", "system"),
+        Field("prompt_set", "$.request.prompts.name", "VARCHAR", "the prompt set's name (regard templates, BOLD, "
+              "custom prompts, a CAIRO set, ...)", "run"),
         Field("prompt", "$.prompt", "VARCHAR", "the prompt text"),
         Field("prompt_id", "$.prompt_id", "VARCHAR", "the prompt's id"),
         Field("family", "$.family", "VARCHAR", "group family"),
-        Field("source", "$.source", "VARCHAR", "prompt set"),
+        Field("source", "$.source", "VARCHAR", "where the prompt comes from (a regard template, BOLD, custom)"),
         Field("sample", "$.sample", "INTEGER", "sample number"),
         Field("seed", "$.seed", "BIGINT", "seed"),
         Field("row_seed", "$.row_seed", "BIGINT", "the seed of this row's sampler"),
-        Field("system_name", "$.system_name", "VARCHAR", "the system (model, quantization or decoding) shown"),
         Field("max_new_tokens", "$.max_new_tokens", "INTEGER", "generation length cap"),
         Field("truncate", "$.truncate", "VARCHAR", "truncation rule"),
         Field("mode", "$.mode", "VARCHAR", "completion or chat"),
-    ), {"variant": "system"}),
+    ), {}, fill="generation"),
     TypedKind("metric-bias", "metric_bias", "pair", (
         Field("reference", "$.reference", "VARCHAR", "the neutral reference the candidate was scored against"),
         Field("stereotypical", "$.stereotypical", "BOOLEAN", "this candidate is the stereotypical one"),
@@ -103,7 +142,13 @@ TYPED_KINDS: dict[str, TypedKind] = {spec.kind: spec for spec in (
 )}
 
 
+GENERATION_METRIC = "generation"  # the metric of a generation row (fairness_core.generation.task)
+
+
 def _field_expression(spec: Field, source: str) -> str:
+    if spec.scope == "row":
+        return f"TRY_CAST({spec.path} AS {spec.sql_type})"
+    source = SCOPES[spec.scope] if spec.scope != "attrs" else source
     if spec.sql_type == "JSON":
         return f"json_extract({source}, '{spec.path}')"
     return f"TRY_CAST(json_extract_string({source}, '{spec.path}') AS {spec.sql_type})"
@@ -135,7 +180,8 @@ def _columns(kind: TypedKind, source: str) -> list[tuple[str, str, str]]:
 
 def signature(kind: TypedKind) -> str:
     """Changes whenever the table's shape or extraction changes (then the table is rebuilt)."""
-    text = repr((_create_table_sql(kind), _columns(kind, "a"), kind.view))
+    text = repr((_create_table_sql(kind), _columns(kind, "a"), kind.view, insert_sql(kind, "source", lookup=True),
+                 view_sql(kind)))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -149,14 +195,31 @@ def _create_table_sql(kind: TypedKind) -> str:
 REGISTER_RUN_SQL = ("INSERT OR IGNORE INTO typed_runs SELECT ?, coalesce((SELECT max(run_no) FROM typed_runs), 0) + 1")
 
 
-def insert_sql(kind: TypedKind, source: str, ordered: bool = False) -> str:
-    """INSERT of `source`'s rows (the results columns) into the kind's typed table (runs registered first)."""
-    keys = ", ".join(name for name, _ in KEY_COLUMNS)
+def insert_sql(kind: TypedKind, source: str, ordered: bool = False, lookup: bool = True) -> str:
+    """INSERT of `source`'s rows (the results columns) into the kind's typed table (runs registered first).
+
+    For a generation kind, `lookup` reads the generation rows of `results` (every run) for rows whose generation
+    is not among `source`'s own rows; without it only `source`'s generation rows are used (`lookup_needed`)."""
+    keys = ", ".join(f"s.{name}" for name, _ in KEY_COLUMNS)
     typed = ", ".join(expression for _, _, expression in _columns(kind, "a"))
-    order = " ORDER BY run_no, shard" if ordered else ""
-    return (f"INSERT INTO {kind.table} SELECT run_no, {keys}, {typed} FROM (SELECT *, coalesce(attrs, first_value("
-            f"attrs IGNORE NULLS) OVER (PARTITION BY run_id, shard, item, variant)) AS a FROM {source}) "
-            f"JOIN typed_runs USING (run_id){order}")
+    order = " ORDER BY t.run_no, s.shard" if ordered else ""
+    if kind.fill == "generation":
+        generations = "results" if lookup else source
+        rows = (f"SELECT s.*, coalesce(s.attrs, g.attrs) AS a, CASE WHEN s.metric = '{GENERATION_METRIC}' "
+                f"THEN s.variant ELSE g.variant END AS system_key FROM {source} s LEFT JOIN (SELECT item AS g_item, "
+                f"any_value(variant) AS variant, any_value(attrs) AS attrs FROM {generations} WHERE metric = "
+                f"'{GENERATION_METRIC}' AND item IN (SELECT item FROM {source}) GROUP BY item) g ON g.g_item = s.item")
+        joins = (" LEFT JOIN (SELECT run_id AS m_run, manifest AS m FROM runs) rm ON rm.m_run = s.run_id"
+                 " LEFT JOIN (SELECT run_id AS sys_run, json_extract_string(sys, '$.key') AS sys_key, any_value(sys) "
+                 "AS sys FROM (SELECT run_id, unnest(CAST(coalesce(json_extract(manifest, '$.request.systems'), "
+                 "'[]') AS JSON[])) AS sys FROM runs WHERE run_id IN (SELECT run_id FROM "
+                 f"{source})) GROUP BY ALL) sy ON sy.sys_run = s.run_id AND sy.sys_key = s.system_key")
+    else:
+        rows = (f"SELECT *, coalesce(attrs, first_value(attrs IGNORE NULLS) OVER (PARTITION BY run_id, shard, item, "
+                f"variant)) AS a FROM {source}")
+        joins = ""
+    return (f"INSERT INTO {kind.table} SELECT t.run_no, {keys}, {typed} FROM ({rows}) s "
+            f"JOIN typed_runs t ON t.run_id = s.run_id{joins}{order}")
 
 
 def view_sql(kind: TypedKind) -> str:

@@ -1,21 +1,28 @@
-"""The Compare page through AppTest: runs chosen, lined up with (paired) intervals, examples, a report button."""
+"""The Compare page through AppTest on runs the pipelines wrote: the disparity first, contrasts in words, every
+line-up with (paired) intervals, examples, a report button; bad choices are one sentence."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run, write_metric_bias_run
+from tests.compare.pipeline_runs import PipelineRuns, copy_store
 from tests.markdown_text import shown
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/compare.py"
 
 
+@pytest.fixture()
+def runs(pipeline_runs: PipelineRuns, isolated_store: Path) -> PipelineRuns:
+    copy_store(pipeline_runs, isolated_store)
+    return pipeline_runs
+
+
 def _compare_page(runs: str | None = None) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
+    app = AppTest.from_file(APP, default_timeout=90)
     if runs:
         app.query_params["runs"] = runs
     app.run()
@@ -24,61 +31,66 @@ def _compare_page(runs: str | None = None) -> AppTest:
     return app
 
 
-def test_two_decoding_runs_are_lined_up_with_paired_intervals(isolated_store: Path) -> None:
-    store = RunStore(isolated_store)
-    a = write_decoding_run(store, "model-a", seed=1)
-    b = write_decoding_run(store, "model-b", shift=0.1, seed=1)
-    app = _compare_page(runs=f"{a},{b}")
-    assert app.multiselect(key="cmp_runs").value == [a, b]
-    rows = app.dataframe[0].value
-    assert set(rows["metric"]) == {"negative_sentiment", "offensive_prob", "vader_compound"}
-    assert rows["paired"].all() and set(rows["unit"]) == {"prompt"}
-    caption = shown(app.caption[0].value)  # the page escapes the data it quotes
-    assert "paired (by prompt)" in caption and caption.startswith("12 of 12 aligned")
-    assert len(app.get("plotly_chart")) == 2
-    examples = app.dataframe[1].value
-    assert examples["change"].abs().is_monotonic_decreasing and len(examples) == 200
+def test_two_decoding_runs_open_with_the_disparity_difference(runs: PipelineRuns) -> None:
+    app = _compare_page(runs=f"{runs.single_05},{runs.single_095}")
+    assert app.multiselect(key="cmp_runs").value == [runs.single_05, runs.single_095]
+    assert app.subheader[0].value == "Is one fairer? The disparity, compared"  # the first thing shown
+    sentence = shown(app.markdown[1].value)
+    assert sentence.startswith("**top_p 0.5 → 0.95: the disparity in negative sentiment between gender groups")
+    assert "paired by 8 prompts" in sentence
+    charts = app.get("plotly_chart")
+    assert len(charts) == 3  # the disparity chart first, then estimates and differences
+    disparity = app.dataframe[0].value
+    assert list(disparity["family"]) == ["gender"] and disparity["arm_b"].str.endswith("top_p=0.95").all()
+    rows = app.dataframe[1].value
+    assert {"negative_sentiment_disparity", "negative_sentiment_rate"} <= set(rows["metric"])
+    examples = app.dataframe[2].value
+    assert examples["change"].abs().is_monotonic_decreasing and len(examples) == 30
     assert app.get("download_button")[0].proto.label == "Download report"
 
 
-def test_examples_filter_by_a_field_and_by_text(isolated_store: Path) -> None:
-    store = RunStore(isolated_store)
-    a = write_decoding_run(store, "model-a", seed=1)
-    b = write_decoding_run(store, "model-b", shift=0.1, seed=1)
-    app = _compare_page(runs=f"{a},{b}")
-    app.selectbox(key="cmp_ex_field").set_value("config.top_p").run()
-    app.text_input(key="cmp_ex_value").input("0.9").run()
+def test_one_sweep_compares_its_settings_and_a_live_move_is_set_against_them(runs: PipelineRuns) -> None:
+    app = _compare_page(runs=runs.sweep)
+    assert len(app.dataframe[0].value) == 2  # top_p 0.7 and 0.95 against 0.5
+    app = _compare_page(runs=f"{runs.sweep},{runs.live}")
+    disparity = app.dataframe[0].value
+    assert len(disparity) == 3 and set(disparity["pairing"]) == {
+        "partly paired: 2 prompts in common (8 and 2 in all)"}
+
+
+def test_metric_bias_runs_compare_on_their_bias_and_examples_use_the_rescaled_gap(runs: PipelineRuns) -> None:
+    app = _compare_page(runs=f"{runs.metric_bias['chrf']},{runs.metric_bias['chrf-paper']}")
+    assert not app.subheader or app.subheader[0].value == "Every line-up"  # no disparity for metric-bias runs
+    rows = app.dataframe[0].value
+    assert set(rows["metric"]) == {"bias", "stereotypical_difference"} and rows["paired"].all()
+    assert set(rows["arm_b"]) == {"chrf (config metric-fairness-2022)"}
     examples = app.dataframe[1].value
-    assert set(examples["setting"]) == {"T=1.0 p=0.9"} and len(examples) == 120
-    app.text_input(key="cmp_ex_search").input("thief").run()
-    assert app.dataframe[1].value["text_a"].str.contains("thief").all()
+    assert examples["raw_change"].isna().all() and examples["value_a"].between(0, 100).all()
+
+
+def test_examples_filter_by_a_field_and_by_text(runs: PipelineRuns) -> None:
+    app = _compare_page(runs=f"{runs.single_05},{runs.single_095}")
+    app.selectbox(key="cmp_ex_field").set_value("group").run()
+    app.text_input(key="cmp_ex_value").input("woman").run()
+    examples = app.dataframe[2].value
+    assert set(examples["group"]) == {"woman"} and len(examples) == 15
+    app.text_input(key="cmp_ex_search").input("hated").run()
+    assert app.dataframe[2].value["text_a"].str.contains("hated").all()
     assert not app.exception
 
 
-def test_runs_that_share_nothing_get_a_sentence_not_a_chart(isolated_store: Path) -> None:
-    store = RunStore(isolated_store)
-    a = write_decoding_run(store, "model-a", seed=1)
-    b = write_metric_bias_run(store, "bleu", [0.1, 0.5], [0.3, 0.2])
-    app = _compare_page(runs=f"{a},{b}")
-    assert "group by fields both kinds have" in app.error[0].value.replace("\\", "")
-    app.multiselect(key="cmp_by").set_value(["grp"]).run()
-    assert app.info[0].value.replace("\\", "").startswith(f"Runs {a} (decoding) and {b} (metric-bias) share no")
+def test_runs_of_different_studies_get_a_sentence_not_a_chart(runs: PipelineRuns) -> None:
+    app = _compare_page(runs=f"{runs.single_05},{runs.metric_bias['bleu']}")
+    assert "so nothing lines up; compare runs of the same kind of study" in app.error[0].value.replace("\\", "")
     assert len(app.get("plotly_chart")) == 0
+    app = _compare_page(runs=runs.single_05)
+    assert "measured one thing" in app.error[0].value.replace("\\", "")
 
 
-def test_one_run_is_not_enough(isolated_store: Path) -> None:
-    write_decoding_run(RunStore(isolated_store), "model-a", seed=1)
+def test_the_run_list_names_settings_and_configurations_and_search_finds_them(runs: PipelineRuns) -> None:
     app = _compare_page()
-    assert app.info[0].value.startswith("Comparing needs at least two stored runs")
-
-
-def test_the_table_shows_four_significant_digits_and_no_float_noise(isolated_store: Path) -> None:
-    store = RunStore(isolated_store)
-    a = write_decoding_run(store, "model-a", seed=3, prompts=6)
-    b = write_decoding_run(store, "model-b", seed=3, prompts=6)  # the same scores: every difference is 0
-    app = _compare_page(runs=f"{a},{b}")
-    rows = app.dataframe[0].value
-    assert (rows["difference"] == 0.0).all()  # not 1.1e-16
-    for value in rows["run_a"]:
-        assert float(f"{value:.4g}") == value  # 4 significant digits
-    assert app.dataframe[1].value["change"].eq(0.0).all()
+    app.text_input(key="cmp_search").input("metric-fairness-2022").run()
+    options = app.multiselect(key="cmp_runs").options
+    assert len(options) == 1 and "chrf (config metric-fairness-2022)" in options[0]
+    app.text_input(key="cmp_search").input("p=0.95").run()
+    assert len(app.multiselect(key="cmp_runs").options) == 3  # single 0.95, the sweep, the reuse run

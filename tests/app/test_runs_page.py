@@ -159,3 +159,34 @@ def test_a_busy_store_gives_one_sentence_and_the_page_stays(isolated_store: Path
     shown = error.value.replace("\\", "")
     assert "is busy" in shown and "0.5 s" in shown and "nothing was changed" in shown, shown
     assert app.title[0].value == "Run store" and not app.dataframe
+
+
+def test_runs_cancelled_before_storing_anything_are_hidden_unless_asked(isolated_store: Path) -> None:
+    store = RunStore(isolated_store)
+    kept = run_task(make_task(), store).run_id
+    token = CancelToken()
+    token.cancel()  # cancelled before its first batch: a slider stepped with auto-generate on leaves these
+    empty = run_task(make_task(base=5), store, cancel=token)
+    assert empty.status == "cancelled" and store.get_run(empty.run_id).n_rows == 0
+    app = _runs_page()
+    assert app.dataframe[0].value["run_id"].tolist() == [kept]
+    app.checkbox(key="runs_show_empty").check().run()
+    assert set(app.dataframe[0].value["run_id"]) == {kept, empty.run_id}
+
+
+def test_the_table_leads_with_when_and_what_and_search_finds_a_configuration(isolated_store: Path,
+                                                                             pipeline_runs) -> None:
+    from tests.compare.pipeline_runs import copy_store
+
+    copy_store(pipeline_runs, isolated_store)
+    app = _runs_page()
+    table = app.dataframe[0]
+    assert list(table.proto.column_order)[:4] == ["run_id", "created", "kind", "what"]  # on screen, not off right
+    listing = table.value
+    assert (listing["what"] != "").all()  # every kind says what it computed (adaptation NER and measures included)
+    assert listing.set_index("run_id").loc[pipeline_runs.adaptation_ner, "what"] == \
+        "person names found by spacy-en-core-web-sm"
+    app.text_input(key="runs_search").input("metric-fairness-2022").run()
+    found = app.dataframe[0].value
+    assert found["run_id"].tolist() == [pipeline_runs.metric_bias["chrf-paper"]]
+    assert found["what"].tolist() == ["metric chrf (config metric-fairness-2022)"]

@@ -6,27 +6,27 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import PipelineRuns, copy_store
 from tests.markdown_text import shown
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "app_pages/sql_console.py"
 
 
-def _console(isolated_store: Path) -> AppTest:
-    write_decoding_run(RunStore(isolated_store), "model-a", seed=1)
+def _console(isolated_store: Path, pipeline_runs: PipelineRuns) -> AppTest:
+    copy_store(pipeline_runs, isolated_store)
     app = AppTest.from_file(APP, default_timeout=60).run()
     app.switch_page(PAGE).run()
     assert not app.exception, app.exception
     return app
 
 
-def test_a_query_over_a_typed_view_gives_a_table_a_chart_and_downloads(isolated_store: Path) -> None:
-    app = _console(isolated_store)
+def test_a_query_over_a_typed_view_gives_a_table_a_chart_and_downloads(isolated_store: Path,
+                                                                        pipeline_runs: PipelineRuns) -> None:
+    app = _console(isolated_store, pipeline_runs)
     app.text_area(key="sql_query").input(
-        "SELECT config.top_p AS top_p, grp, avg(value) AS mean FROM decoding WHERE metric = 'vader_compound' "
-        "GROUP BY ALL ORDER BY ALL")
+        "SELECT config.top_p AS top_p, grp, avg(value) AS mean FROM generation WHERE metric = 'vader_compound' "
+        f"AND run_id = '{pipeline_runs.sweep}' AND config.top_p > 0.5 GROUP BY ALL ORDER BY ALL")
     app.button[0].click().run()  # the form's submit button
     assert not app.exception, app.exception
     table = app.dataframe[-1].value
@@ -36,8 +36,8 @@ def test_a_query_over_a_typed_view_gives_a_table_a_chart_and_downloads(isolated_
     assert any(shown(c.value).startswith("4 row(s) in") for c in app.main.caption)
 
 
-def test_a_refused_query_is_one_sentence(isolated_store: Path) -> None:
-    app = _console(isolated_store)
+def test_a_refused_query_is_one_sentence(isolated_store: Path, pipeline_runs: PipelineRuns) -> None:
+    app = _console(isolated_store, pipeline_runs)
     target = isolated_store.parent / "out.csv"
     app.text_area(key="sql_query").input(f"COPY results TO '{target}'")
     app.button[0].click().run()

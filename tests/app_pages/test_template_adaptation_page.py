@@ -13,6 +13,8 @@ from tests.markdown_text import shown
 
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "template_adaptation.py")
 OTHER = "(other Hugging Face id or local path)"
+OFFLINE, REWRITE = ("Original templates vs the domain's own sentences (offline, under a minute)",
+                    "Adapt the templates with a chat model, then compare")
 
 
 def frame_with(app: AppTest, column: str):
@@ -33,6 +35,7 @@ def scripted(request, model, rows):
 def page(tiny_gpt2: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setattr("fairness_core.generation.task._generate", scripted)
     app = AppTest.from_file(PAGE, default_timeout=120)
+    app.session_state["ta_mode"] = REWRITE
     app.session_state["ta_model"] = OTHER
     app.session_state["ta_model_custom"] = str(tiny_gpt2)
     app.session_state["ta_source"] = "Typed"
@@ -56,7 +59,7 @@ def test_calculator_shows_the_worked_example_exactly(page: AppTest) -> None:
     # the table's CI cells read "None" for the one-template example: the caption says why (issue 23)
     assert any(r"1 template\(s\) \(CI None: an interval resamples templates and needs 2 or more\)" in c.value
                for c in page.caption)
-    assert any("SmolLM2-135M-Instruct" in w.value for w in page.warning)  # the small model stated plainly
+
 
 
 def test_bad_inputs_are_one_sentence_in_place(page: AppTest) -> None:
@@ -114,3 +117,48 @@ def test_a_link_to_a_run_this_server_does_not_have_shows_the_form(page: AppTest,
     assert not page.exception, page.exception
     assert page.button(key="ta_run") is not None and not page.button(key="ta_run").disabled
     assert "adaptation_job" not in page.session_state or page.session_state["adaptation_job"] is None
+
+
+def test_the_page_opens_on_the_study_and_its_default_run_answers_offline(isolated_store: Path) -> None:
+    """Issue 30 §1: the first tab is the study; the default compares the original templates with the domain's own
+    sentences under the identity-aware judge (no chat model), with no NaN and no warning on the page."""
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.session_state["ta_corpus_size"] = 80
+    app.session_state["ta_max_noes"] = 15
+    app.session_state["ta_n_templates"] = 4
+    app.session_state["ta_resamples"] = 200
+    app.run()
+    assert not app.exception, app.exception
+    assert next(t.label for t in app.tabs) == "Adapt to a domain"
+    assert app.radio(key="ta_mode").value == OFFLINE
+    assert app.multiselect(key="ta_classifiers").value == ["vader", "jigsaw-toxicity"]
+    assert not app.warning  # nothing to warn about before an offline comparison
+    app.button(key="ta_run").click().run()
+    from ui import jobs
+
+    job = jobs.wait(app.session_state["adaptation_job"], timeout_s=300)
+    assert job.error is None, job.error
+    app.run()
+    assert not app.exception, app.exception
+    headers = [h.value for h in app.subheader]
+    assert not any(h.startswith("Rewrites") for h in headers)
+    assert any(h.startswith("Do the original templates measure") for h in headers)
+    comparisons = frame_with(app, "comparison")
+    assert set(comparisons["comparison"]) == {"original vs NOEs"}
+    assert set(comparisons["classifier"]) == {"vader", "jigsaw-toxicity"}
+    assert not comparisons.isna().any().any() and "—" in set(comparisons["r"])  # undefined r shown as a dash
+    assert not app.warning
+    texts = [*(c.value for c in app.caption), *(m.value for m in app.markdown), *(x.value for x in app.metric)]
+    assert not any("nan" in str(t).lower().split() or "nan%" in str(t).lower() for t in texts)
+    assert not frame_with(app, "set").drop(columns="set").isna().any().any()  # characteristics: no NaN cells
+
+
+def test_rewriting_with_the_small_offline_model_is_said_before_it_starts(isolated_store: Path) -> None:
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.session_state["ta_mode"] = REWRITE
+    app.run()
+    assert not app.exception, app.exception
+    assert any("needs a capable chat model" in w.value for w in app.warning)
+    app.button(key="ta_use_hub").click().run()  # one click to a capable hub model
+    assert app.session_state["ta_model"] == OTHER and app.session_state["ta_model_custom"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert not any("needs a capable chat model" in w.value for w in app.warning)

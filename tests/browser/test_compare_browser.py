@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from fairness_core.store import RunStore
 from tests.browser.conftest import REPO_ROOT, _free_port, _wait_healthy
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import PipelineRuns, copy_store
 
 
 @pytest.fixture(scope="module")
-def compare_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str], Path]]:
+def compare_app(tmp_path_factory: pytest.TempPathFactory,
+                pipeline_runs: PipelineRuns) -> Iterator[tuple[str, PipelineRuns, Path]]:
+    """The app over a store the pipelines wrote (decoding runs at two top-p values, a sweep, metric-bias, ...)."""
     tmp = tmp_path_factory.mktemp("compare-app")
-    store = RunStore(tmp / "runs.duckdb")
-    runs = [write_decoding_run(store, "model-a", seed=1), write_decoding_run(store, "model-b", shift=0.15, seed=1)]
+    store = copy_store(pipeline_runs, tmp / "runs.duckdb")
+    runs = pipeline_runs
     port = _free_port()
     env = dict(os.environ, FAIRNESS_LAB_STORE=str(store.path), FAIRNESS_LAB_STORE_ROOT=str(tmp),
                FAIRNESS_LAB_SERVED="1", FAIRNESS_LAB_PREWARM="0", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
@@ -40,24 +41,26 @@ def compare_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
             process.kill()
 
 
-def test_compare_page_draws_estimates_and_differences(compare_app, browser_page, artifact_dir: Path) -> None:
-    url, (a, b), _ = compare_app
+def test_two_decoding_runs_open_with_the_disparity_difference(compare_app, browser_page, artifact_dir: Path) -> None:
+    url, runs, _ = compare_app
+    a, b = runs.single_05, runs.single_095
     page = browser_page
+    page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(f"{url}/compare?runs={a},{b}")
-    page.get_by_text("12 of 12 aligned cells; 100% paired (by prompt).").wait_for()
+    page.get_by_text("Is one fairer? The disparity, compared").wait_for()
+    page.get_by_text("the disparity in negative sentiment between gender groups").first.wait_for()
     charts = page.locator('[data-testid="stPlotlyChart"]')
-    charts.nth(1).locator("svg.main-svg").first.wait_for(state="attached")
-    assert charts.count() == 2
-    for index in range(2):
-        assert charts.nth(index).locator("g.trace").count() >= 1
+    charts.nth(0).locator("svg.main-svg").first.wait_for(state="attached")
+    assert charts.nth(0).locator("g.trace").count() >= 1  # the disparity chart comes first
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(artifact_dir / "compare-disparity.png"))
+    charts.nth(2).locator("svg.main-svg").first.wait_for(state="attached")
+    assert charts.count() == 3
     report = page.locator('[data-testid="stDownloadButton"]').filter(has_text="Download report")
     report.wait_for()
-    page.get_by_text("Estimates by run (95% intervals)").scroll_into_view_if_needed()
-    page.screenshot(path=str(artifact_dir / "compare-page.png"))
-    page.get_by_text("Differences, other − first (95% intervals)").scroll_into_view_if_needed()
+    page.get_by_text("Differences, second − first (95% intervals)").scroll_into_view_if_needed()
     page.screenshot(path=str(artifact_dir / "compare-differences.png"))
-    page.get_by_text("Per example: the same item in both runs").scroll_into_view_if_needed()
-    page.get_by_text("The woman worked as").first.wait_for(state="attached")  # grid cells sit under a canvas
+    page.get_by_text("Per example: the same item on both sides").scroll_into_view_if_needed()
     page.wait_for_timeout(1000)
     page.screenshot(path=str(artifact_dir / "compare-examples.png"))
     with page.expect_download() as download_info:
@@ -65,21 +68,34 @@ def test_compare_page_draws_estimates_and_differences(compare_app, browser_page,
     download = download_info.value
     assert download.suggested_filename == f"report-{a}-and-1-more.html"
     text = Path(download.path()).read_text(encoding="utf-8")
-    assert "plotly.js v" in text and f"Run {a}" in text
+    assert "plotly.js v" in text and f"Run {a}" in text and "The disparity, compared" in text
+
+
+def test_a_sweep_against_a_live_move(compare_app, browser_page, artifact_dir: Path) -> None:
+    url, runs, _ = compare_app
+    page = browser_page
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{url}/compare?runs={runs.sweep},{runs.live}")
+    page.get_by_text("Is one fairer? The disparity, compared").wait_for()
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator("svg.main-svg").first.wait_for(state="attached")
+    assert chart.locator("path.point").count() >= 3  # the live setting against each of the sweep's three
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(artifact_dir / "compare-sweep-vs-live.png"))
 
 
 def test_sql_console_runs_a_query_and_refuses_a_copy(compare_app, browser_page, artifact_dir: Path) -> None:
-    url, _, tmp = compare_app
+    url, runs, tmp = compare_app
     leak = tmp / "leak.csv"
     page = browser_page
     page.goto(f"{url}/sql_console")
     query = page.get_by_label("Query")
     query.wait_for()
     tables_before = page.locator('[data-testid="stDataFrame"]').count()  # the views expander's table
-    query.fill("SELECT config.top_p AS top_p, grp, avg(value) AS mean_compound FROM decoding "
-               "WHERE metric = 'vader_compound' GROUP BY ALL ORDER BY ALL")
+    query.fill("SELECT config.top_p AS top_p, grp, avg(value) AS mean_compound FROM generation "
+               f"WHERE metric = 'vader_compound' AND run_id = '{runs.single_05}' GROUP BY ALL ORDER BY ALL")
     page.get_by_role("button", name="Run query").click()
-    page.get_by_text("4 row(s) in").wait_for()
+    page.get_by_text("2 row(s) in").wait_for()
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     chart.locator("svg.main-svg").first.wait_for(state="attached")
     assert chart.locator("g.trace").count() >= 1

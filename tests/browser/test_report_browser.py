@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from fairness_core.cli import main
-from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import PipelineRuns, copy_store
 
 
-def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, browser_page,
-                                                              artifact_dir: Path) -> None:
-    store = RunStore(tmp_path / "runs.duckdb")
-    a = write_decoding_run(store, "model-a", seed=1)
-    b = write_decoding_run(store, "model-b", shift=0.15, seed=1)
+def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, browser_page, artifact_dir: Path,
+                                                              pipeline_runs: PipelineRuns) -> None:
+    store = copy_store(pipeline_runs, tmp_path / "runs.duckdb")
+    a, b = pipeline_runs.single_05, pipeline_runs.single_095  # two decoding runs at two top-p values
     out = tmp_path / "report.html"
     assert main(["report", a, b, "--store", str(store.path), "--out", str(out)]) == 0
     page = browser_page
@@ -33,7 +31,7 @@ def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, br
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(out.as_uri())
     charts = page.locator("div.chart")
-    assert charts.count() == 3  # the differences, then one estimates chart per run
+    assert charts.count() == 4  # the disparity, every line-up, then one estimates chart per run
     for index in range(charts.count()):
         charts.nth(index).locator("svg.main-svg").first.wait_for(state="attached", timeout=30_000)
         assert charts.nth(index).locator("g.trace").count() >= 1, f"chart {index} drew no trace"
@@ -41,5 +39,6 @@ def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, br
     assert errors == []
     body = page.locator("body").inner_text()
     assert "paired interval" in page.content() and "Deviations from the paper" in body
-    assert "Data licence" in body and '"kind": "decoding"' in body and "Examples that changed most" in body
+    assert "Data licence" in body and '"kind": "generation"' in body and "Examples that changed most" in body
+    assert "The disparity, compared" in body and "**" not in body.split("Deviations from the paper")[1]
     page.screenshot(path=str(artifact_dir / "report_offline.png"), full_page=False)

@@ -70,7 +70,7 @@ def test_pipeline_with_tiny_models_is_stored_and_resumes(tiny_gpt2: Path, store)
     systems = parse_systems(f"{tiny_gpt2}@top_p=0.9;{tiny_gpt2}@top_p=0.5,temperature=0.7;{tiny_gpt2}@greedy")
     request = RunRequest(systems=systems, n_sets=1, per_subgroup=2, max_new_tokens=4, seeds=(0, 1))
     first = run_pipeline(request, store)
-    assert first.status == "complete" and first.value_column == "offensive_prob"
+    assert first.status == "complete" and first.value_column == "jigsaw_toxic"  # the default judge (issue 29)
     table = first.bias_table
     assert len(table) == 3 * 2 * 2  # systems x metrics x sets
     assert (table["n_prompts"] == 4).all() and (table["n_generations"] == 8).all()

@@ -1,67 +1,97 @@
-"""`compare`: stored runs side by side as JSON (estimates, differences, paired intervals, per-example rows)."""
+"""`compare` and `report` on runs the pipelines wrote: the JSON shape (disparity rows first, unit counts per side),
+the text lines, a report for every page's runs; bad input is one sentence and exit 2."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from fairness_core.cli import main
-from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import PipelineRuns, copy_store
 
 
-def test_compare_json_gives_aligned_rows_with_paired_intervals(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    store = RunStore(tmp_path / "runs.duckdb")
-    a = write_decoding_run(store, "model-a", seed=1)
-    b = write_decoding_run(store, "model-b", shift=0.1, seed=1)
-    assert main(["compare", a, b, "--store", str(store.path), "--json", "--metric", "vader_compound",
-                 "--examples", "3", "--filter", "grp=man"]) == 0
+@pytest.fixture()
+def runs(pipeline_runs: PipelineRuns, tmp_path: Path) -> tuple[PipelineRuns, str]:
+    return pipeline_runs, str(copy_store(pipeline_runs, tmp_path / "runs.duckdb").path)
+
+
+def test_compare_json_keeps_its_shape_and_leads_with_the_disparity(runs, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline, store = runs
+    assert main(["compare", pipeline.single_05, pipeline.single_095, "--store", store, "--json", "--examples", "3",
+                 "--filter", "group=man"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert [run["run_id"] for run in payload["runs"]] == [a, b]
-    assert len(payload["rows"]) == 4  # 2 groups × 2 settings
+    assert [run["run_id"] for run in payload["runs"]] == [pipeline.single_05, pipeline.single_095]
+    disparity = payload["rows"][0]
+    assert disparity["metric"] == "negative_sentiment_disparity" and "disparity" in disparity["metric"]
+    assert {"run_a", "run_b", "difference", "ci_low", "ci_high", "paired", "unit", "n_units_a",
+            "n_units_b"} <= set(disparity)
+    assert disparity["paired"] is True and disparity["unit"] == "prompt"
+    assert disparity["n_units_a"] == disparity["n_units_b"] == 8
     for row in payload["rows"]:
-        assert row["paired"] is True and row["unit"] == "prompt"
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
-        assert math.isclose(row["difference"], row["run_b"] - row["run_a"], rel_tol=1e-12)
-        assert {"metric", "group", "setting", "run_a", "run_b"} <= set(row)
-    assert len(payload["examples"]) == 3 and {e["grp"] for e in payload["examples"]} == {"man"}
+        assert math.isclose(row["difference"], row["run_b"] - row["run_a"], abs_tol=1e-12)
+    assert payload["contrasts"][0]["differs"] == "top_p 0.5 → 0.95"
+    assert len(payload["examples"]) == 3 and {e["group"] for e in payload["examples"]} == {"man"}
 
 
-def test_compare_refuses_an_unknown_run_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = RunStore(tmp_path / "runs.duckdb")
-    a = write_decoding_run(store, "model-a", seed=1)
-    assert main(["compare", a, "nope", "--store", str(store.path), "--json"]) == 2
+def test_one_sweep_compares_its_settings_from_the_command_line(runs, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline, store = runs
+    assert main(["compare", pipeline.sweep, "--store", store, "--metric", "negative_sentiment_disparity"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(f"top_p=0.7 (run {pipeline.sweep}) against {pipeline.gpt2.name} · top_p=0.5 (run "
+                             f"{pipeline.sweep}): top_p 0.5 → 0.7; both: prompts test prompts version "
+                             f"{lines[0].split('version ')[1].split(',')[0]}, size 10 prompts, 3 sample(s) each, "
+                             f"seed 1, max new tokens 5, model {pipeline.gpt2.name}")
+    shown = [line for line in lines if line.startswith("negative_sentiment_disparity")]
+    assert len(shown) == 2 and all("(paired by 8 prompts)" in line for line in shown)
+
+
+def test_compare_refuses_an_unknown_run_in_one_line(runs, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline, store = runs
+    assert main(["compare", pipeline.single_05, "nope", "--store", store, "--json"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == f"error: no run 'nope' in {store.path}\n"
-    assert main(["compare", a, a, "--store", str(store.path), "--by", "colour"]) == 2
+    assert captured.out == "" and captured.err == f"error: no run 'nope' in {store}\n"
+    assert main(["compare", pipeline.single_05, pipeline.single_095, "--store", store, "--by", "colour"]) == 2
     assert "no field 'colour'" in capsys.readouterr().err
+    assert main(["compare", pipeline.single_05, pipeline.single_05, "--store", store]) == 2
+    assert "a run is named twice" in capsys.readouterr().err
 
 
-def test_report_writes_one_self_contained_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = RunStore(tmp_path / "runs.duckdb")
-    a = write_decoding_run(store, "model-a", seed=1)
+@pytest.mark.parametrize("which", ["decoding sweep", "decoding pair", "live move", "metric-bias page",
+                                   "CAIRO", "template adaptation", "DATScore"])
+def test_a_report_is_written_for_every_pages_runs(runs, tmp_path: Path, which: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline, store = runs
+    ids = {"decoding sweep": [pipeline.sweep], "decoding pair": [pipeline.single_05, pipeline.single_095],
+           "live move": [pipeline.live], "metric-bias page": list(pipeline.metric_bias.values()),
+           "CAIRO": [pipeline.cairo], "template adaptation": [pipeline.adaptation_ner, *pipeline.adaptation],
+           "DATScore": [pipeline.datscore_translations, pipeline.datscore[0]]}[which]
     out = tmp_path / "report.html"
-    assert main(["report", a, "--store", str(store.path), "--out", str(out)]) == 0
+    assert main(["report", *ids, "--store", store, "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "<script src" not in text and "<link" not in text  # nothing fetched: plotly.js is inside
-    assert "plotly.js v" in text and "Plotly.newPlot" in text
-    assert "default-src 'none'" in text  # and the page forbids itself any network request
-    assert '"kind": "decoding"' in text and "Deviations from the paper" in text and "Data licence" in text
-    assert "regard: written by the lab" in text  # the prompt set's licence
-    assert "95% intervals" in text
+    assert "plotly.js v" in text and "default-src 'none'" in text
+    body = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<script>.*?</script>", "", text, flags=re.S)))
+    assert "Deviations from the paper" in body and "Data licence" in body and "95% intervals" in body
+    deviations = body.split("Deviations from the paper")[1].split("Data licence")[0]
+    assert "**" not in deviations and "\\n" not in deviations and "`" not in deviations  # text for people
+    assert "nothing to line up" not in body and "no rows" not in body
+    if which in ("decoding sweep", "decoding pair", "CAIRO"):
+        assert "The disparity, compared" in body and "paired by" in body
+    if which == "metric-bias page":
+        assert "chrf (config metric-fairness-2022) against bleu (config default)" in body
 
 
-def test_report_refuses_bad_input_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = RunStore(tmp_path / "runs.duckdb")
-    a = write_decoding_run(store, "model-a", seed=1)
-    assert main(["report", a, "nope", "--store", str(store.path), "--out", str(tmp_path / "r.html")]) == 2
-    assert capsys.readouterr().err == f"error: no run 'nope' in {store.path}; nothing was written\n"
-    assert main(["report", a, "--store", str(store.path), "--out", str(tmp_path / "r.pdf")]) == 2
+def test_report_refuses_bad_input_and_writes_nothing(runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline, store = runs
+    assert main(["report", pipeline.sweep, "nope", "--store", store, "--out", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err == f"error: no run 'nope' in {store}; nothing was written\n"
+    assert main(["report", pipeline.sweep, "--store", store, "--out", str(tmp_path / "r.pdf")]) == 2
     assert "ending in .html" in capsys.readouterr().err
-    assert main(["report", a, "--store", str(store.path), "--out", str(tmp_path / "missing" / "r.html")]) == 2
+    assert main(["report", pipeline.sweep, "--store", store, "--out", str(tmp_path / "missing" / "r.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.duckdb"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".html") == []

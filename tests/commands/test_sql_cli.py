@@ -10,26 +10,33 @@ import pytest
 from fairness_core.cli import main
 from fairness_core.compare.sql import _open
 from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import SAMPLES, PipelineRuns, copy_store
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
-    """One store for the module: every test only reads it (and checks that nothing was written)."""
+def stored(tmp_path_factory: pytest.TempPathFactory, pipeline_runs: PipelineRuns) -> RunStore:
+    """One store the pipelines wrote, for the module: every test only reads it (and checks nothing was written)."""
     tmp_path: Path = tmp_path_factory.mktemp("console")
-    store = RunStore(tmp_path / "runs.duckdb")
-    write_decoding_run(store, "model-a", seed=1)
+    store = copy_store(pipeline_runs, tmp_path / "runs.duckdb")
     (tmp_path / "secret.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     return store
 
 
-def test_sql_json_gives_columns_and_rows(stored: RunStore, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sql", "SELECT config.top_p AS p, grp, count(*) AS n FROM decoding "
-                 "WHERE metric = 'vader_compound' GROUP BY ALL ORDER BY ALL", "--store", str(stored.path),
-                 "--json"]) == 0
+def stored_rows(store: RunStore) -> int:
+    """The rows the pipelines wrote (the shards' counts): a refused statement changes none of them."""
+    return int(store.query("SELECT sum(n_rows) AS n FROM shards")["n"].item())
+
+
+def test_sql_json_gives_columns_and_rows(stored: RunStore, pipeline_runs: PipelineRuns,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # a decoding sweep's score rows carry their setting: negative share per top_p and group, as docs/store.md shows
+    assert main(["sql", f"SELECT config.top_p AS p, grp, count(*) AS n FROM generation WHERE run_id = "
+                 f"'{pipeline_runs.sweep}' AND metric = 'vader_compound' GROUP BY ALL ORDER BY ALL", "--store",
+                 str(stored.path), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["columns"] == ["p", "grp", "n"]
-    assert payload["rows"] == [[0.5, "man", 60], [0.5, "woman", 60], [0.9, "man", 60], [0.9, "woman", 60]]
+    per_group = 5 * SAMPLES  # 2 templates + 3 prompts of its own per group, 3 samples each
+    assert payload["rows"] == [[p, g, per_group] for p in (0.5, 0.7, 0.95) for g in ("man", "woman")]
     assert payload["truncated"] is False
 
 
@@ -88,7 +95,7 @@ def test_sql_refuses_with_one_sentence_and_exit_2(stored: RunStore, capsys: pyte
     (line,) = captured.err.splitlines()
     assert line.startswith("error: ") and phrase in line, line
     assert sorted(p.name for p in stored.path.parent.iterdir()) == before  # nothing written beside the store
-    assert RunStore(stored.path).query("SELECT count(*) AS n FROM results")["n"].item() == 480
+    assert RunStore(stored.path).query("SELECT count(*) AS n FROM results")["n"].item() == stored_rows(stored)
 
 
 def test_a_long_query_is_interrupted_by_the_timeout(stored: RunStore, capsys: pytest.CaptureFixture[str]) -> None:

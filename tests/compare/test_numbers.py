@@ -8,8 +8,7 @@ import re
 import pandas as pd
 
 from fairness_core.compare import build_report, compare_runs, display_numbers, format_number
-from fairness_core.store import RunStore
-from tests.compare.stored_runs import write_decoding_run
+from tests.compare.pipeline_runs import copy_store
 
 
 def test_format_number_keeps_four_significant_digits_and_shows_noise_as_zero() -> None:
@@ -34,16 +33,14 @@ def test_display_numbers_rounds_float_columns_against_the_frame_scale() -> None:
     assert frame["difference"].iloc[0] == -1.124e-16  # the input is untouched
 
 
-def _noise_comparison(store: RunStore) -> tuple[str, str]:
-    """Two runs with the same scores: every difference is 0, or float noise around it."""
-    return (write_decoding_run(store, "model-a", seed=3, prompts=6),
-            write_decoding_run(store, "model-b", seed=3, prompts=6))
-
-
-def test_the_report_prints_no_float_noise_but_json_keeps_full_precision(store: RunStore) -> None:
-    a, b = _noise_comparison(store)
+def test_the_report_prints_no_float_noise_but_json_keeps_full_precision(pipeline_runs, tmp_path) -> None:
+    # the reuse run read its top_p=0.95 setting back from single_095's rows: the same scores, summed in another
+    # order, so every difference of that setting is 0 or float noise around it
+    store = copy_store(pipeline_runs, tmp_path / "runs.duckdb")
+    a, b = pipeline_runs.single_095, pipeline_runs.reuse
     rows = compare_runs(store, [a, b], n_resamples=50).rows
-    assert (rows["difference"].abs() < 1e-12).all()
+    same = rows[rows["arm_b"].str.endswith("top_p=0.95")]
+    assert len(same) and (same["difference"].abs() < 1e-12).all()
     text = build_report(store, [a, b], n_resamples=50)
     cells = re.findall(r"<td>([^<]*)</td>", text)
     assert not [cell for cell in cells if re.fullmatch(r"-?[\d.]+e-1\d", cell)]  # no -1.1e-16 anywhere

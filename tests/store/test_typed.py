@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import pandas as pd
+import pytest
+
 from fairness_core.store import COMPLETE, RunStore, build_manifest
 from fairness_core.store.store import open_duckdb
 from fairness_core.store.typed import TYPED_KINDS, describe_views
 
 
 def decoding_rows(top_p: float, sample: int) -> list[dict]:
-    """Two metrics of one generation, attributes on the first row only (as the decoding sweep writes them)."""
+    """Two metrics of one generation, attributes on the first row only, as the retired `decoding` kind wrote them
+    (shaped here because no pipeline writes that kind any more: these rows test its legacy view)."""
     item = f"p1#{sample}"
     attrs = {"config": {"temperature": 1.0, "top_p": top_p}, "family": "gender", "prompt": "The man worked as",
              "prompt_id": "p1", "source": "regard", "sample": sample, "seed": 7, "empty": False, "redacted": False}
@@ -91,3 +95,74 @@ def test_every_view_is_described() -> None:
     assert views == {kind.view for kind in TYPED_KINDS.values()}
     assert {"view": "decoding", "kind": "decoding", "column": "config.top_p", "type": "DOUBLE",
             "about": "nucleus threshold p (NULL when not set)"} in described
+
+
+# The generation table as the code before issue 26 wrote it (frozen here: its DDL, its INSERT and its signature),
+# so a store written by that version can be rebuilt in a test: score rows without their generation's attributes.
+OLD_GENERATION_DDL = (
+    'CREATE OR REPLACE TABLE typed_generation (run_no BIGINT NOT NULL, run_id VARCHAR, shard INTEGER, item VARCHAR, '
+    'grp VARCHAR, variant VARCHAR, metric VARCHAR, value DOUBLE, "prompt" VARCHAR, "prompt_id" VARCHAR, '
+    '"family" VARCHAR, "source" VARCHAR, "sample" INTEGER, "seed" BIGINT, "row_seed" BIGINT, "system_name" VARCHAR, '
+    '"max_new_tokens" INTEGER, "truncate" VARCHAR, "mode" VARCHAR)')
+OLD_GENERATION_INSERT = (
+    "INSERT INTO typed_generation SELECT run_no, run_id, shard, item, grp, variant, metric, value, "
+    + ", ".join(f"TRY_CAST(json_extract_string(a, '$.{name}') AS {sql_type})" for name, sql_type in (
+        ("prompt", "VARCHAR"), ("prompt_id", "VARCHAR"), ("family", "VARCHAR"), ("source", "VARCHAR"),
+        ("sample", "INTEGER"), ("seed", "BIGINT"), ("row_seed", "BIGINT"), ("system_name", "VARCHAR"),
+        ("max_new_tokens", "INTEGER"), ("truncate", "VARCHAR"), ("mode", "VARCHAR")))
+    + " FROM (SELECT *, coalesce(attrs, first_value(attrs IGNORE NULLS) OVER (PARTITION BY run_id, shard, item, "
+    "variant)) AS a FROM (SELECT r.* FROM results r JOIN runs USING (run_id) WHERE runs.kind = 'generation')) "
+    "JOIN typed_runs USING (run_id) ORDER BY run_no, shard")
+OLD_GENERATION_SIGNATURE = "402bfbb40308006c"
+
+
+def downgrade_to_the_old_generation_table(path) -> None:
+    con = open_duckdb(path)
+    con.execute("DROP VIEW generation")
+    con.execute(OLD_GENERATION_DDL)
+    con.execute(OLD_GENERATION_INSERT)
+    con.execute("CREATE OR REPLACE VIEW generation AS SELECT *, variant AS system FROM typed_generation")
+    con.execute("UPDATE typed_schema SET signature = ? WHERE name = 'typed_generation'", [OLD_GENERATION_SIGNATURE])
+    con.close()
+
+
+def test_generation_score_rows_carry_their_generation_system_and_settings(pipeline_runs, tmp_path) -> None:
+    from tests.compare.pipeline_runs import copy_store
+
+    store = copy_store(pipeline_runs, tmp_path / "runs.duckdb")
+    scores = store.query("SELECT * FROM generation WHERE run_id = ? AND metric <> 'generation'", [pipeline_runs.sweep])
+    assert len(scores) == 3 * 10 * 3 * 2  # settings x prompts x samples x (vader, offensive)
+    for column in ("prompt", "prompt_id", "family", "source", "system", "system_name", "model", "prompt_set"):
+        assert scores[column].notna().all(), column
+    assert sorted(scores["config"].map(lambda c: c["top_p"]).unique()) == [0.5, 0.7, 0.95]
+    assert (scores["system"] != scores["variant"]).all() and scores["variant"].str.startswith("score:").all()
+    assert scores["scorer"].str.len().eq(16).all() and set(scores["prompt_set"]) == {"test prompts"}
+    # the docs' example: negative share per nucleus threshold and group, read from the typed columns
+    shares = store.query("SELECT config.top_p AS p, grp, avg((value <= -0.25)::INT) AS negative FROM generation "
+                         "WHERE run_id = ? AND metric = 'vader_compound' GROUP BY ALL ORDER BY ALL",
+                         [pipeline_runs.sweep])
+    assert len(shares) == 6 and shares["negative"].between(0, 1).all()
+
+
+def test_a_store_written_by_the_old_generation_table_is_rebuilt_and_compares(pipeline_runs, tmp_path,
+                                                                            monkeypatch) -> None:
+    from fairness_core.compare import CompareError, compare_runs
+    from tests.compare.pipeline_runs import copy_store
+
+    new = copy_store(pipeline_runs, tmp_path / "new.duckdb")
+    expected = compare_runs(new, [pipeline_runs.single_05, pipeline_runs.single_095]).rows
+    old_path = tmp_path / "old.duckdb"
+    copy_store(pipeline_runs, old_path)
+    downgrade_to_the_old_generation_table(old_path)
+    old_rows = RunStore(old_path)
+    con = open_duckdb(old_path, read_only=True)  # the old layout: score rows knew no prompt (the issue's finding 1)
+    assert con.execute("SELECT count(*) FROM typed_generation WHERE metric <> 'generation' AND prompt IS NULL"
+                       ).fetchone()[0] > 0
+    con.close()
+    # a read-only copy cannot be brought up to date: one sentence, nothing changed
+    monkeypatch.setattr("os.access", lambda path, mode: mode != __import__("os").W_OK)
+    with pytest.raises(CompareError, match="written by an older version of the lab and is read-only here"):
+        compare_runs(RunStore(old_path), [pipeline_runs.single_05, pipeline_runs.single_095])
+    monkeypatch.undo()
+    rebuilt = compare_runs(old_rows, [pipeline_runs.single_05, pipeline_runs.single_095]).rows
+    pd.testing.assert_frame_equal(rebuilt, expected)

@@ -1,4 +1,9 @@
-"""The Compare page's charts: horizontal, one line-up per row with a readable label, the full label on hover."""
+"""The Compare page's charts: horizontal, one line-up per row with a readable label, the full label on hover; the
+disparity chart colours a change by what its interval says.
+
+The rows are built here in the shape `compare_runs` returns (its columns, one contrast per other run), because
+these tests need labels of chosen lengths and float noise of a chosen size, which no small pipeline run produces;
+the page itself is tested on pipeline runs in tests/app/test_compare_page.py."""
 
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ def _rows(groups: list[str], runs: tuple[str, ...] = ("run-b",), noise: bool = F
         for index, group in enumerate(groups):
             difference = -1.124e-16 if noise else 0.1 * (index + 1)
             records.append({"metric": "vader_compound", "prompt_set": "regard templates", "group": group,
-                            "setting": "T=1.0 p=0.9", "run_a_id": "run-a", "run_b_id": run_b, "run_a": 0.2,
+                            "setting": "T=1.0 p=0.9", "run_a_id": "run-a", "run_b_id": run_b, "arm_a": "gpt2 · p=0.9",
+                            "arm_b": f"{run_b} · p=0.9", "contrast": f"model gpt2 → {run_b}", "run_a": 0.2,
                             "run_a_low": 0.1, "run_a_high": 0.3, "run_b": 0.2 + difference, "run_b_low": 0.1,
                             "run_b_high": 0.4, "difference": difference, "ci_low": difference - 0.05,
                             "ci_high": difference + 0.05, "paired": index % 2 == 0})
@@ -57,3 +63,20 @@ def test_the_chart_grows_with_the_line_ups() -> None:
     many = difference_chart(_rows([f"group {n}" for n in range(30)], runs=("run-b", "run-c")), KEYS)
     assert many.layout.height > few.layout.height
     assert len(set(many.data[0].y) | set(many.data[1].y)) == 60  # each other run's line-up has its own row
+
+
+def test_the_disparity_chart_colours_a_change_by_its_interval() -> None:
+    from ui.compare_charts import disparity_chart
+
+    rows = pd.DataFrame([
+        {"metric": "negative_sentiment_disparity", "family": family, "group": None, "run_a_id": "a", "run_b_id": "b",
+         "arm_a": "m · top_p=0.5", "arm_b": "m · top_p=0.95", "contrast": "top_p 0.5 → 0.95", "run_a": 0.1,
+         "run_b": 0.1 + change, "difference": change, "ci_low": low, "ci_high": high, "pairing": "paired by 10 prompts",
+         "paired": True} for family, change, low, high in (("gender", 0.2, 0.05, 0.35), ("race", -0.1, -0.2, -0.01),
+                                                          ("religion", 0.02, -0.1, 0.14))])
+    figure = disparity_chart(rows)
+    names = {trace.name: list(trace.y) for trace in figure.data}
+    assert names == {"higher (interval above 0)": ["gender"], "lower (interval below 0)": ["race"],
+                     "no clear change (interval includes 0)": ["religion"]}
+    assert figure.layout.title.text == "Change in the disparity in negative sentiment: m · top_p=0.95 − m · top_p=0.5"
+    assert [t for trace in figure.data for t in trace.text] == ["+0.2", "-0.1", "+0.02"]

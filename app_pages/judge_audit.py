@@ -1,0 +1,140 @@
+"""Judge audit: is the scorer (or metric) that a study trusts itself biased? (Dixon et al. 2018; Borkan et al. 2019;
+Dhamala et al. 2023 §6.3.2.)
+
+Widgets -> `fairness_core.audit` (its public face): `build_request` -> `run_audit` (a stored job in the background)
+-> `ui.audit_charts`. Uploads are bytes; a visitor never names a server file.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core import audit
+from fairness_core.store import StoreError
+from ui import audit_charts, common, jobs
+
+JOB_KEY = "audit_job"
+SOURCES = {"builtin": "Built-in IPTTS-style templates (43, labelled toxic / non-toxic)",
+           "templates": "My templates (one per line with {person}; a tab, then toxic / non-toxic)",
+           "iptts": "IPTTS bias-madlibs CSV (Dixon et al. 2018)", "eec": "EEC CSV (Kiritchenko & Mohammad 2018)",
+           "texts": "Swap the identity word in generated texts (a stored run or pasted texts)"}
+
+st.title("Judge audit")
+st.caption("Is the judge itself biased? Every template is filled with every identity term (or the identity word of "
+           "a generated text is swapped), the judge scores each text, and each term's score is compared with the "
+           "average identity on the same template. Dixon et al. 2018 (FPR), Borkan et al. 2019 (subgroup, BPSN, BNSP "
+           "AUC), Dhamala et al. 2023 §6.3.2 (testing their own classifiers).")
+
+left, right = st.columns(2)
+kind = left.radio("Judge", ["scorer", "metric"], horizontal=True, key="au_kind",
+                  help="A metric scores each text against its template without the identity word.")
+names = audit.scorer_choices() if kind == "scorer" else audit.metric_choices()
+name = left.selectbox("Scorer" if kind == "scorer" else "Metric", names, key="au_name",
+                      help="jigsaw-toxicity: the offline Jigsaw toxicity classifier (toxic-comment-classifier, MIT), "
+                           "the identity-sensitive judge of the CAIRO and template-adaptation defaults.")
+column = left.text_input("Column read (empty: the judge's main score)", "", key="au_column").strip() or None
+custom = left.checkbox("Set the decision threshold", key="au_custom_threshold")
+threshold = left.number_input("Threshold", value=0.5, step=0.05, key="au_threshold") if custom else None
+source = right.selectbox("Texts", list(SOURCES), format_func=SOURCES.get, key="au_source")
+upload, texts, texts_name = None, None, "texts"
+if source in ("templates", "iptts", "eec"):
+    upload = right.file_uploader("File", type=["txt", "csv", "tsv"], key="au_upload")
+elif source == "texts":
+    store = common.get_store()
+    try:
+        runs = [r.run_id for r in store.list_runs(kind="generation") if r.status == "complete"]
+    except StoreError as error:
+        st.error(common.escape_markdown(str(error)))
+        st.stop()
+    picked = right.selectbox("Stored generation run", ["(paste texts below)", *runs], key="au_run")
+    if picked == "(paste texts below)":
+        pasted = right.text_area("Generated texts, one per line", "The gay man worked as a nurse.\n"
+                                 "The Muslim woman was known for her cooking.", key="au_texts")
+        texts = pasted.splitlines()
+    else:
+        texts, texts_name = None, f"run {picked}"
+terms_text = right.text_area("Identity terms ('group: term, term' per line)", audit.builtin_terms_text(), height=150,
+                             key="au_terms")
+resamples = right.number_input("Bootstrap resamples over templates", 0, 5000, 1000, step=250, key="au_resamples")
+
+if source in ("templates", "iptts", "eec") and upload is None:
+    st.info("Upload a file to audit the judge on it (the built-in set needs none).")
+    st.stop()
+try:
+    if source == "texts" and texts is None:
+        texts = audit.stored_texts(store, texts_name.removeprefix("run "))
+    request = audit.build_request(
+        scorer=name if kind == "scorer" else None, metric=name if kind == "metric" else None, column=column,
+        threshold=threshold, fmt=source, templates=None if upload is None else upload.name,
+        templates_data=None if upload is None else upload.getvalue(), terms="typed terms",
+        terms_data=terms_text.encode("utf-8"), texts=texts, texts_name=texts_name, resamples=int(resamples))
+except audit.AuditInputError as error:
+    st.error(common.escape_markdown(str(error)))
+    st.stop()
+design = request.design.record()
+st.caption(common.escape_markdown(
+    f"{design['n_templates']} templates ({design['n_toxic_templates']} toxic, {design['n_non_toxic_templates']} "
+    f"non-toxic) × {sum(len(t) for t in request.design.groups.values())} terms in {len(request.design.groups)} "
+    f"groups = {design['n_texts']} texts, judged by {request.judge.label}"
+    + (f" (flagged when {request.judge.column} {request.judge.op} {request.judge.threshold:g})"
+       if request.judge.threshold is not None else "") + "."))
+for note in request.design.notes:
+    st.caption(common.escape_markdown(note))
+
+job_key = jobs.followed(JOB_KEY, "audit-", "audit")
+if st.button("Audit the judge", type="primary", key="au_run"):
+    store_now, executor = common.get_store(), common.get_executor()
+    job_key = jobs.key_for("audit", {"request": request.record(), "store": str(store_now.path)})
+    st.session_state[JOB_KEY] = job_key
+    jobs.start(job_key, lambda on_progress, cancel, request=request, store=store_now, executor=executor:
+               audit.run_audit(request, store, on_progress, cancel, executor), label="Judge audit")
+job = jobs.show(job_key, label="Judge audit") if job_key else None
+result = job.result if job is not None and job.done and job.error is None else None
+if result is None:
+    st.stop()
+if not result.complete:
+    st.warning("The audit stopped; finished batches are stored and running it again resumes.")
+    st.stop()
+
+judge = result.request.judge
+terms = audit.rows_frame(result, "term")
+top = terms.iloc[0]
+unit = f"{judge.column}" + (" probability" if judge.name == "jigsaw-toxicity" else "")
+st.metric(common.escape_markdown(f"Largest shift: {top['term']} ({top['group']})"), f"{top['shift']:+.3f}",
+          help=f"95% interval {common.interval_text(top['ci_low'], top['ci_high'])}, templates resampled"
+          if pd.notna(top["ci_low"]) else "No interval: 0 resamples.")
+for statistic, why in result.table.refused.items():
+    if statistic not in ("bpsn_auc", "bnsp_auc"):  # the three AUCs share one reason: said once
+        st.caption(common.escape_markdown(f"{statistic.replace('_', ' ')} not computed: {why}."))
+st.plotly_chart(audit_charts.shift_chart(terms, unit), key="au_chart")
+common.how_to_read(
+    "Each dot is an identity term: how much higher (right) or lower (left) the judge scores a text with that term "
+    "than the same template with the average identity (the mean of the group means), averaged over templates; the "
+    "bar is a 95% interval (templates resampled). For a toxicity judge, a dot right of 0 means the word alone makes "
+    "text look more toxic. The Jigsaw classifier pushes *gay*, *lesbian*, *bisexual*, *homosexual* and "
+    "*transgender* up by about 0.3: a study that uses it as its judge counts part of that as the model's bias. "
+    "Terms it never saw in training (outside its 20,000-word vocabulary: *lgbtq*, *nonbinary*, *latinx*, …) are "
+    "invisible to it and all land on the same value. VADER shifts only words in its lexicon (*straight* is "
+    "'positive'). *flip rate*: share of the term's texts whose label differs from the template's background "
+    "label at the threshold; *fpr*: share of its non-toxic templates flagged (Dixon et al.); the AUCs (Borkan et "
+    "al.) near 1 mean the judge separates toxic from non-toxic texts; a low BPSN AUC means the term's non-toxic "
+    "texts score like others' toxic ones.")
+shown = ["level", "term", "group", "n", "mean", "shift", "ci_low", "ci_high", "flip_rate", "fpr", "fpr_ci_low",
+         "fpr_ci_high", "subgroup_auc", "bpsn_auc", "bpsn_auc_ci_low", "bpsn_auc_ci_high", "bnsp_auc"]
+table = audit.rows_frame(result)
+st.dataframe(table[[c for c in shown if c in table]].round(4), hide_index=True, key="au_table")
+extra = result.table.extra
+if "fped" in extra and extra["fped"]["value"] is not None and extra["fped"]["ci_low"] is not None:
+    fped = extra["fped"]
+    st.caption(common.escape_markdown(
+        f"False-positive equality difference (Dixon et al.: Σ over terms of |FPR − FPR_t|) {fped['value']:.3f} "
+        f"{common.interval_text(fped['ci_low'], fped['ci_high'])}; overall FPR {extra['fpr_overall']['value']:.3f}."))
+
+st.subheader("Texts with the largest shift")
+pick = st.selectbox("Term", ["(all terms)", *terms["term"]], key="au_drill")
+detail = audit.examples(result, 25, None if pick == "(all terms)" else pick)
+st.dataframe(detail, hide_index=True, key="au_examples",
+             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("score", "background", "shift")})
+st.download_button("Download the audit (JSON)", audit.audit_download(result),
+                   file_name="judge-audit.json", key="au_download")

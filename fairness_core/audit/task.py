@@ -1,0 +1,96 @@
+"""Scoring an audit's texts as one stored job (kind "audit-scores"): shards of distinct texts, each scored by the
+judge in one batch, so a repeated audit is read back from the run store and an interrupted one resumes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.audit.request import AuditRequest
+from fairness_core.audit.summary import AuditTable, audit_table
+
+KIND = "audit-scores"
+SCHEMA = 1
+SHARD = 512
+
+
+def _text_id(text: str, reference: str) -> str:
+    return hashlib.sha256((text + "\u241e" + reference).encode()).hexdigest()[:20]
+
+
+def score_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
+    """Score a shard of texts (scorer) or of (text, reference) pairs (metric) with the judge; NaN stays None."""
+    from fairness_core.jobs import checkpoint
+
+    judge = request["judge"]
+    texts = [pair[0] for pair in shard["pairs"]]
+    if judge["kind"] == "scorer":
+        from fairness_core.scorers import scorer_from_request
+
+        values = scorer_from_request(judge["name"], **judge["options"]).score(texts)[judge["column"]]
+    else:
+        from fairness_core.metrics import metric_from_request
+
+        metric = metric_from_request(judge["name"], **judge["options"])
+        references = [pair[1] for pair in shard["pairs"]]
+        values = metric.score(texts, references, state=metric.prepare(texts, references))[judge["column"]]
+    values = np.asarray(values, dtype=float)
+    checkpoint(len(texts), len(texts))
+    return [{"item": _text_id(text, reference), "grp": None, "variant": "score", "metric": judge["column"],
+             "value": float(v) if np.isfinite(v) else None, "text": text, "attrs": {"reference": reference}}
+            for (text, reference), v in zip(shard["pairs"], values, strict=True)]
+
+
+def score_task(request: AuditRequest) -> Any:
+    from fairness_core.jobs import Task
+
+    design = request.design.texts
+    if request.judge.kind == "scorer":  # a scorer reads the text alone: one score per distinct text
+        pairs = list(dict.fromkeys((t, "") for t in design["text"]))
+    else:
+        pairs = list(dict.fromkeys(zip(design["text"], design["reference"], strict=True)))
+    digest = hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode()).hexdigest()[:16]
+    payload = {"schema": SCHEMA, "judge": request.judge.record(), "texts": {"hash": digest, "n": len(pairs)}}
+    shards = [{"pairs": [list(p) for p in pairs[start:start + SHARD]]} for start in range(0, len(pairs), SHARD)]
+    return Task(KIND, payload, shards, score_work)
+
+
+@dataclass
+class AuditResult:
+    request: AuditRequest
+    status: str = "complete"  # complete | cancelled
+    run_id: str = ""
+    from_cache: bool = False
+    table: AuditTable | None = None
+    scores: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete" and self.table is not None
+
+
+def run_audit(request: AuditRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
+              cancel: Any = None, executor: Any = None) -> AuditResult:
+    """Score every text of the design (stored, resumable), then the per-term and per-group table."""
+    from fairness_core.jobs import run_task
+
+    outcome = run_task(score_task(request), store, on_progress=on_progress, cancel=cancel, executor=executor)
+    result = AuditResult(request, outcome.status, outcome.run_id, outcome.from_cache)
+    if outcome.status != "complete":
+        return result
+    rows = store.rows(outcome.run_id)
+    by_pair = {(t, a.get("reference", "")): v for t, a, v in zip(rows["text"], rows["attrs"], rows["value"],
+                                                                 strict=True)}
+    frame = request.design.texts.copy()
+    keys = zip(frame["text"], frame["reference"] if request.judge.kind == "metric" else [""] * len(frame),
+               strict=True)
+    frame["score"] = pd.to_numeric(pd.Series([by_pair.get(k) for k in keys], index=frame.index), errors="coerce")
+    result.scores = frame
+    result.table = audit_table(frame, request.design.groups, request.judge, request.resamples, request.seed)
+    return result

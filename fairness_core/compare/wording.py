@@ -1,0 +1,96 @@
+"""Comparison results in sentences for people (the Compare page's headline, the report, the CLI), and markdown
+bullets from the docs as plain HTML (the report's "Deviations from the paper")."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pandas as pd
+
+from fairness_core.compare.numbers import format_number
+
+ALL_FAMILIES = "all families"
+
+
+def statistic_words(metric: str) -> str:
+    """negative_sentiment_disparity -> "disparity in negative sentiment"; offensive_prob_eq1_bias -> "Eq. 1 bias
+    (offensive prob)"; negative_sentiment_rate -> "negative sentiment rate"."""
+    if metric.endswith("_disparity"):
+        return f"disparity in {metric[: -len('_disparity')].replace('_', ' ')}"
+    if metric.endswith("_eq1_bias"):
+        return f"Eq. 1 bias ({metric[: -len('_eq1_bias')].replace('_', ' ')})"
+    return metric.replace("_", " ")
+
+
+def difference_sentence(row: pd.Series | dict[str, Any]) -> str:
+    """One comparison row as a sentence: what changes, from what to what, by how much, how sure, how paired.
+
+    e.g. "top_p 0.5 → 0.95: the gender disparity in negative sentiment goes from 0.4 to 0.52 (+0.12; 95% interval
+    −0.05 to 0.29, paired by 8 prompts): the interval includes 0, so these runs may not differ here."
+    """
+    get = row.get
+    family = get("family")
+    where = ""
+    if family == ALL_FAMILIES:
+        where = " (mean over families)"
+    elif family not in (None, "") and family == family:
+        where = f" between {family} groups"
+    elif get("attribute"):
+        where = f" on {get('attribute')}"
+    scale = max(abs(float(get("run_a") or 0)), abs(float(get("run_b") or 0)), 1.0)
+    a, b = format_number(get("run_a"), scale), format_number(get("run_b"), scale)
+    difference = float(get("difference")) if get("difference") is not None else float("nan")
+    change = format_number(difference, scale)
+    change = change if change.startswith("-") or change in ("0", "—") else f"+{change}"
+    low, high = get("ci_low"), get("ci_high")
+    if low is None or high is None or low != low or high != high:
+        sure = "no interval (a side has fewer than two units)"
+        verdict = ""
+    else:
+        sure = f"95% interval {format_number(low, scale)} to {format_number(high, scale)}"
+        verdict = (": the interval includes 0, so the two may not differ here" if low <= 0 <= high else
+                   ": the interval excludes 0")
+    what = get("contrast") or f"{get('arm_a')} → {get('arm_b')}"
+    return (f"{what}: the {statistic_words(str(get('metric')))}{where} goes from {a} to {b} ({change}; {sure}, "
+            f"{get('pairing')}){verdict}.")
+
+
+def headline(rows: pd.DataFrame) -> list[str]:
+    """The sentences a decoding comparison opens with: the disparity in negative sentiment (or else the first
+    group statistic) per contrast, averaged over families when there are several, else for the one family."""
+    if rows.empty:
+        return []
+    statistics = rows[rows["metric"].str.endswith(("_disparity", "_eq1_bias"))]
+    if statistics.empty:
+        return []
+    metric = "negative_sentiment_disparity" if (statistics["metric"] == "negative_sentiment_disparity").any() else \
+        str(statistics["metric"].iloc[0])
+    chosen = statistics[statistics["metric"] == metric]
+    overall = chosen[chosen["family"] == ALL_FAMILIES]
+    chosen = overall if not overall.empty else chosen
+    return [difference_sentence(row) for _, row in chosen.iterrows()]
+
+
+_INLINE = (
+    (re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"),
+    (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<i>\1</i>"),
+    (re.compile(r"\[([^\]]+)\]\([^)]+\)"), r"\1"),
+)
+
+
+def markdown_inline_html(text: str) -> str:
+    """A docs bullet as HTML: text escaped, `code`, **bold**, *italic* and [links](…) rendered, lines joined."""
+    text = " ".join(part.strip() for part in str(text).replace("\\n", " ").splitlines())
+    pieces = re.split(r"(`[^`]+`)", text)
+    out = []
+    for piece in pieces:
+        if piece.startswith("`") and piece.endswith("`") and len(piece) > 1:
+            out.append(f"<code>{html.escape(piece[1:-1])}</code>")
+            continue
+        escaped = html.escape(piece, quote=False)
+        for pattern, replacement in _INLINE:
+            escaped = pattern.sub(replacement, escaped)
+        out.append(escaped)
+    return "".join(out)

@@ -1,0 +1,53 @@
+"""The Judge audit page through AppTest: the default audit of the Jigsaw judge, the drill-down, bad input in
+place, and a page that imports nothing past the study's face."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.markdown_text import shown
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "judge_audit.py")
+
+
+@pytest.fixture()
+def page(isolated_store: Path) -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.session_state["au_resamples"] = 200
+    return app
+
+
+def test_the_default_audit_shows_the_jigsaw_judges_identity_shift(page: AppTest) -> None:
+    page.run()
+    assert not page.exception, page.exception
+    assert page.selectbox(key="au_name").value == "jigsaw-toxicity"
+    assert any("43 templates (20 toxic, 23 non-toxic) × 50 terms in 6 groups" in shown(c.value) for c in page.caption)
+    page.button(key="au_run").click().run()
+    from ui import jobs
+
+    job = jobs.wait(page.session_state["audit_job"], timeout_s=300)
+    assert job.error is None, job.error
+    page.run()
+    assert not page.exception, page.exception
+    headline = page.metric[0]
+    assert headline.label.startswith("Largest shift: ") and float(headline.value) > 0.2
+    table = next(d.value for d in page.dataframe if "bpsn_auc" in d.value.columns)
+    terms = table[table["level"] == "term"].set_index("term")
+    assert terms.loc["gay", "ci_low"] > 0 and terms.loc["straight", "ci_high"] < 0
+    page.selectbox(key="au_drill").set_value("gay").run()
+    examples = next(d.value for d in page.dataframe if "background" in d.value.columns)
+    assert set(examples["term"]) == {"gay"} and examples["shift"].abs().is_monotonic_decreasing
+
+
+def test_bad_terms_and_templates_are_one_sentence_in_place(page: AppTest) -> None:
+    page.run()
+    page.text_area(key="au_terms").set_value("religion: muslim,, christian").run()
+    assert any("has an empty term" in shown(e.value) for e in page.error)
+    page.text_area(key="au_terms").set_value("religion: muslim, christian").run()
+    assert not page.error
+    page.selectbox(key="au_source").set_value("texts").run()
+    page.text_area(key="au_texts").set_value("It rained all day.").run()
+    assert any("mentions exactly one of the 2 identity terms" in shown(e.value) for e in page.error)

@@ -1,0 +1,191 @@
+"""The judge audit, used as the CLI and the page use it: build a request, run it through a store, read the rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from fairness_core import audit
+from fairness_core.cli import main
+from fairness_core.store import RunStore
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
+    return RunStore(tmp_path_factory.mktemp("audit") / "runs.duckdb")
+
+
+@pytest.fixture(scope="module")
+def jigsaw(store: RunStore) -> audit.AuditResult:
+    return audit.run_audit(audit.build_request("jigsaw-toxicity", resamples=300), store)
+
+
+def test_the_jigsaw_judge_scores_sexual_orientation_terms_as_more_toxic(jigsaw: audit.AuditResult) -> None:
+    terms = audit.rows_frame(jigsaw, "term").set_index("term")
+    assert len(terms) == 50 and (terms["n"] == 43).all()  # 43 built-in templates x 50 madlibs adjectives
+    for term in ("gay", "lesbian", "bisexual", "homosexual"):  # Dixon et al.'s finding, reproduced
+        assert terms.loc[term, "ci_low"] > 0.2
+    assert terms.loc["straight", "ci_high"] < 0
+    assert (terms["ci_low"] <= terms["shift"]).all() and (terms["shift"] <= terms["ci_high"]).all()
+    assert terms["shift"].is_monotonic_decreasing  # the chart's order: largest shift first
+    groups = audit.rows_frame(jigsaw, "group").set_index("group")
+    assert groups["term"].isna().all() and groups.loc["sexual orientation", "shift"] > 0.1
+    # shifts are against the average of the group means, so the group shifts average to zero
+    assert abs(groups["shift"].mean()) < 1e-12
+
+
+def test_the_aucs_are_borkans_and_match_sklearn(jigsaw: audit.AuditResult) -> None:
+    scores = jigsaw.scores
+    row = audit.rows_frame(jigsaw, "term").set_index("term").loc["gay"]
+    toxic = scores["label"] == "toxic"
+    term = scores["term"] == "gay"
+    assert row["subgroup_auc"] == pytest.approx(roc_auc_score(toxic[term], scores["score"][term]))
+    bpsn = (toxic & ~term) | (~toxic & term)
+    assert row["bpsn_auc"] == pytest.approx(roc_auc_score(toxic[bpsn], scores["score"][bpsn]))
+    bnsp = (~toxic & ~term) | (toxic & term)
+    assert row["bnsp_auc"] == pytest.approx(roc_auc_score(toxic[bnsp], scores["score"][bnsp]))
+    assert row["bpsn_auc"] < 0.5 < row["bnsp_auc"]  # its non-toxic texts are scored like toxic ones elsewhere
+    non_toxic_gay = scores[term & ~toxic]
+    assert row["fpr"] == pytest.approx((non_toxic_gay["score"] >= 0.5).mean())
+
+
+def test_vader_gives_every_term_outside_its_lexicon_the_same_shift(store: RunStore) -> None:
+    result = audit.run_audit(audit.build_request("vader", resamples=100), store)
+    terms = audit.rows_frame(result, "term").set_index("term")
+    assert terms.loc["gay", "shift"] == pytest.approx(terms.loc["muslim", "shift"]) == terms.loc["deaf", "shift"]
+    assert terms.loc["straight", "shift"] > 0.1  # "straight" is a positive word in VADER's lexicon
+    assert result.request.judge.op == "<=" and result.request.judge.threshold == -0.25
+
+
+def test_zero_non_toxic_templates_refuse_the_fpr_with_a_reason(tmp_path: Path, store: RunStore) -> None:
+    templates = tmp_path / "toxic_only.txt"
+    templates.write_text("{person} people are vile.\ttoxic\nI hate {person} people.\ttoxic\n")
+    request = audit.build_request("jigsaw-toxicity", fmt="templates", templates=templates, resamples=50)
+    payload = audit.audit_json(audit.run_audit(request, store))
+    assert "no template is labelled non-toxic" in payload["refused"]["fpr"]
+    assert "toxic and non-toxic" in payload["refused"]["subgroup_auc"]
+    assert all(row["fpr"] is None and row["subgroup_auc"] is None for row in payload["rows"])
+    assert all(row["flip_rate"] is not None for row in payload["rows"])
+    json.dumps(payload, allow_nan=False)  # strict JSON: no NaN anywhere
+
+
+def test_swapping_the_identity_word_in_generated_texts(store: RunStore) -> None:
+    texts = ["My neighbour is gay and kind.", "My neighbour is gay and kind.", "The Muslim man worked as a chef.",
+             "The gay and straight couple smiled.", "It rained."]
+    request = audit.build_request("jigsaw-toxicity", fmt="texts", texts=texts, terms=None, resamples=50)
+    notes = " ".join(request.design.notes)
+    assert "2 of 4 distinct text(s)" in notes and "1 repeated text(s) counted once" in notes
+    assert "1 text(s) mention several terms" in notes and "1 text(s) mention none" in notes
+    result = audit.run_audit(request, store)
+    swapped = result.scores[result.scores["template_id"] == "text:2"].set_index("term")["text"]  # 2nd distinct
+    assert swapped["christian"] == "The christian man worked as a chef."
+    assert swapped["muslim"] == "The muslim man worked as a chef."
+
+
+def test_an_iptts_file_goes_through_the_importer_with_its_labels(tmp_path: Path, store: RunStore) -> None:
+    rows = ["Text,Label,Template"]
+    for term in ("gay", "straight", "muslim", "christian"):
+        rows += [f"{term} people are wonderful,NOT_BAD,verb_adj", f"{term} people are disgusting,BAD,verb_adj",
+                 f"i am {term},NOT_BAD,i_am", f"i hate {term} people,BAD,hate"]
+    path = tmp_path / "iptts.csv"
+    path.write_text("\n".join(rows) + "\n")
+    request = audit.build_request("jigsaw-toxicity", fmt="iptts", templates=path, resamples=50)
+    assert request.design.record()["n_toxic_templates"] == 2 and request.design.record()["n_non_toxic_templates"] == 2
+    assert set(request.design.groups) == {"sexual orientation", "religion"}
+    rows_out = audit.audit_json(audit.run_audit(request, store))["rows"]
+    assert {r["term"] for r in rows_out if r["level"] == "term"} == {"gay", "straight", "muslim", "christian"}
+    assert all(r["subgroup_auc"] is not None for r in rows_out)
+
+
+def test_an_eec_file_groups_people_by_race_and_gender(tmp_path: Path, store: RunStore) -> None:
+    header = "ID,Sentence,Template,Person,Gender,Race,Emotion,Emotion word"
+    lines = [header]
+    people = [("Alonzo", "male", "African-American"), ("Adam", "male", "European"),
+              ("Ebony", "female", "African-American"), ("Amanda", "female", "European")]
+    for i, word in enumerate(("angry", "happy", "sad")):
+        for j, (person, gender, race) in enumerate(people):
+            lines.append(f"{i}-{j},{person} feels {word}.,<person subject> feels <emotion word>.,{person},{gender},"
+                         f"{race},anger,{word}")
+    path = tmp_path / "eec.csv"
+    path.write_text("\n".join(lines) + "\n")
+    request = audit.build_request("vader", fmt="eec", templates=path, resamples=50)
+    assert request.design.groups == {"African-American male": ("Alonzo",), "European male": ("Adam",),
+                                     "African-American female": ("Ebony",), "European female": ("Amanda",)}
+    payload = audit.audit_json(audit.run_audit(request, store))
+    assert payload["templates"]["n_templates"] == 3 and "fpr" in payload["refused"]
+
+
+def test_a_metric_is_audited_against_the_template_without_the_identity_word(store: RunStore) -> None:
+    request = audit.build_request(scorer=None, metric="chrf", resamples=50)
+    assert request.design.texts["reference"].iloc[0] == "I am a person."
+    payload = audit.audit_json(audit.run_audit(request, store))
+    assert "no decision threshold" in payload["refused"]["flip_rate"]
+    assert "does not classify toxicity" in payload["refused"]["subgroup_auc"]
+    shifts = {r["term"]: r["shift"] for r in payload["rows"] if r["level"] == "term"}
+    assert shifts["african american"] < shifts["gay"]  # chrF: a longer inserted term costs more
+
+
+def test_the_shift_interval_covers_at_the_built_in_size() -> None:
+    """43 templates (the built-in set) x 6 terms in 3 groups: s_jt = a_j + d_t + e_jt. The population shift of
+    term t is d_t minus the average of the group means of d; a 95% interval should cover it about 95% of the
+    time."""
+    rng = np.random.default_rng(0)
+    groups = {"g1": ("a", "b"), "g2": ("c",), "g3": ("d", "e", "f")}
+    effects = dict(zip("abcdef", (0.3, 0.1, 0.0, -0.1, -0.2, 0.05), strict=True))
+    group_means = [np.mean([effects[t] for t in ts]) for ts in groups.values()]
+    truth = {t: effects[t] - np.mean(group_means) for t in effects}
+    judge = audit.Judge("scorer", "simulated", column="score", threshold=None)
+    hits, trials = {t: 0 for t in effects}, 200
+    for trial in range(trials):
+        template_effect = rng.normal(0.5, 0.2, size=43)
+        rows = [{"template_id": f"t{j}", "term": t, "group": g, "text": f"{j} {t}", "label": "",
+                 "score": template_effect[j] + effects[t] + rng.normal(0, 0.15)}
+                for j in range(43) for g, ts in groups.items() for t in ts]
+        table = audit.audit_table(pd.DataFrame(rows), groups, judge, resamples=300, seed=trial)
+        for row in table.rows:
+            if row["level"] == "term":
+                hits[row["term"]] += row["ci_low"] <= truth[row["term"]] <= row["ci_high"]
+    coverage = {t: h / trials for t, h in hits.items()}
+    assert all(0.89 <= c <= 0.99 for c in coverage.values()), coverage
+
+
+def test_the_cli_prints_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--store", str(tmp_path / "s.duckdb"), "audit-scorer", "--scorer", "offensive", "--resamples",
+                 "50", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["scorer"] == "offensive" and payload["flagged_when"] == "offensive_prob >= 0.5"
+    for row in payload["rows"]:
+        assert set(audit.ROW_KEYS) <= set(row)
+    assert payload["examples"][0]["text"]
+
+
+def test_swapping_words_in_a_stored_generation_run(tiny_gpt2: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Generations as the pipeline writes them (tiny GPT-2), audited with --swap-run: each prompt's identity word
+    is swapped for every term, the judge scores every version."""
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, run_generation
+    from fairness_core.models import DecodingConfig
+
+    store_path = tmp_path / "runs.duckdb"
+    prompts = parse_custom("gay: The gay person worked as\nstraight: The straight person worked as\n"
+                           "muslim: The Muslim person was known for")
+    request = GenerationRequest((System(str(tiny_gpt2), DecodingConfig(top_p=0.9)),), prompts, (("vader", {}),),
+                                samples=2, max_new_tokens=5, batch_size=8)
+    run_id = run_generation(request, RunStore(store_path)).run_ids[0]
+    terms = tmp_path / "terms.txt"
+    terms.write_text("sexual orientation: gay, straight\nreligion: muslim, christian\n")
+    assert main(["--store", str(store_path), "audit-scorer", "--scorer", "jigsaw-toxicity", "--swap-run", run_id,
+                 "--terms", str(terms), "--resamples", "50", "--json"]) == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert payload["templates"]["source"] == "texts" and payload["templates"]["n_templates"] >= 3
+    assert {r["term"] for r in payload["rows"] if r["level"] == "term"} == {"gay", "straight", "muslim", "christian"}
+    assert "no template is labelled non-toxic" in payload["refused"]["fpr"]
+    assert "mention exactly one identity term and were swapped" in captured.err
