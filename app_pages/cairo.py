@@ -15,7 +15,7 @@ import streamlit as st
 
 from fairness_core import cairo
 from ui import cairo_charts, common, jobs
-from ui.cairo_view import compute_section
+from ui.cairo_view import compute_section, search_headline
 
 #: the view in the link (a reload or a shared link shows the same search); sizes depend on the data, so a size
 #: the table does not have is dropped where the slider is drawn
@@ -170,13 +170,7 @@ r_text = cairo.r_text
 sizes = cairo.size_frame(pair)
 searched = sizes[sizes["size"] > 1].dropna(subset=["CAIRO (best pair)"])
 best = searched.loc[searched["CAIRO (best pair)"].idxmax()] if not searched.empty else sizes.iloc[0]
-m1, m2 = st.columns(2)
-# short labels (a metric's label is cut at its column's width); the rest in a caption
-m1.metric("Pearson r: original → best CAIRO", f"{r_text(pair['original_r'])} → {r_text(best['CAIRO (best pair)'])}")
-m2.metric("Held-out r at that size", r_text(best.get("held-out r (LOSO)")))
-st.caption(f"Across n = {n_systems} systems. Original prompts alone, then the best CAIRO combination pair of size "
-           f"{int(best['size'])} (the original plus {int(best['size']) - 1} paraphrase set(s)); held-out r: the "
-           "same size, each system's combination chosen without it (leave-one-system-out).")
+search_headline(pair, best, n_systems)
 if n_systems < 10:
     st.warning(common.escape_markdown(
         f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "

@@ -7,13 +7,13 @@ stored direction scores on every click (no model call).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fairness_core import datscore as ds
 from ui import common, jobs
 from ui import datscore_charts as charts
+from ui.datscore_view import segment_headline
 from ui.report import report_button
 
 BACKBONES = {
@@ -222,13 +222,7 @@ with segment_tab:
     st.text(f"Src:    {seg.src}\nRef:    {seg.ref}\nHypo:   {seg.hypo}\n"
             f"Trans1: {outcome.translations.get((ds.TRANS1, seg.src), '')}   (Src → {trans1}, augmented)\n"
             f"Trans2: {outcome.translations.get((ds.TRANS2, seg.ref), '')}   (Ref → {trans2}, augmented)")
-    summary = ds.segment_summary(outcome.scores, chosen, result, term_weighting)
-    h1, h2, h3 = st.columns(3)
-    h1.metric(f"{label} of this segment (Eq. 2)", f"{summary.score:.3f}")
-    h2.metric("Per token" if summary.summed else "Weighted mean direction (per token)",
-              f"{summary.per_token:.3f}" if np.isfinite(summary.per_token) else "—")
-    h3.metric("Rank in this corpus (1 = highest)", f"{summary.rank} of {summary.n_ranked}" if summary.rank else "—")
-    st.caption(common.escape_markdown(summary.sentence()))
+    summary = segment_headline(outcome.scores, chosen, result, term_weighting, label)  # Eq. 2 with its scale
     st.plotly_chart(charts.direction_bars(ds.segment_view(outcome.scores, chosen, result), term_weighting,
                                           summary.mean_direction), width="stretch")
     common.how_to_read("Each bar is one direction X→Y: how likely the backbone finds Y given X (Eq. 1; higher = "

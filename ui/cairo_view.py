@@ -83,3 +83,15 @@ def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
             return ComputedTable(result.bias_table.to_csv(index=False), result.split_rows, result.indices,
                                  result.generations, result.value_column)
     return None
+
+
+def search_headline(pair: dict, best: pd.Series, n_systems: int) -> None:
+    """The search's answer in two numbers, with short labels (a metric's label is cut at its column's width, and
+    more so in the presenter view's larger type) and what they mean in a caption below."""
+    original, heldout = st.columns(2)
+    original.metric("Pearson r: original → best CAIRO",
+                    f"{cairo.r_text(pair['original_r'])} → {cairo.r_text(best['CAIRO (best pair)'])}")
+    heldout.metric("Held-out r at that size", cairo.r_text(best.get("held-out r (LOSO)")))
+    st.caption(f"Across n = {n_systems} systems. Original prompts alone, then the best CAIRO combination pair of size "
+               f"{int(best['size'])} (the original plus {int(best['size']) - 1} paraphrase set(s)); held-out r: the "
+               "same size, each system's combination chosen without it (leave-one-system-out).")

@@ -1,0 +1,25 @@
+"""The DATScore page's segment headline: the Eq. 2 number with its scale. What it shows comes from the study's face,
+`fairness_core.datscore` (`segment_summary`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+
+from fairness_core import datscore as ds
+from ui import common
+
+
+def segment_headline(scores: Any, segment_id: str, result: Any, term_weighting: str, label: str) -> ds.SegmentSummary:
+    """The segment's DATScore, its per-token figure and its rank, with a sentence saying what the sum adds up;
+    returns the summary (the page draws its weighted mean direction among the direction bars)."""
+    summary = ds.segment_summary(scores, segment_id, result, term_weighting)
+    total, per_token, rank = st.columns(3)
+    total.metric(f"{label} of this segment (Eq. 2)", f"{summary.score:.3f}")
+    per_token.metric("Per token" if summary.summed else "Weighted mean direction (per token)",
+                     f"{summary.per_token:.3f}" if math.isfinite(summary.per_token) else "—")
+    rank.metric("Rank in this corpus (1 = highest)", f"{summary.rank} of {summary.n_ranked}" if summary.rank else "—")
+    st.caption(common.escape_markdown(summary.sentence()))
+    return summary
