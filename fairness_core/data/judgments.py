@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairness_core import config
+from fairness_core.data.quoting import quoted
 
 REALSUMM = "realsumm"
 DOCUMENTS_FILE = "realsumm_documents.jsonl"
@@ -378,8 +379,9 @@ def read_table(data: bytes | Path, name: str | None = None) -> Judgments:
     header, records = _table_rows(text, name)
     missing = [c for c in TABLE_COLUMNS if c not in header]
     if missing:
+        found = quoted(", ".join(header)) if header else "nothing"  # a 10 MB header line is quoted, not echoed
         raise JudgmentDataError(f"{name}, line 1: missing column{'s' if len(missing) > 1 else ''} "
-                                f"{', '.join(missing)} (the header has {', '.join(header) or 'nothing'}; needed: "
+                                f"{', '.join(missing)} (the header has {found}; needed: "
                                 f"{', '.join(TABLE_COLUMNS)}, optional source)")
     if not records:
         raise JudgmentDataError(f"{name}: has a header but no rows")

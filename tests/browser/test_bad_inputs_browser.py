@@ -182,6 +182,14 @@ FIELDS = (
     Field("adaptation-corpus", "template_adaptation", "Corpus", ("corpus", ".csv"), upload_header="text",
           reach=steps(click_text("Adapt to a domain"), choose("Domain corpus", "Upload a file")),
           accepts=("markdown", "server-path")),
+    # ---- metric quality and judge audit (round 4 pages: their helpers' code; the battery covers them too)
+    Field("metric-quality-judgments", "metric_quality", "Columns: item_id, system", ("judgment", "upload", ".csv"),
+          upload_header="item_id,system,candidate,reference,human",
+          reach=click_text("Upload judgments (CSV, TSV or JSONL)")),
+    Field("judge-audit-templates", "judge_audit", "File", ("template", ".csv", "file"),
+          upload_header="template\tlabel", reach=choose("Texts", "My templates (one per line with {person}")),
+    Field("judge-audit-terms", "judge_audit", "Identity terms ('group: term, term' per line)", ("term", "group"),
+          area=True, quiet_when_empty=False),
     # ---- SQL console and the sidebar
     Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False,
           accepts=REFUSED_BY_BROWSER),
