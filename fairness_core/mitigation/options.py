@@ -1,0 +1,88 @@
+"""Choices of the mitigation study: training presets (this machine's `cpu`, the paper's Table 7 rows), the metrics
+adapters are trained for, and the rates behind time estimates. No store, job or model here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: metrics whose backbone takes a debiasing adapter, with their paradigm (Sun et al. 2022 §3.2 trains one of each)
+TRAINABLE = {"bertscore": "matching", "bartscore": "generation", "bleurt": "regression"}
+ATTRIBUTES = ("gender",)
+DEFAULT_METRIC = "bertscore"
+DEFAULT_ATTRIBUTE = "gender"
+#: the default evaluation pairs: WinoBias type-1 dev, the paper's 396 gender pairs (never used in training)
+DEFAULT_BIAS_DATA = ("winobias", ("type1-dev",))
+DEFAULT_QUALITY = "realsumm"
+#: a request estimated above this is refused (--max-hours raises it), as elsewhere in the lab
+MAX_SECONDS = 4 * 3600
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Hyper-parameters of one training recipe. `batch` examples per step: half counterfactual triples (Eq. 4),
+    half knowledge-distillation pairs (Eq. 5), as the released training code mixes the two kinds in one set."""
+
+    key: str
+    label: str
+    metric: str
+    model: str
+    steps: int
+    batch: int
+    lr: float
+    reduction_factor: int = 16
+    activation: str = "relu"
+    device: str = "cpu"  # where it is meant to run: "cpu" (minutes here) or "gpu" (the paper's 3090)
+    source: str = "this lab"
+
+    @property
+    def debias_batch(self) -> int:
+        return max(1, self.batch // 2)
+
+    @property
+    def kd_batch(self) -> int:
+        return max(1, self.batch - self.batch // 2)
+
+    def manifest(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: `cpu` (the default) for each trainable metric: minutes on this 2-core machine; the paper's Table 7 rows (a GPU).
+PRESETS: dict[tuple[str, str], Preset] = {
+    ("cpu", "bertscore"): Preset("cpu", "CPU: BERTScore with all-MiniLM-L6-v2, minutes here", "bertscore",
+                                 "all-minilm-l6-v2", steps=240, batch=32, lr=1e-3),
+    ("cpu", "bartscore"): Preset("cpu", "CPU: BARTScore-style with SmolLM2-135M-Instruct (decoder-only, prompted)",
+                                 "bartscore", "smollm2-135m-instruct", steps=60, batch=8, lr=1e-3),
+    ("cpu", "bleurt"): Preset("cpu", "CPU: BLEURT-base (needs the hub)", "bleurt", "bleurt-base-512", steps=100,
+                              batch=16, lr=5e-4),
+    ("paper-bertscore-base", "bertscore"): Preset(
+        "paper-bertscore-base", "Table 7: BERTScore-base (BERT-base, lr 1e-4, batch 32, 150K steps)", "bertscore",
+        "bert-base-uncased", steps=150_000, batch=32, lr=1e-4, device="gpu", source="Sun et al. 2022, Table 7"),
+    ("paper-bertscore-large", "bertscore"): Preset(
+        "paper-bertscore-large", "Table 7: BERTScore-large (BERT-large, lr 1e-4, batch 16, 300K steps)", "bertscore",
+        "bert-large-uncased", steps=300_000, batch=16, lr=1e-4, device="gpu", source="Sun et al. 2022, Table 7"),
+    ("paper-bartscore-base", "bartscore"): Preset(
+        "paper-bartscore-base", "Table 7: BARTScore-base (BART-base, lr 1e-3, batch 32, 100K steps)", "bartscore",
+        "bart-base", steps=100_000, batch=32, lr=1e-3, device="gpu", source="Sun et al. 2022, Table 7"),
+    ("paper-bleurt-base", "bleurt"): Preset(
+        "paper-bleurt-base", "Table 7: BLEURT-base (lr 5e-4, batch 16, 300K steps)", "bleurt", "bleurt-base-512",
+        steps=300_000, batch=16, lr=5e-4, device="gpu", source="Sun et al. 2022, Table 7"),
+}
+PRESET_KEYS = tuple(dict.fromkeys(key for key, _ in PRESETS))
+
+#: Seconds per training step at batch 32 on the quiet 2-core reference machine, per million backbone parameters
+#: (bench/adapter_training.py: MiniLM-L6 BERTScore ~0.9 s at 22M; SmolLM2-135M BARTScore ~? s at batch 8, scaled).
+CPU_SECONDS_PER_STEP_PER_M = {"matching": 0.045, "generation": 0.11, "regression": 0.045}
+#: A rough GPU figure for the same (an RTX 3090-class card runs these steps ~40x faster than 2 CPU cores)
+GPU_SPEEDUP = 40.0
+#: backbone sizes in millions of parameters, for estimates
+PARAMS_M = {"all-minilm-l6-v2": 22, "bert-base-uncased": 110, "bert-large-uncased": 335, "bart-base": 139,
+            "smollm2-135m-instruct": 135, "bleurt-base-512": 110, "distilbert-base-uncased": 66, "roberta-large": 355}
+
+
+def preset(key: str, metric: str) -> Preset | None:
+    return PRESETS.get((key, metric))
+
+
+def presets_for(metric: str) -> list[Preset]:
+    return [p for (_, m), p in PRESETS.items() if m == metric]

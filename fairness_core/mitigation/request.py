@@ -1,0 +1,164 @@
+"""Build and validate mitigation requests from plain values (the CLI's flags and the page's widgets call these).
+
+Every problem is a `MitigationError` with one sentence, raised before any run record exists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fairness_core.mitigation.options import (
+    ATTRIBUTES,
+    CPU_SECONDS_PER_STEP_PER_M,
+    GPU_SPEEDUP,
+    MAX_SECONDS,
+    PARAMS_M,
+    PRESET_KEYS,
+    TRAINABLE,
+    Preset,
+    preset,
+    presets_for,
+)
+
+MAX_STEPS = 10_000_000
+
+
+class MitigationError(ValueError):
+    """A bad mitigation request (unknown adapter, wrong backbone, too long, nothing to train on); one sentence."""
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What to train: the metric (with its backbone and options), the attribute, the recipe."""
+
+    metric: Any  # a registered Metric (ModelMetric), no adapter
+    attribute: str
+    preset: Preset
+    seed: int = 0
+
+    @property
+    def family(self) -> str:
+        return TRAINABLE[self.metric.name]
+
+
+def parse_steps(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number != int(number) or not 1 <= number <= MAX_STEPS:
+        raise MitigationError(f"--steps must be a whole number between 1 and {MAX_STEPS:,} (got {text!r})")
+    return int(number)
+
+
+def build_train_request(metric: str = "bertscore", model: str | None = None, attribute: str = "gender",
+                        preset_key: str = "cpu", steps: Any = None, seed: Any = 0, lr: Any = None,
+                        batch: Any = None, reduction_factor: Any = None, activation: str | None = None,
+                        layer: int | None = None) -> TrainRequest:
+    """A training request from plain values; the preset gives the defaults, the other arguments override them."""
+    from fairness_core.metrics import MetricOptionError, metric_from_request
+
+    if metric not in TRAINABLE:
+        raise MitigationError(f"debiasing adapters are trained here for {', '.join(TRAINABLE)} (one metric per "
+                              f"paradigm, as in the paper), not {metric!r}")
+    if attribute not in ATTRIBUTES:
+        raise MitigationError(f"adapters can be trained for {', '.join(ATTRIBUTES)} only (got {attribute!r}): the "
+                              "counterfactual swap lists shipped here are about gender, as is the paper's mitigation")
+    chosen = preset(preset_key, metric)
+    if chosen is None:
+        keys = [p.key for p in presets_for(metric)]
+        if preset_key in PRESET_KEYS:
+            raise MitigationError(f"the preset {preset_key!r} is for another metric; for {metric} choose "
+                                  f"{', '.join(keys)}")
+        raise MitigationError(f"unknown preset {preset_key!r}; for {metric} choose {', '.join(keys)}")
+    changes: dict[str, Any] = {}
+    if model:
+        changes["model"] = model
+    parsed_steps = parse_steps(steps)
+    if parsed_steps is not None:
+        changes["steps"] = parsed_steps
+    if lr is not None:
+        changes["lr"] = _positive(lr, "--lr", float)
+    if batch is not None:
+        changes["batch"] = int(_positive(batch, "--batch", int))
+        if changes["batch"] < 2:
+            raise MitigationError("--batch must be at least 2 (one counterfactual triple and one distillation pair)")
+    if reduction_factor is not None:
+        changes["reduction_factor"] = int(_positive(reduction_factor, "--reduction-factor", int))
+    if activation is not None:
+        changes["activation"] = activation
+    recipe = replace(chosen, **changes)
+    from fairness_core.models.adapters import AdapterConfig
+
+    problems = AdapterConfig(recipe.reduction_factor, recipe.activation).problems()
+    if problems:
+        raise MitigationError(problems[0])
+    options: dict[str, Any] = {"model": recipe.model}
+    if layer is not None:
+        options["layer"] = layer
+    try:
+        built = metric_from_request(metric, **options)
+    except MetricOptionError as error:
+        raise MitigationError(str(error)) from error
+    try:
+        seed_value = int(str(seed).strip())
+    except ValueError:
+        raise MitigationError(f"--seed must be a whole number (got {seed!r})") from None
+    return TrainRequest(built, attribute, recipe, seed_value)
+
+
+def _positive(value: Any, name: str, kind: type) -> float:
+    try:
+        number = kind(str(value).strip()) if kind is int else float(value)
+    except (TypeError, ValueError):
+        raise MitigationError(f"{name} must be a positive number (got {value!r})") from None
+    if not (number > 0 and math.isfinite(number)):
+        raise MitigationError(f"{name} must be a positive number (got {value!r})")
+    return number
+
+
+@dataclass(frozen=True)
+class TrainEstimate:
+    steps: int
+    seconds_per_step: float
+    device: str
+
+    @property
+    def seconds(self) -> float:
+        return self.steps * self.seconds_per_step
+
+    def describe(self) -> str:
+        from fairness_core.jobs import format_seconds
+
+        return (f"about {format_seconds(self.seconds)} on this machine's {self.device.upper()} ({self.steps:,} steps "
+                f"at about {self.seconds_per_step:.2g} s each)")
+
+
+def estimate_training(request: TrainRequest, cuda: bool | None = None) -> TrainEstimate:
+    """Training time from the backbone's size, the batch and the measured per-step rate (nothing is loaded)."""
+    if cuda is None:
+        from fairness_core.device import describe_device
+
+        cuda = describe_device().get("kind") == "cuda"
+    recipe = request.preset
+    size = PARAMS_M.get(recipe.model, PARAMS_M.get(request.metric.model_id, 110))
+    seconds = CPU_SECONDS_PER_STEP_PER_M[request.family] * size * recipe.batch / 32
+    if cuda:
+        seconds /= GPU_SPEEDUP
+    return TrainEstimate(recipe.steps, seconds, "gpu" if cuda else "cpu")
+
+
+def check_training_limit(work: TrainEstimate, max_hours: Any = None) -> None:
+    """Refuse, before any run exists, a training estimated above the limit (4 h, or --max-hours)."""
+    from fairness_core.jobs import format_seconds
+
+    limit = MAX_SECONDS if max_hours is None else _positive(max_hours, "--max-hours", float) * 3600
+    if work.seconds > limit:
+        raise MitigationError(f"this training would take {work.describe()}, above the limit of "
+                              f"{format_seconds(limit)}; choose fewer --steps, the cpu preset, a machine with a GPU, "
+                              "or raise the limit (--max-hours)")
