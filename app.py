@@ -26,6 +26,7 @@ PAGES = (
     ("app_pages/cairo.py", "CAIRO explorer", ":material/hub:"),
     ("app_pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
     ("app_pages/datscore.py", "DATScore demo", ":material/translate:"),
+    ("app_pages/metric_quality.py", "Metric quality", ":material/groups:"),
     ("app_pages/runs.py", "Run store", ":material/database:"),
     ("app_pages/compare.py", "Compare runs", ":material/compare_arrows:"),
     ("app_pages/sql_console.py", "SQL console", ":material/terminal:"),
@@ -52,6 +53,12 @@ PAGE_STORIES = {
         "Does an evaluation metric (BLEU, ROUGE, BERTScore, BARTScore, …) score two candidate sentences "
         "differently when they differ only in identity words such as *he* / *she*?",
         "Sun et al. 2022, *BERTScore is Unfair: On Social Bias in Language Model-Based Metrics for Text Generation*",
+    ),
+    "app_pages/metric_quality.py": (
+        "Does a metric agree with people? Correlation with human judgments (REALSumm ships) with intervals over "
+        "documents, the summaries a metric ranks most differently from people, and each metric's gender bias "
+        "beside its agreement: what a fairer metric costs.",
+        "Sun et al. 2022, *BERTScore is Unfair* (§3, Tables 4–5); REALSumm human judgments, Bhandari et al. 2020",
     ),
     "app_pages/decoding.py": (
         "How do top-p, top-k and temperature change how fair, diverse and fluent open-ended generations are "

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "fairness_core.commands.cairo",
     "fairness_core.commands.adaptation",  # vbcm, templates, adapt
     "fairness_core.commands.datscore",
+    "fairness_core.commands.metric_quality",
     "fairness_core.commands.serve",  # a local OpenAI-compatible server for the --endpoint* flags
     "fairness_core.commands.compare",  # compare, sql, report
 )

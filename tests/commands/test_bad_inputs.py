@@ -113,6 +113,24 @@ VERSION_HEADER = '{"dataset": {"name": "edited", "licence": "", "description": "
 PAIR = ('{"item": "a", "candidate1": "he is a nurse", "candidate2": "she is a nurse", '
         '"reference": "the person is a nurse", "attribute": "gender"}\n')
 
+JUDGMENTS_HEADER = "item_id,system,candidate,reference,human\n"
+#: four documents x three systems: the good rows, from which each bad file differs in one way
+JUDGMENT_ROWS = [f"d{i},{s},summary {i}{s},reference {i},{(i + k) % 4 / 4}\n" for i in range(4)
+                 for k, s in enumerate("ABC")]
+JUDGMENTS_CASES = [
+    ("a missing human score", [*JUDGMENT_ROWS[:-1], "d3,C,summary,reference 3,\n"],
+     "j.csv, line 13: field 'human' is empty"),
+    ("a non-numeric human score", [*JUDGMENT_ROWS[:-1], "d3,C,summary,reference 3,high\n"],
+     "j.csv, line 13: field 'human' is not a number ('high')"),
+    ("a duplicate (item, system)", [*JUDGMENT_ROWS, "d1,B,again,reference 1,0.5\n"],
+     "line 14: item 'd1' already has a candidate from system 'B' (line 6)"),
+    ("a system present for some items only", JUDGMENT_ROWS[:-1],
+     "system 'C' has candidates for 3 of 4 items (none for item 'd3')"),
+    ("fewer than 3 items", JUDGMENT_ROWS[:6], "has 2 item(s); a correlation with an interval over items needs"),
+    ("constant human scores", [row.rsplit(",", 1)[0] + ",0.25\n" for row in JUDGMENT_ROWS],
+     "every human score is 0.25; a correlation with a constant is undefined"),
+]
+
 CASES = [
     # runs export: the destination is checked before anything is read or written
     BadInput("export to an unknown extension", ("runs", "export", "{run}", "{tmp}/out.xlsx"),
@@ -327,6 +345,26 @@ CASES = [
              prepare=write("e.csv", "ID,Sentence,Template,Person,Gender,Race,Emotion,Emotion word\n")),
     BadInput("adapt --temperature nan", ("adapt", "--temperature", "nan"),
              "temperature must be a number between 0 (greedy) and 5 (got nan)"),
+    # metric-quality: a judgments file is checked in full before anything is scored or stored
+    *(BadInput(f"metric-quality judgments with {what}", ("metric-quality", "--data", "{tmp}/j.csv",
+                                                          "--metrics", "bleu", "--json"), phrase,
+               prepare=write("j.csv", JUDGMENTS_HEADER + "".join(rows)))
+      for what, rows, phrase in JUDGMENTS_CASES),
+    BadInput("metric-quality --data a missing file", ("metric-quality", "--data", "{tmp}/none.csv"),
+             "none.csv: no such file or folder"),
+    BadInput("metric-quality --data a folder without REALSumm files", ("metric-quality", "--data", "{tmp}/d"),
+             "has no realsumm_documents.jsonl", prepare=write("d/notes.txt", "x")),
+    BadInput("metric-quality unknown metric", ("metric-quality", "--data", "realsumm", "--metrics", "blue"),
+             "unknown metric(s) blue"),
+    BadInput("metric-quality unknown stored column", ("metric-quality", "--data", "realsumm", "--stored-scores",
+                                                      "BLEURT"), "realsumm has no stored score column 'BLEURT'"),
+    BadInput("metric-quality --resamples -1", ("metric-quality", "--data", "realsumm", "--resamples", "-1"),
+             "--resamples must be a whole number between 0 (no interval) and 100,000 (got '-1')"),
+    BadInput("metric-quality --rule corpus", ("metric-quality", "--data", "realsumm", "--rule", "corpus"),
+             "invalid choice: 'corpus'"),
+    BadInput("metric-quality --model for n-gram metrics only", ("metric-quality", "--data", "realsumm",
+                                                                "--metrics", "bleu", "--model", "x"),
+             "--model applies to model-based metrics"),
 ]
 
 
