@@ -53,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="also correlate the scores stored with the data (all of them, or these columns)")
     parser.add_argument("--model", metavar="ID",
                         help="model for every model-based metric (preset key, hub id or local path)")
+    parser.add_argument("--adapter", metavar="ID",
+                        help="a debiasing adapter (`mitigate train`) on every chosen metric that takes one")
     parser.add_argument("--rule", default="pooled", choices=("pooled", "document", "system"),
                         help="how candidates are correlated (default: pooled, the released REALSumm rule)")
     parser.add_argument("--resamples", default="1000",
@@ -71,7 +73,17 @@ def build(args: argparse.Namespace):  # -> metric_quality.QualityRequest
         resamples = mq.parse_resamples(args.resamples)  # before reading any file
         names = mq.parse_metric_names(args.metrics) if args.metrics is not None else (
             [] if args.stored_scores is not None else list(mq.DEFAULT_METRICS))
-        metrics = mq.build_metrics(names, model=args.model) if names else []
+        adapter = {n: {"adapter": args.adapter} for n in names
+                   if args.adapter and "adapter" in mq.METRICS[n].Options.__dataclass_fields__}
+        if args.adapter and not adapter:
+            raise mq.RequestError("--adapter applies to model-based metrics (bertscore, bartscore, …) and none of "
+                                  "them is among the chosen metrics")
+        metrics = mq.build_metrics(names, model=args.model, options=adapter) if names else []
+        for metric in metrics if args.adapter else []:
+            try:
+                metric.validate()  # an unknown adapter, or one of another backbone: one sentence, nothing stored
+            except mq.MetricOptionError as error:
+                raise mq.RequestError(str(error)) from None
         judgments = mq.load_judgments(args.data)
         stored = [] if args.stored_scores is None else mq.choose_stored(judgments, args.stored_scores or True)
         return mq.build_request(judgments, metrics, stored, args.rule, resamples, args.seed)

@@ -38,6 +38,7 @@ from fairness_core.metric_bias.request import (
     estimate,
     expand_presets,
     load_dataset,
+    parse_adapter_flags,
     parse_model_flags,
     parse_resamples,
 )
@@ -64,7 +65,7 @@ __all__ = [
     "alignment_tables", "backbone_points", "bias_table", "build_metrics",
     "build_request", "check_limits", "choose_stored", "estimate", "expand_presets", "expected_pairs",
     "list_versions", "load_dataset", "metric_names", "metric_takes", "model_for_metric", "model_runs", "notes",
-    "pair_table", "parse_model_flags", "parse_resamples", "partial_warning", "preset_identities",
+    "pair_table", "parse_adapter_flags", "parse_model_flags", "parse_resamples", "partial_warning", "preset_identities",
     "rank_agreement", "rank_agreement_interval", "run_metric_steps", "run_metrics",
     "save_version", "summary_json", "versions_dir",
 ]

@@ -162,3 +162,53 @@ def check_training_limit(work: TrainEstimate, max_hours: Any = None) -> None:
         raise MitigationError(f"this training would take {work.describe()}, above the limit of "
                               f"{format_seconds(limit)}; choose fewer --steps, the cpu preset, a machine with a GPU, "
                               "or raise the limit (--max-hours)")
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """Two variants (before, after), the pairs that measure bias and the judgments that measure quality."""
+
+    before: Any  # task.Variant
+    after: Any
+    dataset: Any  # data.pairs.PairDataset
+    judgments: Any | None  # metric_quality.Judgments, None = no quality axis
+    attribute: str = "gender"
+    n_resamples: int = 1000
+
+
+def build_evaluation(metric: str | None = None, model: str | None = None, adapter: str | None = None,
+                     compare_model: str | None = None, fmt: str = "winobias", data: Any = (),
+                     quality: str | bytes | None = "realsumm", attribute: str = "gender", resamples: Any = 1000,
+                     quality_name: str | None = None, uploads: Any = None) -> EvaluationRequest:
+    """Before = the metric with `model`; after = the same with `adapter`, or `compare_model` (with `adapter` if
+    given). Every problem is one sentence, before anything is scored."""
+    from fairness_core import metric_bias, metric_quality
+    from fairness_core.metrics import METRICS
+    from fairness_core.mitigation.task import Variant, adapter_variant
+
+    if not adapter and not compare_model:
+        raise MitigationError("give an adapter (--adapter ID: before vs after it) or another backbone "
+                              "(--compare-model: a backbone swap) to compare with")
+    chosen = adapter_variant(adapter, metric, model) if adapter else None
+    name = metric or (chosen.metric if chosen else "bertscore")
+    if name not in METRICS:
+        raise MitigationError(f"unknown metric {name!r}; choose a model-based metric such as bertscore")
+    if not hasattr(METRICS[name].Options, "adapter") and adapter:
+        raise MitigationError(f"{name} takes no adapter (its score involves no neural backbone)")
+    base = model or (chosen.model if chosen else METRICS[name].default_model)
+    before = Variant(name, base)
+    after = Variant(name, compare_model or base, adapter or None)
+    before.build()
+    after.build()  # an unknown adapter, or one of another backbone: one sentence here
+    try:
+        n_resamples = metric_bias.parse_resamples(resamples)
+        dataset = metric_bias.load_dataset(fmt, list(data or ()), uploads=uploads)
+    except metric_bias.RequestError as error:
+        raise MitigationError(str(error)) from None
+    judgments = None
+    if quality is not None and quality != "none":
+        try:
+            judgments = metric_quality.load_judgments(quality, quality_name)
+        except metric_quality.RequestError as error:
+            raise MitigationError(str(error)) from None
+    return EvaluationRequest(before, after, dataset, judgments, attribute, n_resamples)

@@ -151,7 +151,7 @@ class Trainer:
         torch.nn.utils.clip_grad_norm_(self.parameters, GRAD_CLIP)
         self.optimizer.step()
         self.step += 1
-        return {"loss_debias": float(loss_debias), "loss_kd": float(loss_kd), "loss": float(loss)}
+        return {"loss_debias": loss_debias.item(), "loss_kd": loss_kd.item(), "loss": loss.item()}
 
     # -- checkpoints -----------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

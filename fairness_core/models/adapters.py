@@ -180,6 +180,10 @@ def attach(model: Any, adapter_config: AdapterConfig) -> list[Any]:
     if problems:
         raise AdapterError(problems[0])
     kind, sites = placement(model)
+    expected_kind, expected_sites = layout(model.config)
+    if (kind, len(sites)) != (expected_kind, expected_sites):
+        raise AdapterError(f"found {len(sites)} {kind} adapter sites in a {model.config.model_type} model, expected "
+                           f"{expected_sites} {expected_kind}")
     modules = dict(model.named_modules())
     hidden = int(model.config.hidden_size)
     bottleneck = max(1, hidden // adapter_config.reduction_factor)
@@ -424,14 +428,37 @@ def _check_shapes(weights: dict[str, Any], manifest: dict[str, Any], name: str) 
 
 
 # -- backbones ----------------------------------------------------------------------------------------
-def backbone_manifest(spec: ModelSpec, model: Any) -> dict[str, Any]:
-    """What an adapter records about the backbone it was trained in (identity hash, architecture)."""
-    kind, sites = placement(model)
+def layout(model_config: Any) -> tuple[str, int]:
+    """("post-ln" | "pre-ln", number of adapters) for a model config, without loading weights."""
+    model_type = getattr(model_config, "model_type", None)
+    if model_type == "bart":
+        return "post-ln", int(model_config.encoder_layers) + int(model_config.decoder_layers)
+    if model_type in _POST_LN_SITES:
+        return "post-ln", int(model_config.num_hidden_layers)
+    if model_type in _PRE_LN_DECODERS:
+        return "pre-ln", int(model_config.num_hidden_layers)
+    raise AdapterError(f"a {model_type or 'model of unknown type'} model cannot take debiasing adapters here: its "
+                       "feed-forward placement is known for BERT-family encoders, BART and pre-LN decoders "
+                       "(GPT-2, Llama, Mistral, Qwen, …) only")
+
+
+def backbone_manifest(spec: ModelSpec, model_config: Any, label: str | None = None) -> dict[str, Any]:
+    """What an adapter records about the backbone it was trained in (identity hash, architecture); reads the
+    config only."""
+    kind, sites = layout(model_config)
     record = spec.to_manifest()
-    return {"source": record.get("source"), "identity": record.get("identity"), "task": spec.task,
-            "model_type": model.config.model_type, "hidden_size": int(model.config.hidden_size),
-            "num_layers": int(getattr(model.config, "num_hidden_layers", len(sites))), "sites": len(sites),
-            "placement": kind}
+    return {"label": label or record.get("source"), "source": record.get("source"),
+            "identity": record.get("identity"), "task": spec.task, "model_type": model_config.model_type,
+            "hidden_size": int(model_config.hidden_size), "sites": sites, "placement": kind}
+
+
+def parameter_counts(model_config: Any, adapter_config: AdapterConfig) -> dict[str, int]:
+    """Adapter parameters from the layout alone: per site 2·h·b + b + h (b = h // reduction factor)."""
+    _, sites = layout(model_config)
+    hidden = int(model_config.hidden_size)
+    bottleneck = max(1, hidden // adapter_config.reduction_factor)
+    return {"adapter": sites * (2 * hidden * bottleneck + bottleneck + hidden), "sites": sites,
+            "bottleneck": bottleneck}
 
 
 def check_backbone(info: AdapterInfo, spec: ModelSpec, label: str | None = None) -> None:
@@ -439,12 +466,13 @@ def check_backbone(info: AdapterInfo, spec: ModelSpec, label: str | None = None)
     backbone = info.backbone
     wanted = spec.to_manifest()
     name = label or spec.display_name
+    trained_in = backbone.get("label") or backbone.get("source")
     if backbone.get("task") not in (None, spec.task):
-        raise AdapterError(f"adapter {info.adapter_id!r} belongs to a {backbone.get('task')} backbone "
-                           f"({backbone.get('source')}), not to the {spec.task} {name}")
+        raise AdapterError(f"adapter {info.adapter_id!r} was trained in the {backbone.get('task')} backbone "
+                           f"{trained_in}, not in the {spec.task} model {name}")
     if backbone.get("identity") != wanted.get("identity"):
-        raise AdapterError(f"adapter {info.adapter_id!r} belongs to the backbone {backbone.get('source')} "
-                           f"({backbone.get('identity')}), not to {name} ({wanted.get('identity')})")
+        raise AdapterError(f"adapter {info.adapter_id!r} was trained in the backbone {trained_in} "
+                           f"({backbone.get('identity')}), not in {name} ({wanted.get('identity')})")
 
 
 def load_adapted(spec: ModelSpec, adapter_id: str) -> ModelBase:
