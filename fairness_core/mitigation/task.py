@@ -99,7 +99,10 @@ def job_request(request: TrainRequest, data: TrainingData) -> dict[str, Any]:
 
 
 def adapter_id_for(job: dict[str, Any]) -> str:
-    backbone = _slug(str(job["backbone"].get("label") or job["backbone"].get("source")))
+    from pathlib import Path
+
+    label = str(job["backbone"].get("label") or job["backbone"].get("source"))
+    backbone = _slug(Path(label).name if Path(label).expanduser().exists() else label)
     return f"{job['metric']['name']}-{backbone}-{job['attribute']}-{request_key(job)[:10]}"
 
 

@@ -257,13 +257,10 @@ def work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]
     it again from the checkpoint at `start`."""
     import torch
 
-    from fairness_core.jobs.queue import live_threads, usable_cores
-
     start, stop = int(shard["start"]), int(shard["stop"])
 
     threads_before = torch.get_num_threads()
-    # Every core on a quiet machine, one when others keep the cores busy (jobs.queue.live_threads).
-    torch.set_num_threads(live_threads(usable_cores(), 1, os.getloadavg()[0]))
+    torch.set_num_threads(training_threads())
     rows = []
     try:
         trainer = trainer_at(request, start)
@@ -283,6 +280,17 @@ def work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]
         torch.set_num_threads(threads_before)
     _drop_old_checkpoints(request, keep_from=start)
     return rows
+
+
+def training_threads() -> int:
+    """`OMP_NUM_THREADS` when it is set (a pinned setting), else every core on a quiet machine and one when other
+    programs keep the cores busy (`jobs.queue.live_threads`: two threads on two busy cores wait for each other)."""
+    from fairness_core.jobs.queue import live_threads, usable_cores
+
+    pinned = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if pinned.isdigit() and int(pinned) >= 1:
+        return int(pinned)
+    return live_threads(usable_cores(), 1, os.getloadavg()[0])
 
 
 def _drop_old_checkpoints(request: dict[str, Any], keep_from: int) -> None:
