@@ -11,11 +11,15 @@ face: the page and the `mitigate` command import from here and nothing else of t
 from fairness_core.mitigation.data import TrainingData, TrainingDataError
 from fairness_core.mitigation.options import (
     ATTRIBUTES,
+    BACKBONE_TASK,
     DEFAULT_QUALITY,
+    DEVIATIONS,
+    PAPER_TABLE5,
     PRESET_KEYS,
     PRESETS,
     TRAINABLE,
     Preset,
+    preset,
     presets_for,
 )
 from fairness_core.mitigation.request import (
@@ -38,6 +42,7 @@ from fairness_core.mitigation.task import (
     changed,
     evaluate,
     export_adapter,
+    find_adapter,
     import_adapter,
     list_adapters,
     loss_curve,
@@ -47,10 +52,11 @@ from fairness_core.mitigation.task import (
 )
 
 __all__ = [
-    "ATTRIBUTES", "DEFAULT_QUALITY", "PRESETS", "PRESET_KEYS", "TRAINABLE", "BiasChange", "Evaluation",
+    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "PAPER_TABLE5", "PRESETS", "PRESET_KEYS",
+    "TRAINABLE", "BiasChange", "Evaluation",
     "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
     "TrainingData", "TrainingDataError", "Variant", "adapter_id_for", "bias_change", "build_evaluation",
     "build_train_request", "build_training_task", "changed", "changed_pairs", "check_training_limit",
-    "estimate_training", "evaluate", "export_adapter", "import_adapter", "list_adapters", "loss_curve",
-    "presets_for", "run_evaluation", "train", "training_data",
+    "estimate_training", "evaluate", "export_adapter", "find_adapter", "import_adapter", "list_adapters", "loss_curve",
+    "preset", "presets_for", "run_evaluation", "train", "training_data",
 ]

