@@ -23,6 +23,8 @@ from fairness_core.mitigation.options import (
 )
 
 MAX_STEPS = 10_000_000
+#: a step costs at least this much whatever the backbone (tokenising, Python, the optimiser)
+MIN_SECONDS_PER_STEP = 0.1
 
 
 class MitigationError(ValueError):
@@ -146,8 +148,11 @@ def estimate_training(request: TrainRequest, cuda: bool | None = None) -> TrainE
 
         cuda = describe_device().get("kind") == "cuda"
     recipe = request.preset
-    size = PARAMS_M.get(recipe.model, PARAMS_M.get(request.metric.model_id, 110))
-    seconds = CPU_SECONDS_PER_STEP_PER_M[request.family] * size * recipe.batch / 32
+    size = PARAMS_M.get(request.metric.model_id)
+    if size is None:
+        counted = backbone_parameters(request.metric.model_spec().resolved().source)
+        size = counted / 1e6 if counted else 110
+    seconds = max(MIN_SECONDS_PER_STEP, CPU_SECONDS_PER_STEP_PER_M[request.family] * size * recipe.batch / 32)
     if cuda:
         seconds /= GPU_SPEEDUP
     return TrainEstimate(recipe.steps, seconds, "gpu" if cuda else "cpu")
@@ -220,3 +225,20 @@ def build_evaluation(metric: str | None = None, model: str | None = None, adapte
         except metric_quality.RequestError as error:
             raise MitigationError(str(error)) from None
     return EvaluationRequest(before, after, dataset, judgments, attribute, n_resamples)
+
+
+def backbone_parameters(source: str) -> int:
+    """Parameters of a local checkpoint, summed from its safetensors headers (no weights read; 0 when unknown)."""
+    import json
+    from pathlib import Path
+
+    folder = Path(source).expanduser()
+    total = 0
+    for path in sorted(folder.glob("*.safetensors")) if folder.is_dir() else []:
+        try:
+            with path.open("rb") as handle:
+                header = json.loads(handle.read(int.from_bytes(handle.read(8), "little")))
+        except (OSError, ValueError):
+            return 0
+        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+    return total

@@ -159,20 +159,10 @@ def loss_curve(store: RunStore, run_id: str) -> Any:
 
 def _backbone_parameters(job: dict[str, Any]) -> int:
     """The backbone's parameter count (from its safetensors headers; no weights are loaded)."""
-    import json
-    from pathlib import Path
-
     from fairness_core.metrics.registry import metric_from_signature
+    from fairness_core.mitigation.request import backbone_parameters
 
-    source = Path(metric_from_signature(job["metric"]).model_spec().resolved().source)
-    total = 0
-    for path in sorted(source.glob("*.safetensors")) if source.is_dir() else []:
-        with path.open("rb") as handle:
-            header = json.loads(handle.read(int.from_bytes(handle.read(8), "little")))
-        for key, value in header.items():
-            if key != "__metadata__":
-                total += math.prod(value["shape"])
-    return total
+    return backbone_parameters(metric_from_signature(job["metric"]).model_spec().resolved().source)
 
 
 def publish(store: RunStore, run_id: str, job: dict[str, Any]) -> str:
