@@ -195,6 +195,7 @@ class EncoderMetric(ModelMetric):
     def validate(self) -> None:
         from fairness_core.metrics.base import MetricOptionError
 
+        super().validate()  # the adapter, if one is named
         chosen = getattr(self.options, "layer", None)
         if chosen is not None:
             count = self.layer_count()

@@ -261,8 +261,11 @@ def score_pairs(variant: Variant, dataset: Any, store: RunStore, cancel: CancelT
     from fairness_core import metric_bias
 
     metric = variant.build()
-    runs = metric_bias.run_metrics(dataset, [metric], store, cancel=cancel,
-                                   on_progress=None if on_progress is None else lambda _n, p: on_progress(p))
+    try:
+        runs = metric_bias.run_metrics(dataset, [metric], store, cancel=cancel,
+                                       on_progress=None if on_progress is None else lambda _n, p: on_progress(p))
+    except (metric_bias.ModelUnavailableError, metric_bias.MetricOptionError) as error:
+        raise MitigationError(str(error)) from None
     if runs[0].partial or (cancel is not None and cancel.cancelled):
         raise MitigationError(f"scoring {variant.label} on {dataset.name} was cancelled")
     table = metric_bias.pair_table(store, [runs[0].run_id], metrics=[metric.name])
@@ -278,7 +281,10 @@ def score_quality(variant: Variant, judgments: Any, store: RunStore, cancel: Can
 
     metric = variant.build()
     request = metric_quality.build_request(judgments, [metric], n_resamples=0)
-    outcome = metric_quality.run_quality(request, store, on_progress=on_progress, cancel=cancel)
+    try:
+        outcome = metric_quality.run_quality(request, store, on_progress=on_progress, cancel=cancel)
+    except (metric_quality.ModelUnavailableError, metric_quality.MetricOptionError) as error:
+        raise MitigationError(str(error)) from None
     if not outcome.runs or outcome.runs[0].status != "complete" or (cancel is not None and cancel.cancelled):
         raise MitigationError(f"scoring {variant.label} on {judgments.name} was cancelled")
     return outcome.scores[metric.name].to_numpy(), outcome.runs[0].run_id

@@ -3,13 +3,13 @@ adapter (progress, loss curve), compare before and after on both axes, import an
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.markdown_text import shown
+from tests.mitigation.training_cache import build_once, fresh_cache
 
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "mitigation.py")
 OTHER = "(other Hugging Face id or local path)"
@@ -17,27 +17,13 @@ OTHER = "(other Hugging Face id or local path)"
 
 @pytest.fixture(scope="module")
 def data_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built training set, once for the module (it reads PANDA's archive)."""
-    import os
-
-    from fairness_core.mitigation import training_data
-
-    folder = tmp_path_factory.mktemp("data-cache")
-    previous = os.environ.get("FAIRNESS_LAB_CACHE")
-    os.environ["FAIRNESS_LAB_CACHE"] = str(folder)
-    try:
-        training_data("gender")
-    finally:
-        os.environ.pop("FAIRNESS_LAB_CACHE") if previous is None else os.environ.__setitem__("FAIRNESS_LAB_CACHE",
-                                                                                            previous)
-    return folder
+    return build_once(tmp_path_factory.mktemp("data-cache"))
 
 
 @pytest.fixture()
 def page(isolated_store: Path, data_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
          tiny_bert: Path) -> AppTest:
-    cache = tmp_path / "cache"
-    shutil.copytree(data_cache / "mitigation", cache / "mitigation")
+    cache = fresh_cache(data_cache, tmp_path / "cache")
     monkeypatch.setenv("FAIRNESS_LAB_CACHE", str(cache))
     app = AppTest.from_file(PAGE, default_timeout=180)
     app.session_state["mit_model_bertscore"] = OTHER
@@ -93,5 +79,5 @@ def test_adapters_are_imported_from_bytes_and_bad_files_are_one_sentence(page: A
     # AppTest has no file_uploader element: the page's import is the face's, which takes bytes and a name
     from fairness_core import mitigation
 
-    with pytest.raises(mitigation.MitigationError, match="notes.txt is not a safetensors file"):
+    with pytest.raises(mitigation.MitigationError, match=r"notes\.txt is not a safetensors file"):
         mitigation.import_adapter(b"plain text", "notes.txt")

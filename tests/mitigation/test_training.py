@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,33 +17,20 @@ import torch
 
 from fairness_core.jobs import CancelToken
 from fairness_core.mitigation import build_train_request, train
-from fairness_core.mitigation.task import training_data
 from fairness_core.models.adapters import list_adapters, load_weights
 from fairness_core.store import RunStore
+from tests.mitigation.training_cache import build_once, fresh_cache
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def data_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache directory holding the built training set (built once for the module: it reads PANDA's archive)."""
-    folder = tmp_path_factory.mktemp("data-cache")
-    previous = os.environ.get("FAIRNESS_LAB_CACHE")
-    os.environ["FAIRNESS_LAB_CACHE"] = str(folder)
-    try:
-        training_data("gender")
-    finally:
-        if previous is None:
-            os.environ.pop("FAIRNESS_LAB_CACHE")
-        else:
-            os.environ["FAIRNESS_LAB_CACHE"] = previous
-    return folder
+    return build_once(tmp_path_factory.mktemp("data-cache"))
 
 
 def _cache(data_cache: Path, target: Path) -> Path:
-    """A fresh cache directory with the built training set in it (checkpoints and adapters start empty)."""
-    shutil.copytree(data_cache / "mitigation", target / "mitigation")
-    return target
+    return fresh_cache(data_cache, target)
 
 
 @pytest.fixture()
