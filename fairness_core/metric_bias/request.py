@@ -118,6 +118,25 @@ def parse_model_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]
     return general, targeted
 
 
+def adapters_for(model: str) -> list[str]:
+    """Ids of the stored debiasing adapters (models/adapters.py) trained in backbone `model` (matched by identity)."""
+    from fairness_core.models import resolve_model
+    from fairness_core.models.adapters import AdapterError, check_backbone, list_adapters
+
+    try:
+        spec = resolve_model(model, "encoder")
+    except Exception:  # a model that cannot be named here has no adapters
+        return []
+    fitting = []
+    for info in list_adapters():
+        try:
+            check_backbone(info, spec)
+        except AdapterError:
+            continue
+        fitting.append(info.adapter_id)
+    return fitting
+
+
 def parse_adapter_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]:
     """`--adapter ID` (every model-based metric whose backbone it fits) and `--adapter metric=ID` (one)."""
     return parse_model_flags(items)

@@ -51,6 +51,13 @@ class Objective:
     def device(self) -> Any:
         return next(self.model.parameters()).device
 
+    @property
+    def max_tokens(self) -> int:
+        """`MAX_TOKENS`, or fewer when the model has fewer positions."""
+        config = self.model.config
+        positions = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+        return min(MAX_TOKENS, int(positions)) if positions else MAX_TOKENS
+
     def scores(self, candidates: Sequence[str], references: Sequence[str]) -> Any:
         raise NotImplementedError
 
@@ -78,7 +85,7 @@ class MatchingObjective(Objective):
         import torch
 
         ids = self.tokenizer([self.prefix + t.strip() for t in texts], truncation=True,
-                             max_length=MAX_TOKENS)["input_ids"]
+                             max_length=self.max_tokens)["input_ids"]
         width = max(len(row) for row in ids)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         device = self.device
@@ -147,10 +154,11 @@ class GenerationObjective(Objective):
         tok = self.tokenizer
         prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         rows = []
+        limit = self.max_tokens
         for source, target in zip(sources, targets, strict=True):
             context = tok(self.prompt.format(source=source), add_special_tokens=False)["input_ids"] or [prefix]
-            continuation = tok(" " + target, add_special_tokens=False)["input_ids"][:MAX_TOKENS]
-            rows.append((context[-MAX_TOKENS:], continuation))
+            continuation = tok(" " + target, add_special_tokens=False)["input_ids"][: limit // 2]
+            rows.append((context[-(limit - len(continuation)):], continuation))  # the prompt's end stays
         width = max(len(a) + len(b) for a, b in rows)
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -172,9 +180,9 @@ class GenerationObjective(Objective):
         import torch
 
         encoded = self.tokenizer(list(sources), return_tensors="pt", padding=True, truncation=True,
-                                 max_length=MAX_TOKENS)
+                                 max_length=self.max_tokens)
         labels = self.tokenizer(text_target=list(targets), return_tensors="pt", padding=True, truncation=True,
-                                max_length=MAX_TOKENS)
+                                max_length=self.max_tokens)
         label_ids, label_mask = labels["input_ids"], labels["attention_mask"].bool()
         out = self.model(input_ids=encoded["input_ids"].to(self.device),
                          attention_mask=encoded["attention_mask"].to(self.device),
@@ -197,7 +205,7 @@ class RegressionObjective(Objective):
 
     def scores(self, candidates: Sequence[str], references: Sequence[str]) -> Any:
         encoded = self.tokenizer(list(references), list(candidates), return_tensors="pt", padding=True,
-                                 truncation=True, max_length=MAX_TOKENS)
+                                 truncation=True, max_length=self.max_tokens)
         logits = self.model(**{k: v.to(self.device) for k, v in encoded.items()}).logits
         return logits[:, 0].float()
 

@@ -101,7 +101,7 @@ class Trainer:
         self.parameters = [p for a in self.adapters for p in a.parameters()]
         for parameter in self.parameters:
             parameter.requires_grad_(True)
-        layer = getattr(metric, "layer", None) if request["family"] == "matching" else None
+        layer = _matching_layer(request["metric"], metric) if request["family"] == "matching" else None
         self.objective = objective_for(request["family"], self.model, self.tokenizer, layer=layer,
                                        prompt=getattr(metric, "prompt", None))
         self.optimizer = torch.optim.Adam(self.parameters, lr=self.hyper.lr)
@@ -201,6 +201,14 @@ class Trainer:
 def _numpy_state(state: tuple[Any, ...]) -> str:
     name, keys, position, has_gauss, cached = state
     return json.dumps([name, [int(k) for k in keys], int(position), int(has_gauss), float(cached)])
+
+
+def _matching_layer(signature: dict[str, Any], metric: Any) -> int:
+    """The BERTScore layer the metric reads, from its signature (no model load: a trainer holds its own copy)."""
+    chosen = signature.get("options", {}).get("layer")
+    if chosen is None:
+        chosen = signature.get("default_layer", "last")
+    return metric.layer_count() if chosen in (None, "last") else int(chosen)
 
 
 def read_checkpoint(path: Path) -> dict[str, Any] | None:

@@ -132,3 +132,24 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_adapter(data_cac
 
     name = f"{result['adapter_id']}.safetensors"
     _assert_same_adapter(load_file(cache / "adapters" / name), load_file(other_cache / "adapters" / name))
+
+
+@pytest.mark.parametrize("metric, fixture", [("bartscore", "tiny_gpt2"), ("bartscore", "tiny_bart"),
+                                             ("bleurt", "tiny_bert_classifier")])
+def test_generation_and_regression_adapters_train_and_score(cache, tmp_path, metric, fixture, request):
+    """The generation paradigm (BARTScore-style: decoder-only as offline, seq2seq as the paper's BART) and the
+    regression paradigm (BLEURT: a sequence classifier) train and then score through the registered metric."""
+    from fairness_core.metrics import metric_from_request
+
+    folder = str(request.getfixturevalue(fixture))
+    outcome = train(build_train_request(metric, folder, steps=2, batch=4), RunStore(tmp_path / "runs.duckdb"))
+    assert outcome.status == "complete" and outcome.adapter_id.startswith(metric)
+    plain = metric_from_request(metric, model=folder)
+    adapted = metric_from_request(metric, model=folder, adapter=outcome.adapter_id)
+    adapted.validate()
+    assert adapted.signature()["adapter"]["id"] == outcome.adapter_id and "adapter" not in plain.signature()
+    candidates, references = ["the nurse said that she would help"], ["the nurse said that the nurse would help"]
+    primary = plain.primary
+    before = plain.score(candidates, references)[primary]
+    after = adapted.score(candidates, references)[primary]
+    assert before.shape == after.shape == (1,) and abs(float(after[0]) - float(before[0])) > 0  # trained: it moved
