@@ -8,7 +8,7 @@ adapter files, evaluation), `summary` (paired bias change, changed pairs). This 
 face: the page and the `mitigate` command import from here and nothing else of this package.
 """
 
-from fairness_core.mitigation.data import TrainingData, TrainingDataError
+from fairness_core.mitigation.data import TrainingData, TrainingDataError, training_data
 from fairness_core.mitigation.options import (
     ATTRIBUTES,
     BACKBONE_TASK,
@@ -27,6 +27,7 @@ from fairness_core.mitigation.request import (
     MitigationError,
     TrainEstimate,
     TrainRequest,
+    Variant,
     build_evaluation,
     build_train_request,
     check_training_limit,
@@ -36,7 +37,6 @@ from fairness_core.mitigation.summary import BiasChange, bias_change, changed_pa
 from fairness_core.mitigation.task import (
     Evaluation,
     TrainOutcome,
-    Variant,
     adapter_id_for,
     build_training_task,
     changed,
@@ -48,7 +48,6 @@ from fairness_core.mitigation.task import (
     loss_curve,
     run_evaluation,
     train,
-    training_data,
 )
 
 __all__ = [

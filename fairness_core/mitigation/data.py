@@ -333,3 +333,17 @@ def cached_build(attribute: str = "gender", quality_texts: Sequence[str] = ()) -
     staging.write_bytes(gzip.compress(json.dumps(record, ensure_ascii=False).encode("utf-8")))
     staging.replace(path)
     return data
+
+
+@functools.lru_cache(maxsize=1)
+def quality_texts() -> tuple[str, ...]:
+    """REALSumm's summaries and references (the quality evaluation), kept out of training."""
+    from fairness_core.metric_quality import load_judgments
+
+    frame = load_judgments("realsumm").frame
+    return tuple(dict.fromkeys(list(frame["candidate"]) + list(frame["reference"])))
+
+
+def training_data(attribute: str) -> TrainingData:
+    """The training set for `attribute`, kept out of every evaluation text (bias pairs and quality judgments)."""
+    return cached_build(attribute, quality_texts())

@@ -170,6 +170,49 @@ def check_training_limit(work: TrainEstimate, max_hours: Any = None) -> None:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One side of a comparison: a metric with its backbone, and an adapter or none."""
+
+    metric: str
+    model: str
+    adapter: str | None = None
+    layer: int | None = None
+
+    def build(self) -> Any:
+        from fairness_core.metrics import MetricOptionError, metric_from_request
+
+        options: dict[str, Any] = {"model": self.model}
+        if self.adapter:
+            options["adapter"] = self.adapter
+        if self.layer is not None:
+            options["layer"] = self.layer
+        try:
+            built = metric_from_request(self.metric, **options)
+            built.validate()
+        except MetricOptionError as error:
+            raise MitigationError(str(error)) from None
+        return built
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} + adapter {self.adapter}" if self.adapter else self.model
+
+
+def adapter_variant(adapter_id: str, metric: str | None = None, model: str | None = None) -> Variant:
+    """The variant an adapter id names (metric and backbone from its manifest unless given)."""
+    from fairness_core.models.adapters import AdapterError, read_adapter
+
+    try:
+        info = read_adapter(adapter_id)
+    except AdapterError as error:
+        raise MitigationError(str(error)) from None
+    trained = info.manifest.get("trained", {})
+    name = metric or trained.get("metric", {}).get("name") or "bertscore"
+    backbone = model or info.backbone.get("label") or ""
+    return Variant(name, backbone, adapter_id)
+
+
+@dataclass(frozen=True)
 class EvaluationRequest:
     """Two variants (before, after), the pairs that measure bias and the judgments that measure quality."""
 
@@ -192,7 +235,6 @@ def build_evaluation(metric: str | None = None, model: str | None = None, adapte
     scored."""
     from fairness_core import metric_bias, metric_quality
     from fairness_core.metrics import METRICS
-    from fairness_core.mitigation.task import Variant, adapter_variant
 
     if not adapter and not compare_model:
         raise MitigationError("give an adapter (--adapter ID: before vs after it) or another backbone "

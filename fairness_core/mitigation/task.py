@@ -12,7 +12,6 @@ is answered from the store.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import shutil
@@ -22,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairness_core.jobs import CancelToken, Progress, Task, run_task
-from fairness_core.mitigation.data import BUILDER_VERSION, TrainingData, TrainingDataError, cached_build
-from fairness_core.mitigation.request import MitigationError, TrainRequest
+from fairness_core.mitigation.data import BUILDER_VERSION, TrainingData, TrainingDataError, training_data
+from fairness_core.mitigation.request import MitigationError, TrainRequest, Variant
 from fairness_core.mitigation.training import (
     GRAD_CLIP,
     KIND,
@@ -38,20 +37,6 @@ from fairness_core.store import RunStore
 
 #: loss averages reported as "first" and "last" are over this many steps (one step's loss is noisy)
 LOSS_WINDOW = 10
-
-
-@functools.lru_cache(maxsize=1)
-def quality_texts() -> tuple[str, ...]:
-    """REALSumm's summaries and references (the quality evaluation), kept out of training."""
-    from fairness_core.metric_quality import load_judgments
-
-    frame = load_judgments("realsumm").frame
-    return tuple(dict.fromkeys(list(frame["candidate"]) + list(frame["reference"])))
-
-
-def training_data(attribute: str) -> TrainingData:
-    """The training set for `attribute`, kept out of every evaluation text (bias pairs and quality judgments)."""
-    return cached_build(attribute, quality_texts())
 
 
 def shard_steps(steps: int) -> int:
@@ -226,35 +211,6 @@ def train(request: TrainRequest, store: RunStore, on_progress: Callable[[Progres
 
 
 # -- judging a variant: bias on pairs, agreement with people ------------------------------------------------------
-@dataclass(frozen=True)
-class Variant:
-    """One side of a comparison: a metric with its backbone, and an adapter or none."""
-
-    metric: str
-    model: str
-    adapter: str | None = None
-    layer: int | None = None
-
-    def build(self) -> Any:
-        from fairness_core.metrics import MetricOptionError, metric_from_request
-
-        options: dict[str, Any] = {"model": self.model}
-        if self.adapter:
-            options["adapter"] = self.adapter
-        if self.layer is not None:
-            options["layer"] = self.layer
-        try:
-            built = metric_from_request(self.metric, **options)
-            built.validate()
-        except MetricOptionError as error:
-            raise MitigationError(str(error)) from None
-        return built
-
-    @property
-    def label(self) -> str:
-        return f"{self.model} + adapter {self.adapter}" if self.adapter else self.model
-
-
 def score_pairs(variant: Variant, dataset: Any, store: RunStore, cancel: CancelToken | None = None,
                 on_progress: Callable[[Progress], None] | None = None) -> Any:
     """Per-pair scores of a variant on a pair dataset (a stored metric-bias run): item, attribute, texts, s1, s2."""
@@ -376,20 +332,6 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
         on_progress(Progress(phases, phases, time.monotonic() - started, unit="scoring steps"))
     return Evaluation(before, after, chosen, overall, attributes, quality, pairs, dataset.name,
                       None if judgments is None else judgments.name, run_ids, sides)
-
-
-def adapter_variant(adapter_id: str, metric: str | None = None, model: str | None = None) -> Variant:
-    """The variant an adapter id names (metric and backbone from its manifest unless given)."""
-    from fairness_core.models.adapters import AdapterError, read_adapter
-
-    try:
-        info = read_adapter(adapter_id)
-    except AdapterError as error:
-        raise MitigationError(str(error)) from None
-    trained = info.manifest.get("trained", {})
-    name = metric or trained.get("metric", {}).get("name") or "bertscore"
-    backbone = model or info.backbone.get("label") or ""
-    return Variant(name, backbone, adapter_id)
 
 
 def changed(evaluation: Evaluation, limit: int = 20) -> list[dict[str, Any]]:

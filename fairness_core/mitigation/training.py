@@ -221,8 +221,7 @@ def read_checkpoint(path: Path) -> dict[str, Any] | None:
 
 
 def _training_data(request: dict[str, Any]) -> Any:
-    from fairness_core.mitigation.data import TrainingDataError
-    from fairness_core.mitigation.task import training_data
+    from fairness_core.mitigation.data import TrainingDataError, training_data
 
     data = training_data(request["attribute"])
     if data.content_hash() != request["data"]["sha256"]:
