@@ -17,7 +17,7 @@ from pathlib import Path
 from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json, progress_printer
 
 TRAIN_HELP = """\
-presets (--preset): cpu (default) = minutes on this machine (BERTScore: all-MiniLM-L6-v2, 50 steps of 16
+presets (--preset): cpu (default) = minutes on this machine (BERTScore: all-MiniLM-L6-v2, 40 steps of 16
   counterfactual triples + 16 distillation pairs, Adam 1e-3, reduction factor 16, ReLU); the paper's Table 7 rows
   for a GPU: paper-bertscore-base, paper-bertscore-large, paper-bartscore-base, paper-bleurt-base. The estimate is
   printed first; a request above --max-hours (default 4) is refused.
