@@ -167,14 +167,23 @@ class GenerationObjective(Objective):
             sequence = context + continuation
             ids[row, : len(sequence)] = torch.tensor(sequence)
             mask[row, : len(sequence)] = 1
-        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-        means = []
-        for row, (context, continuation) in enumerate(rows):
-            positions = torch.arange(len(context) - 1, len(context) - 1 + len(continuation), device=self.device)
-            target = torch.tensor(continuation, device=self.device)
-            means.append(logprobs[row, positions, target].mean())
-        return torch.stack(means)
+        # The vocabulary projection only where a continuation token is predicted: the full (rows, width, vocabulary)
+        # logits of a 49k-token vocabulary cost a fifth of the compute and most of the memory of a step.
+        rows_index = torch.tensor([row for row, (c, t) in enumerate(rows) for _ in t], device=self.device)
+        positions = torch.tensor([len(c) - 1 + k for c, t in rows for k in range(len(t))], device=self.device)
+        targets = torch.tensor([token for _, t in rows for token in t], device=self.device)
+        head = self.model.get_output_embeddings()
+        if head is None or getattr(self.model.config, "final_logit_softcapping", None):
+            logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+            picked = logits[rows_index, positions]
+        else:
+            hidden = self.model.base_model(input_ids=ids.to(self.device),
+                                           attention_mask=mask.to(self.device)).last_hidden_state
+            picked = head(hidden[rows_index, positions])
+        token_logprobs = torch.log_softmax(picked.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+        sums = torch.zeros(len(rows), device=self.device).index_add(0, rows_index, token_logprobs)
+        counts = torch.tensor([len(t) for _, t in rows], device=self.device, dtype=sums.dtype)
+        return sums / counts
 
     def _seq2seq(self, sources: Sequence[str], targets: Sequence[str]) -> Any:
         import torch

@@ -52,12 +52,18 @@ def job_request(request: TrainRequest, data: TrainingData) -> dict[str, Any]:
     """The training run's manifest request (module docstring)."""
     from transformers import AutoConfig
 
-    from fairness_core.models.adapters import AdapterConfig, AdapterError, backbone_manifest, parameter_counts
+    from fairness_core.models.adapters import (
+        AdapterConfig,
+        AdapterError,
+        backbone_manifest,
+        checkpoint_folder,
+        parameter_counts,
+    )
 
     metric = request.metric
     spec = metric.model_spec()
     try:
-        config = AutoConfig.from_pretrained(spec.resolved().source, trust_remote_code=False)
+        config = AutoConfig.from_pretrained(checkpoint_folder(spec), trust_remote_code=False)
         adapter_config = AdapterConfig(request.preset.reduction_factor, request.preset.activation)
         backbone = backbone_manifest(spec, config, metric.model_id)
         counts = parameter_counts(config, adapter_config)
@@ -146,8 +152,9 @@ def _backbone_parameters(job: dict[str, Any]) -> int:
     """The backbone's parameter count (from its safetensors headers; no weights are loaded)."""
     from fairness_core.metrics.registry import metric_from_signature
     from fairness_core.mitigation.request import backbone_parameters
+    from fairness_core.models.adapters import checkpoint_folder
 
-    return backbone_parameters(metric_from_signature(job["metric"]).model_spec().resolved().source)
+    return backbone_parameters(checkpoint_folder(metric_from_signature(job["metric"]).model_spec()))
 
 
 def publish(store: RunStore, run_id: str, job: dict[str, Any]) -> str:

@@ -428,6 +428,16 @@ def _check_shapes(weights: dict[str, Any], manifest: dict[str, Any], name: str) 
 
 
 # -- backbones ----------------------------------------------------------------------------------------
+def checkpoint_folder(spec: ModelSpec) -> str:
+    """The folder with the backbone's config and safetensors weights (a GGUF file's converted copy, made once)."""
+    resolved = spec.resolved()
+    if resolved.gguf_file:
+        from fairness_core.models.loading import gguf_converted_dir
+
+        return str(gguf_converted_dir(resolved))
+    return resolved.source
+
+
 def layout(model_config: Any) -> tuple[str, int]:
     """("post-ln" | "pre-ln", number of adapters) for a model config, without loading weights."""
     model_type = getattr(model_config, "model_type", None)
