@@ -137,6 +137,9 @@ with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metric
                "the signed subgroup gaps (prompts are the sampled unit) folded at zero, so it contains the estimate "
                "and reaches 0 when no gap is detectable (a percentile bootstrap of |gaps| never covers a zero bias "
                "and under-covers at 4 prompts per subgroup).")
+    power_note = cairo.interval_power_note(cairo.interval_power(shown))
+    if power_note:
+        st.caption(common.escape_markdown(power_note))
     st.download_button("Download the bias table (CSV)", csv_text, file_name="cairo_bias_table.csv",
                        key="cairo_download")
 for note in table.notes:

@@ -94,6 +94,11 @@ def direction_upload_view() -> None:
     if rr or da:
         variant_list = ds.uploaded_variants(result, scores.segments, scores.directions, scores.matrix)
         st.dataframe(pd.DataFrame(ds.meta_table(variant_list, rr, da)), hide_index=True, width="stretch")
+        if da and not rr:
+            st.caption("The |r| intervals here resample segments one by one: a direct-assessment file names no "
+                       "source, so hypotheses of one source are treated as independent and the intervals are too "
+                       "narrow when sources share hypotheses; score the segments with a group column to resample "
+                       "sources.")
 
 
 if source.startswith("Upload direction"):
@@ -257,7 +262,8 @@ with corpus_tab:
         matrices = {tw: ds.score_matrix(outcome.scores, tw, segment_order=order) for tw in ds.TERM_WEIGHTINGS}
         rows = pd.DataFrame(ds.meta_table(ds.variants(matrices, term_weighting=term_weighting,
                                                 hypo_tokens=ds.hypothesis_tokens(outcome.scores)),
-                                       ranking or None, human or None, n_resamples=1000))
+                                       ranking or None, human or None, n_resamples=1000,
+                                       units={s.segment_id: s.group or s.segment_id for s in segments.segments}))
         statistic = "Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|"
         st.subheader("Meta-evaluation: " + ("Kendall τ-like (Eq. 5)" if ranking else "Pearson |r|")
                      + (" — synthetic" if segments.synthetic else ""))

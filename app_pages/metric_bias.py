@@ -191,7 +191,8 @@ with tab_norm:
     agreement = mb.rank_agreement_interval(pairs_frame, primary_names, list(mb.NORMALISATIONS), n_resamples=300)
     left.caption(common.escape_markdown(
         "Kendall τ of each ranking with the min-max ranking [95% bootstrap interval, pairs resampled "
-                 "within attributes, the same pairs for every metric]: "
+                 "within attributes, the same pairs for every metric, each metric's min-max range and sd "
+                 "recomputed in every resample, since the rankings differ only through them]: "
                  + ", ".join(f"{k} τ = {v['tau']:.2f} [{v['ci_low']:.2f}, {v['ci_high']:.2f}]"
                              for k, v in agreement.items())))
     with right:

@@ -53,7 +53,7 @@ with calculator_tab:
                 "group with a longer term list does not pull the background towards itself. Upload a "
                 "CSV `template_id,group,term,score`, or use the paper's worked example (App. A.2.2, Table 1).")
     upload = st.file_uploader("Score file (CSV)", type=["csv"], key="ta_scores_upload")
-    resamples = st.number_input("Bootstrap resamples over templates (0 = none)", 0, 5000, 1000, step=500,
+    resamples = st.number_input("Bootstrap resamples over templates and names (0 = none)", 0, 5000, 1000, step=500,
                                 key="ta_scores_resamples")
     try:
         if upload is None:
@@ -81,8 +81,9 @@ with calculator_tab:
                     "France because it rounds the group mean (0.196) and the background (0.199) first.")
         common.how_to_read(
             "A value of 1 means the group's sentences were scored exactly like the average sentence of the same "
-            "template; lower values mean a larger gap, in either direction. With one template there is no "
-            "interval: the bootstrap resamples templates, the unit that was sampled.")
+            "template; lower values mean a larger gap, in either direction. The interval resamples templates and, "
+            "within each group, its names (a name fills every template, so it moves every template's score): with "
+            "one template there is no interval.")
 
 # ------------------------------------------------------------------------------------------ importers
 with import_tab:
@@ -252,7 +253,7 @@ with adapt_tab:
         st.subheader("Naturally occurring examples (Table 2)")
         st.dataframe(adaptation.noe_counts(report["noes"]), hide_index=True, key="ta_noes")
 
-        st.subheader("VBCM per set, with 95% bootstrap intervals over templates")
+        st.subheader("VBCM per set, with 95% bootstrap intervals over templates and names")
         frame = report["vbcm"]
         for (classifier, attribute), part in frame.groupby(["classifier", "attribute"], sort=False):
             st.plotly_chart(charts.vbcm_bars(part, f"{classifier} · {attribute}"),
@@ -281,8 +282,12 @@ with adapt_tab:
                 "MAE and Pearson r compare two VBCM vectors over the name groups (the NOEs have names only; each "
                 "set's background is then over those groups). *adapted − original* is the change from adapting: a "
                 "negative MAE difference or a positive r difference means the adapted templates measure bias more "
-                "like the domain's own sentences. Intervals resample templates (original and adapted together, "
-                "they share template ids) and NOE sentences independently. r needs 3 or more groups.")
+                "like the domain's own sentences. Adapted and original are compared on the same templates (the "
+                "accepted ones; *n_templates*): MAE grows with noise and fewer templates are noisier, so read "
+                "*adapted vs NOEs* against *original (accepted templates) vs NOEs*, not against all originals. "
+                "Intervals resample templates (original and adapted together, they share template ids), NOE "
+                "sentences independently, and the names once for every set (the same names fill them all). "
+                "r needs 3 or more groups.")
 
         st.subheader("Template characteristics (Table 3, Figs. 7–8) and similarity (Table 4)")
         st.dataframe(report["characteristics"], hide_index=True, key="ta_characteristics")

@@ -65,13 +65,23 @@ def _die_with_parent() -> None:
 class TransformersServer:
     """`transformers serve MODEL_DIR` on a free port; `stop()` terminates it by PID (then kills)."""
 
-    def __init__(self, model_dir: Path, workdir: Path, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, model_dir: Path, workdir: Path, extra_args: tuple[str, ...] = (),
+                 fresh_home: bool = False) -> None:
+        """`fresh_home`: HOME and HF_HOME point at an empty folder and no hub cache exists, as on a fresh machine
+        (its /v1/models then answers HTTP 500, issue 30)."""
         self.model_dir = model_dir
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        (workdir / "hf-cache").mkdir(parents=True, exist_ok=True)  # its /v1/models scans this cache
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(workdir / "hf-cache"),
-               "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        if fresh_home:
+            home = workdir / "empty-home"
+            home.mkdir(parents=True, exist_ok=True)
+            for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "XDG_CACHE_HOME"):
+                env.pop(name, None)
+            env |= {"HOME": str(home), "HF_HOME": str(home / ".cache" / "huggingface")}
+        else:
+            (workdir / "hf-cache").mkdir(parents=True, exist_ok=True)  # its /v1/models scans this cache
+            env["HF_HUB_CACHE"] = str(workdir / "hf-cache")
         self.log_path = workdir / "serve.log"
         self._log = self.log_path.open("wb")
         command = [str(Path(sys.executable).parent / "transformers"), "serve", str(model_dir), "--host", "127.0.0.1",

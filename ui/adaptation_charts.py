@@ -47,14 +47,17 @@ def single_vbcm_bars(vbcm: dict[str, float], ci: dict[str, tuple[float, float]] 
 
 
 def comparison_bars(table: pd.DataFrame, measure: str = "mae") -> go.Figure:
-    """Figs. 4–5: MAE (or r) of original vs NOEs and adapted vs NOEs, per classifier and attribute."""
-    data = table[table["comparison"].isin(["original vs NOEs", "adapted vs NOEs"])].dropna(subset=[measure]).copy()
+    """Figs. 4–5: MAE (or r) of original vs NOEs and adapted vs NOEs, per classifier and attribute, with the
+    accepted templates' originals between them: MAE grows with noise, so the adapted bar is read against the
+    originals of the same templates (issue 30), not only against all originals."""
+    order = ["original vs NOEs", "original (accepted templates) vs NOEs", "adapted vs NOEs"]
+    data = table[table["comparison"].isin(order)].dropna(subset=[measure]).copy()
     data["err_plus"] = (data[f"{measure}_ci_high"] - data[measure]).clip(lower=0)
     data["err_minus"] = (data[measure] - data[f"{measure}_ci_low"]).clip(lower=0)
     data["where"] = data["classifier"] + " · " + data["attribute"]
     label = "MAE against the NOEs (lower = closer)" if measure == "mae" else "Pearson r with the NOEs (higher = closer)"
     figure = px.bar(data, x="where", y=measure, color="comparison", barmode="group", error_y="err_plus",
                     error_y_minus="err_minus", labels={measure: label, "where": "classifier · attribute"},
-                    category_orders={"comparison": ["original vs NOEs", "adapted vs NOEs"]})
+                    category_orders={"comparison": order})
     figure.update_layout(height=360, margin={"t": 20, "b": 10})
     return figure

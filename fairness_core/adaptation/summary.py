@@ -9,8 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.adaptation.characteristics import CHECKER, characteristic_intervals, characteristics
-from fairness_core.adaptation.compare import compare, improvement
+from fairness_core.adaptation.characteristics import (
+    CHECKER,
+    characteristic_differences,
+    characteristic_intervals,
+    characteristics,
+)
+from fairness_core.adaptation.compare import compare, improvement, same_templates
 from fairness_core.adaptation.rewrite import ACCEPTED, STATUSES
 from fairness_core.adaptation.task import SETS, AdaptationResult
 from fairness_core.adaptation.vbcm import VBCMResult, vbcm
@@ -134,22 +139,29 @@ def vbcm_frame(results: dict[tuple[str, str, str], VBCMResult]) -> pd.DataFrame:
 #: fewer adapted templates than this: the comparison is shown as numbers with a warning, never as bars (a bootstrap
 #: over 4 templates has too few distinct resamples to mean anything)
 MIN_ADAPTED_TEMPLATES = 5
-#: an MAE between adapted and original (VBCM units, 0..1) whose interval stays below this is "no difference"
-NO_DIFFERENCE_MAE = 1e-3
+#: the comparison rows, in the order the table shows them
+ORIGINAL_VS_NOES, ACCEPTED_VS_NOES = "original vs NOEs", "original (accepted templates) vs NOEs"
+ADAPTED_VS_NOES, ADAPTED_VS_ORIGINAL, GAIN = "adapted vs NOEs", "adapted vs original", "adapted − original"
 
 
 def comparison_problem(frame: pd.DataFrame) -> str | None:
-    """One sentence when a classifier × attribute's comparison cannot be read as a result, else None."""
+    """One sentence when a classifier × attribute's comparison cannot be read as a result, else None.
+
+    "No difference measurable" is a test, not a threshold on an absolute value (an MAE between two noisy vectors is
+    above 0 even when adapting changed nothing): on the accepted templates, no group's VBCM moved by more than a
+    simultaneous 95% bootstrap band (`compare.simultaneous_change`)."""
     n_adapted = int(frame["n_adapted_templates"].iloc[0])
     if n_adapted < MIN_ADAPTED_TEMPLATES:
         return (f"only {n_adapted} adapted template(s) were accepted; a comparison of adapted templates needs at "
                 f"least {MIN_ADAPTED_TEMPLATES}, so only original vs NOEs is drawn: the adapted rows of the table "
                 "are not evidence either way")
-    between = frame[frame["comparison"] == "adapted vs original"]
-    if len(between) and between["mae_ci_high"].iloc[0] < NO_DIFFERENCE_MAE:
-        return ("no difference measurable: the adapted templates give the same VBCM as the originals "
-                f"(MAE below {NO_DIFFERENCE_MAE:g} with its interval), so 'closer to the NOEs' cannot come from "
-                "adapting")
+    between = frame[frame["comparison"] == ADAPTED_VS_ORIGINAL]
+    detected = between["change_detected"].iloc[0] if len(between) else None
+    if detected is not None and not pd.isna(detected) and not bool(detected):
+        band = between["change_band"].iloc[0]
+        return (f"no difference measurable: on the {n_adapted} accepted templates, no group's VBCM changed by more "
+                f"than resampling templates and names moves it (±{band:.3g}, a simultaneous 95% band), so 'closer "
+                "to the NOEs' cannot be credited to adapting")
     return None
 
 
@@ -161,7 +173,7 @@ def readable_comparisons(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         problem = comparison_problem(part)
         if problem:
             problems.append(f"{classifier} · {attribute}: {problem}.")
-            part = part[part["comparison"] == "original vs NOEs"]
+            part = part[part["comparison"] == ORIGINAL_VS_NOES]
         readable.append(part)
     return (pd.concat(readable) if readable else frame.iloc[:0]), problems
 
@@ -170,7 +182,11 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
     """MAE and r of original vs NOEs and adapted vs NOEs over the name groups (β_j over those groups, as the
     NOEs have names only), and the adapted − original differences with joint CIs.
 
-    Every comparison whose two (or three) sets have scored perturbations is made: a run in which no rewrite
+    Equal template sets (issue 30): MAE grows with noise and the adapted set holds only the accepted templates, so
+    every row that involves the adapted set is matched by the originals of the *same* templates: "original
+    (accepted templates) vs NOEs" beside "adapted vs NOEs", and "adapted vs original" / "adapted − original" on
+    those templates (`n_templates` says how many). "original vs NOEs" (all templates) answers the question that
+    needs no rewrite. Every comparison whose sets have scored perturbations is made: a run in which no rewrite
     was accepted (no adapted set) still compares the original templates with the NOEs."""
     request = result.request
     rows = []
@@ -184,46 +200,66 @@ def comparisons(result: AdaptationResult) -> pd.DataFrame:
                 frame = score_table(result, set_name, attribute, classifier.label, groups)
                 if not frame.empty and frame["score"].notna().any():
                     tables[set_name] = vbcm(frame[["template_id", "group", "term", "score"]], groups=groups).table
+            if "original" in tables and "adapted" in tables:
+                tables["accepted"] = same_templates(tables["original"], tables["adapted"].templates)
             start = len(rows)
-            for name in ("original", "adapted"):
+            for name, label in (("original", ORIGINAL_VS_NOES), ("accepted", ACCEPTED_VS_NOES),
+                                ("adapted", ADAPTED_VS_NOES)):
                 if name in tables and "noe" in tables:
                     comparison = compare(tables[name], tables["noe"], groups, paired=False,
                                          n_resamples=request.resamples, seed=request.seed)
-                    rows.append(_row(classifier.label, attribute, f"{name} vs NOEs", comparison.mae.as_dict(),
-                                     comparison.r.as_dict() if comparison.r else None, len(groups)))
+                    rows.append(_row(classifier.label, attribute, label, comparison.mae.as_dict(),
+                                     comparison.r.as_dict() if comparison.r else None, len(groups),
+                                     comparison.n_templates[0]))
             if "original" in tables and "adapted" in tables:
                 paired = compare(tables["original"], tables["adapted"], groups, paired=True,
                                  n_resamples=request.resamples, seed=request.seed)
-                rows.append(_row(classifier.label, attribute, "adapted vs original", paired.mae.as_dict(),
-                                 paired.r.as_dict() if paired.r else None, len(groups)))
-            if len(tables) == len(SETS):
+                rows.append(_row(classifier.label, attribute, ADAPTED_VS_ORIGINAL, paired.mae.as_dict(),
+                                 paired.r.as_dict() if paired.r else None, len(groups), paired.n_templates[1])
+                            | {"change_detected": paired.change_detected, "change_band": paired.change_band})
+            if {"original", "adapted", "noe"} <= set(tables):
                 gain = improvement(tables["original"], tables["adapted"], tables["noe"], groups,
                                    n_resamples=request.resamples, seed=request.seed)
-                rows.append(_row(classifier.label, attribute, "adapted − original", gain.mae_difference.as_dict(),
-                                 gain.r_difference.as_dict() if gain.r_difference else None, len(groups)))
+                rows.append(_row(classifier.label, attribute, GAIN, gain.mae_difference.as_dict(),
+                                 gain.r_difference.as_dict() if gain.r_difference else None, len(groups),
+                                 gain.n_templates))
             for row in rows[start:]:
                 row["n_adapted_templates"] = len(tables["adapted"].templates) if "adapted" in tables else 0
     return pd.DataFrame(rows, columns=["classifier", "attribute", "comparison", "mae", "mae_ci_low", "mae_ci_high",
-                                       "r", "r_ci_low", "r_ci_high", "n_groups", "n_adapted_templates"])
+                                       "r", "r_ci_low", "r_ci_high", "n_groups", "n_templates", "n_adapted_templates",
+                                       "change_detected", "change_band"])
 
 
-def _row(classifier: str, attribute: str, comparison: str, m: dict, r: dict | None, n: int) -> dict[str, Any]:
+def _row(classifier: str, attribute: str, comparison: str, m: dict, r: dict | None, n: int,
+         n_templates: int) -> dict[str, Any]:
     return {"classifier": classifier, "attribute": attribute, "comparison": comparison, "mae": m["value"],
             "mae_ci_low": m["ci_low"], "mae_ci_high": m["ci_high"],
             "r": np.nan if r is None else r["value"], "r_ci_low": np.nan if r is None else r["ci_low"],
-            "r_ci_high": np.nan if r is None else r["ci_high"], "n_groups": n}
+            "r_ci_high": np.nan if r is None else r["ci_high"], "n_groups": n, "n_templates": n_templates,
+            "change_detected": None, "change_band": np.nan}
+
+
+#: the characteristics rows that compare adapted with original on the same rewrites
+ACCEPTED_ORIGINALS, ADAPTED_SET = "original templates (filled), accepted ones", "adapted templates (filled)"
+CHARACTERISTIC_CHANGE = "adapted − original (same rewrites, paired)"
 
 
 def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) -> pd.DataFrame:
     """Table 3 / Figs. 7–8 per set: the original and adapted sentences (filled with the anchor), the NOE
     sentences as found, and a seeded sample of domain sentences; each column with a 95% bootstrap interval
-    over the set's sentences (`<column>_ci_low`, `<column>_ci_high`)."""
+    over the set's sentences (`<column>_ci_low`, `<column>_ci_high`).
+
+    Adapted templates are compared with the originals *of the accepted rewrites* (a row of their own beside
+    all originals) and by the paired difference rewrite − original with a paired bootstrap (issue 30: all
+    originals vs the accepted rewrites mixed in which templates were accepted)."""
     import random
 
     rewrites = result.rewrites
+    accepted = [r for r in rewrites if r.status == ACCEPTED]
     sets = {
         "original templates (filled)": list(dict.fromkeys(r.original for r in rewrites)),
-        "adapted templates (filled)": [r.cleaned for r in rewrites if r.status == ACCEPTED],
+        ACCEPTED_ORIGINALS: [r.original for r in accepted],
+        ADAPTED_SET: [r.cleaned for r in accepted],
         "NOEs (as found)": [t.attrs.get("sentence", "") for t in (result.noe_templates.templates
                                                                   if result.noe_templates else [])],
     }
@@ -237,6 +273,13 @@ def characteristics_frame(result: AdaptationResult, domain_sample: int = 300) ->
                                                          result.request.seed).items():
             row[f"{key}_ci_low"], row[f"{key}_ci_high"] = low, high
         rows.append(row)
+    if accepted:
+        change: dict[str, Any] = {"set": CHARACTERISTIC_CHANGE, "n": len(accepted)}
+        for key, (value, low, high) in characteristic_differences(
+                [r.original for r in accepted], [r.cleaned for r in accepted], result.request.resamples,
+                result.request.seed).items():
+            change[key], change[f"{key}_ci_low"], change[f"{key}_ci_high"] = value, low, high
+        rows.append(change)
     return pd.DataFrame(rows)
 
 
@@ -292,7 +335,9 @@ def report_json(result: AdaptationResult) -> dict[str, Any]:
             "mae": {"value": row["mae"], "ci_low": row["mae_ci_low"], "ci_high": row["mae_ci_high"]},
             "r": None if pd.isna(row["r"]) else {"value": row["r"], "ci_low": row["r_ci_low"],
                                                  "ci_high": row["r_ci_high"]},
-            "n_groups": int(row["n_groups"])}
+            "n_groups": int(row["n_groups"]), "n_templates": int(row["n_templates"])} | (
+            {"change_detected": bool(row["change_detected"]), "change_band": row["change_band"]}
+            if row["comparison"] == ADAPTED_VS_ORIGINAL and row["change_detected"] is not None else {})
     return {
         "status": result.status, "run_ids": result.run_ids, "from_cache": result.from_cache,
         "templates": {"name": result.request.templates.name, "n": len(result.request.templates.templates)},
@@ -316,8 +361,13 @@ def report_text(result: AdaptationResult) -> str:
     table = comparisons(result)
     for _, row in table.iterrows():
         r = "" if pd.isna(row["r"]) else f", r {row['r']:.3f} [{row['r_ci_low']:.3f}, {row['r_ci_high']:.3f}]"
+        change = ""
+        if row["comparison"] == ADAPTED_VS_ORIGINAL and row["change_detected"] is not None:
+            change = (f"; VBCM {'changed' if row['change_detected'] else 'unchanged'} beyond ±"
+                      f"{row['change_band']:.4f} (simultaneous 95% band)")
         lines.append(f"{row['classifier']} / {row['attribute']} / {row['comparison']}: MAE {row['mae']:.4f} "
-                     f"[{row['mae_ci_low']:.4f}, {row['mae_ci_high']:.4f}]{r}")
+                     f"[{row['mae_ci_low']:.4f}, {row['mae_ci_high']:.4f}]{r} on {int(row['n_templates'])} "
+                     f"template(s){change}")
     return "\n".join(lines)
 
 

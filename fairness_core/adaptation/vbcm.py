@@ -22,9 +22,15 @@ Stated rules for odd rows (the paper has none):
 - a template in which group g has no perturbation contributes nothing to VBCM_g (the mean runs over the
   templates where g occurs); the number of templates behind each VBCM_g is reported (``n_templates_per_group``).
 
-Intervals (``vbcm_bootstrap``): percentile bootstrap over *templates* — the sampled unit. A resampled
-template brings all of its perturbations (its β_j and every φ_jg stay together); nothing is re-derived
-inside the resample except the means over the drawn templates.
+Intervals (``vbcm_bootstrap``): a two-way percentile bootstrap over the two units the design sampled and every
+perturbation shares — *templates* and *identity terms*. Each resample draws templates with replacement and,
+independently, each group's terms with replacement within the group (a name list is a sample of the group's
+names, and the same names fill every template, so a name's effect is shared by all templates); φ_jg and β_j are
+recomputed from the drawn terms, d and the mean over the drawn templates follow. Resampling templates alone
+(before issue 30) treated the names as fixed: where the template effect cancels in β_j − φ_jg (it does when a
+template shifts every group alike), that interval had almost no width, and its coverage fell far below 95% with
+few names per group (`tests/adaptation/test_vbcm.py`). Tables built without their perturbation scores (by hand)
+resample templates only.
 """
 
 from __future__ import annotations
@@ -54,6 +60,21 @@ def demographic_parity(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarr
 
 
 @dataclass
+class TermScores:
+    """The perturbation scores behind a table, kept so that a bootstrap can resample identity terms too."""
+
+    groups: list[str]  # the groups whose terms are here: β_j is the background over these
+    term_group: np.ndarray  # (n_terms,) index into `groups`
+    terms: list[str]  # (n_terms,) the term of each column
+    scores: np.ndarray  # (n_templates, n_terms) the score of template j filled with term n; NaN if not scored
+    background: str = GROUP_MEANS  # the β_j rule (see `vbcm_table`)
+
+    def identities(self) -> list[tuple[str, str]]:
+        """(group, term) of each column: the identity of a term across template sets."""
+        return [(self.groups[k], t) for k, t in zip(self.term_group, self.terms, strict=True)]
+
+
+@dataclass
 class VBCMTable:
     """Per-template quantities of Eq. (1): β_j, φ_jg and d(β_j, φ_jg) (NaN where g is absent from t_j)."""
 
@@ -64,6 +85,7 @@ class VBCMTable:
     n_perturbations: np.ndarray  # (n_templates, n_groups) counts
     n_skipped_nan: int = 0
     n_duplicates: int = 0  # repeated (template_id, group, term) rows dropped
+    terms: TermScores | None = None  # per-term scores (tables from `vbcm_table`), for the two-way bootstrap
 
     @property
     def distance(self) -> np.ndarray:
@@ -173,13 +195,19 @@ def vbcm_table(scores: pd.DataFrame, groups: Sequence[str] | None = None,
             # β_j: the mean of all perturbations of t_j (each group weighted by its number of terms).
             beta = sums.sum(axis=1) / counts.sum(axis=1)
     keep = counts.sum(axis=1) > 0
+    # the per-term scores behind φ_jg, for the bootstrap over identity terms (one column per (group, term))
+    term_codes, keys = pd.MultiIndex.from_arrays([frame["group"], frame["term"]]).factorize()
+    per_term = np.full((len(templates), len(keys)), np.nan)
+    per_term[tj, term_codes] = values
+    terms = TermScores(group_list, np.array([g_index[g] for g, _ in keys], dtype=int), [t for _, t in keys],
+                       per_term[keep], background)
     return VBCMTable([t for t, k in zip(templates, keep, strict=True) if k], group_list, beta[keep],
-                     phi[keep], counts[keep], n_skipped_nan=n_nan, n_duplicates=n_duplicates)
+                     phi[keep], counts[keep], n_skipped_nan=n_nan, n_duplicates=n_duplicates, terms=terms)
 
 
 def vbcm(scores: pd.DataFrame, groups: Sequence[str] | None = None, n_resamples: int = 0, seed: int = 0,
          level: float = 0.95, background: str = GROUP_MEANS) -> VBCMResult:
-    """VBCM (Eq. 1) of a score table; with ``n_resamples > 0`` also bootstrap CIs over templates.
+    """VBCM (Eq. 1) of a score table; with ``n_resamples > 0`` also bootstrap CIs over templates and terms.
     `background` chooses β_j (see `vbcm_table`; default the paper's average across groups)."""
     table = vbcm_table(scores, groups, background)
     d = table.distance
@@ -207,19 +235,99 @@ def resample_weights(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     return weights
 
 
-def vbcm_from_weights(table: VBCMTable, weights: np.ndarray) -> np.ndarray:
-    """VBCM_g for each row of template multiplicities: (n_resamples, n_groups); NaN if g is never drawn."""
-    d = table.distance
-    present = (table.n_perturbations > 0).astype(float)
-    numerator = weights @ np.nan_to_num(d, nan=0.0)
-    denominator = weights @ present
+def resample_term_weights(keys: Sequence[tuple[str, str]], n_resamples: int, seed: int,
+                          fixed: frozenset[str] = frozenset()) -> np.ndarray:
+    """(n_resamples, n_terms) multiplicities of a with-replacement draw of each group's terms *within the group*
+    (`keys` = (group, term) per column): every group keeps its number of terms in every resample. The terms of a
+    group in `fixed` keep weight 1 (not resampled)."""
+    rng = np.random.default_rng([seed, 1])  # a stream of its own: the template draw of `seed` is unchanged
+    weights = np.zeros((n_resamples, len(keys)))
+    rows = np.arange(n_resamples)[:, None]
+    for group in dict.fromkeys(g for g, _ in keys):
+        columns = np.array([n for n, (g, _) in enumerate(keys) if g == group])
+        if group in fixed:
+            weights[:, columns] = 1.0
+            continue
+        drawn = columns[rng.integers(0, columns.size, size=(n_resamples, columns.size))]
+        np.add.at(weights, (rows, drawn), 1.0)
+    return weights
+
+
+def shared_term_weights(tables: Sequence[VBCMTable], n_resamples: int, seed: int) -> list[np.ndarray | None]:
+    """One draw of identity terms for several template sets filled with the same term lists (the terms are units
+    the sets share, like the templates an original and its rewrite share): each table gets the columns of its own
+    terms, by (group, term). None for a table without per-term scores.
+
+    Only *crossed* terms are resampled: a group whose every term fills two or more templates of some set (a name
+    list used for every template). A group with a term that occurs in one template only (terms nested in their
+    templates, e.g. an uploaded score file with other names per template) keeps its terms fixed: resampling the
+    templates already redraws them, and a term drawn into a template it never filled would leave a hole."""
+    keys = list(dict.fromkeys(key for table in tables if table.terms is not None for key in table.terms.identities()))
+    spread: dict[tuple[str, str], int] = {}
+    for table in tables:
+        if table.terms is not None:
+            for key, n in zip(table.terms.identities(), np.isfinite(table.terms.scores).sum(axis=0), strict=True):
+                spread[key] = max(spread.get(key, 0), int(n))
+    fixed = frozenset(g for g, _ in keys if any(spread[k] < 2 for k in keys if k[0] == g))
+    weights = resample_term_weights(keys, n_resamples, seed, fixed)
+    position = {key: n for n, key in enumerate(keys)}
+    return [None if table.terms is None else weights[:, [position[key] for key in table.terms.identities()]]
+            for table in tables]
+
+
+def _resampled_distances(table: VBCMTable, term_weights: np.ndarray,
+                         cells: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """d(β*_j, φ*_jg) and whether g has a drawn term in t_j, per resample of terms: two (R, n_templates, n_groups)
+    arrays. φ*_jg is the weighted mean of group g's drawn terms in template j, β*_j the table's background rule over
+    all its groups; computed in chunks of resamples so memory stays ~ `cells` values."""
+    assert table.terms is not None
+    terms = table.terms
+    scored = np.isfinite(terms.scores)
+    values, present = np.where(scored, terms.scores, 0.0), scored.astype(float)
+    one_hot = np.zeros((len(terms.terms), len(terms.groups)))
+    one_hot[np.arange(len(terms.terms)), terms.term_group] = 1.0
+    columns = [terms.groups.index(g) for g in table.groups]
+    n_resamples, n_templates = term_weights.shape[0], values.shape[0]
+    distance = np.full((n_resamples, n_templates, len(columns)), np.nan)
+    drawn = np.zeros((n_resamples, n_templates, len(columns)), dtype=bool)
+    step = max(1, cells // max(1, n_templates * len(terms.terms)))
+    for start in range(0, n_resamples, step):
+        w = term_weights[start:start + step][:, None, :]  # (r, 1, n_terms)
+        sums, counts = (w * values[None]) @ one_hot, (w * present[None]) @ one_hot  # (r, n_templates, groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            phi = np.where(counts > 0, sums / counts, np.nan)
+            if terms.background == GROUP_MEANS:
+                beta = np.nansum(phi, axis=2) / (counts > 0).sum(axis=2)
+            else:
+                beta = sums.sum(axis=2) / counts.sum(axis=2)
+        d = demographic_parity(beta[:, :, None], phi[:, :, columns])
+        distance[start:start + step] = d
+        drawn[start:start + step] = np.isfinite(d)
+    return distance, drawn
+
+
+def vbcm_from_weights(table: VBCMTable, weights: np.ndarray, term_weights: np.ndarray | None = None) -> np.ndarray:
+    """VBCM_g for each row of template multiplicities (and, with `term_weights`, of term multiplicities, one row per
+    resample): (n_resamples, n_groups); NaN if g is never drawn."""
+    if term_weights is None or table.terms is None:
+        d = np.ascontiguousarray(table.distance)  # one memory layout: the same sums whichever way a table was cut
+        present = np.ascontiguousarray(table.n_perturbations > 0, dtype=float)
+        numerator = weights @ np.nan_to_num(d, nan=0.0)
+        denominator = weights @ present
+    else:
+        d, drawn = _resampled_distances(table, term_weights)
+        numerator = np.einsum("rt,rtg->rg", weights, np.nan_to_num(d, nan=0.0))
+        denominator = np.einsum("rt,rtg->rg", weights, drawn.astype(float))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, numerator / denominator, np.nan)
 
 
-def vbcm_bootstrap(table: VBCMTable, n_resamples: int = 1000, seed: int = 0) -> np.ndarray:
-    """Bootstrap draws of the VBCM vector, resampling templates with replacement: (n_resamples, n_groups)."""
-    return vbcm_from_weights(table, resample_weights(len(table.templates), n_resamples, seed))
+def vbcm_bootstrap(table: VBCMTable, n_resamples: int = 1000, seed: int = 0, terms: bool = True) -> np.ndarray:
+    """Bootstrap draws of the VBCM vector, resampling templates with replacement and (`terms`, when the table has
+    its per-term scores) each group's identity terms within the group: (n_resamples, n_groups)."""
+    template_weights = resample_weights(len(table.templates), n_resamples, seed)
+    term_weights = shared_term_weights([table], n_resamples, seed)[0] if terms else None
+    return vbcm_from_weights(table, template_weights, term_weights)
 
 
 def percentile_ci(draws: np.ndarray, groups: Sequence[str], level: float = 0.95) -> dict[str, tuple[float, float]]:

@@ -12,6 +12,8 @@ from fairness_core.cairo.request import BiasTable, BiasTableError, read_bias_tab
 from fairness_core.cairo.summary import (
     combination_prompts,
     contributions,
+    interval_power,
+    interval_power_note,
     load_demo,
     mapping_from_rows,
     metric_overview,
@@ -51,6 +53,8 @@ __all__ = [
     "add_uncertainty",
     "combination_prompts",
     "contributions",
+    "interval_power",
+    "interval_power_note",
     "load_demo",
     "mapping_from_rows",
     "metric_overview",

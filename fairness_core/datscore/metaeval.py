@@ -4,7 +4,12 @@ ablations (Table 6, Fig. 2).
 * Relative ranking: WMT Kendall τ-like (Eq. 5, metric ties Discordant). The bootstrap resamples the *units
   that were sampled*: the source segments (`group` of each judgement: all pairs of one source move together;
   a pair without a group is its own unit).
-* Direct assessment: Pearson |r|; the bootstrap resamples segments, metric and human score kept paired.
+* Direct assessment: Pearson |r|; the bootstrap resamples the *source segments* too (`units`: all hypotheses of
+  one source move together, metric and human score kept paired; a segment without a source is its own unit).
+  Until issue 30 it resampled hypotheses one by one, as if the hypotheses of one source were independent: a
+  source's difficulty moves both the metric and the human score of all its hypotheses, and that interval
+  covered the true |r| far less often than 95% at the shipped 30 sources × 6 hypotheses
+  (`tests/datscore/test_metaeval_units.py`).
 * Corpus state is never re-derived inside a resample: the Eq. 3 weights are computed once over the whole
   corpus and held fixed; a resample only re-draws which judgements are counted.
 
@@ -101,36 +106,70 @@ def tau_difference_interval(metric: Mapping[str, float], reference: Mapping[str,
     return Interval(value, low, high, int(per.sum()), len(per))
 
 
+def unit_multiplicities(units: Sequence[str], n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples, n_rows) weights of a bootstrap that draws *units* with replacement (as many as there are):
+    each row gets the number of times its unit was drawn, so all rows of a unit move together."""
+    names, index = np.unique(np.asarray(units, dtype=object).astype(str), return_inverse=True)
+    draws = np.random.default_rng(seed).integers(0, len(names), size=(n_resamples, len(names)))
+    counts = np.zeros((n_resamples, len(names)))
+    np.add.at(counts, (np.arange(n_resamples)[:, None], draws), 1.0)
+    return counts[:, index]
+
+
+def weighted_pearson_abs(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|Pearson r| of x and y for each row of multiplicity `weights` (R, n): (R,); NaN where a side is constant."""
+    total = weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx, my = (weights @ x) / total, (weights @ y) / total
+        sxy = weights @ (x * y) / total - mx * my
+        sxx = weights @ (x * x) / total - mx * mx
+        syy = weights @ (y * y) / total - my * my
+        denominator = np.sqrt(np.maximum(sxx, 0.0) * np.maximum(syy, 0.0))
+        relative = 1e-12 * (weights @ (x * x) / total) * (weights @ (y * y) / total)  # a constant side's rounding
+        return np.where(denominator**2 > relative, np.abs(sxy) / denominator, np.nan)
+
+
+def _units_of(units: Sequence[str] | None, n: int) -> list[str]:
+    if units is None:
+        return [f"segment {i}" for i in range(n)]
+    if len(units) != n:
+        raise ValueError("units must name one unit per segment")
+    return [str(u) for u in units]
+
+
 def pearson_interval(metric: Sequence[float], human: Sequence[float], n_resamples: int = 1000,
-                     seed: int = 0) -> Interval:
-    """|Pearson r| with a percentile bootstrap over segments (metric and human score resampled together)."""
+                     seed: int = 0, units: Sequence[str] | None = None) -> Interval:
+    """|Pearson r| with a percentile bootstrap over `units` (the source segment of each row; None: each row its
+    own unit), metric and human score resampled together."""
     x, y = np.asarray(metric, dtype=np.float64), np.asarray(human, dtype=np.float64)
     keep = np.isfinite(x) & np.isfinite(y)
+    unit = np.asarray(_units_of(units, x.size), dtype=object)[keep]
     x, y = x[keep], y[keep]
     value = W.pearson_abs(x, y)
-    if x.size < 3:
-        return Interval(value, float("nan"), float("nan"), int(x.size), int(x.size))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, x.size, size=(n_resamples, x.size))
-    samples = np.array([W.pearson_abs(x[d], y[d]) for d in draws])
-    low, high = _quantiles(samples)
-    return Interval(value, low, high, int(x.size), int(x.size))
+    n_units = len(set(unit))
+    if x.size < 3 or n_units < 2:
+        return Interval(value, float("nan"), float("nan"), int(x.size), n_units)
+    weights = unit_multiplicities(unit, n_resamples, seed)
+    low, high = _quantiles(weighted_pearson_abs(weights, x, y))
+    return Interval(value, low, high, int(x.size), n_units)
 
 
 def pearson_difference_interval(metric: Sequence[float], reference: Sequence[float], human: Sequence[float],
-                                n_resamples: int = 1000, seed: int = 0) -> Interval:
-    """|r(metric)| − |r(reference)| against the same human scores, paired: one draw of segments for both."""
+                                n_resamples: int = 1000, seed: int = 0,
+                                units: Sequence[str] | None = None) -> Interval:
+    """|r(metric)| − |r(reference)| against the same human scores, paired: one draw of units (source segments;
+    None: each row its own) for both."""
     x, z, y = (np.asarray(v, dtype=np.float64) for v in (metric, reference, human))
     keep = np.isfinite(x) & np.isfinite(z) & np.isfinite(y)
+    unit = np.asarray(_units_of(units, x.size), dtype=object)[keep]
     x, z, y = x[keep], z[keep], y[keep]
     value = W.pearson_abs(x, y) - W.pearson_abs(z, y)
-    if x.size < 3:
-        return Interval(value, float("nan"), float("nan"), int(x.size), int(x.size))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, x.size, size=(n_resamples, x.size))
-    samples = np.array([W.pearson_abs(x[d], y[d]) - W.pearson_abs(z[d], y[d]) for d in draws])
-    low, high = _quantiles(samples)
-    return Interval(value, low, high, int(x.size), int(x.size))
+    n_units = len(set(unit))
+    if x.size < 3 or n_units < 2:
+        return Interval(value, float("nan"), float("nan"), int(x.size), n_units)
+    weights = unit_multiplicities(unit, n_resamples, seed)
+    low, high = _quantiles(weighted_pearson_abs(weights, x, y) - weighted_pearson_abs(weights, z, y))
+    return Interval(value, low, high, int(x.size), n_units)
 
 
 def weight_intervals(matrix: np.ndarray, units: Sequence[str], labels: Sequence[str] = D.LABELS,
@@ -240,9 +279,11 @@ def variants(matrices: Mapping[str, tuple[list[str], np.ndarray]], labels: Seque
 
 def meta_table(variant_list: Sequence[Variant], ranking: Sequence[tuple[str, str, str]] | None = None,
                human: Mapping[str, float] | None = None, n_resamples: int = 1000, seed: int = 0,
-               reference: str | None = None) -> list[dict[str, Any]]:
+               reference: str | None = None, units: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One row per variant: τ-like (with a ranking) or |r| (with DA scores), 95% bootstrap CI, and the paired
-    bootstrap interval of its difference from the `reference` variant (default: the first one)."""
+    bootstrap interval of its difference from the `reference` variant (default: the first one). The ranking
+    carries its units (groups); for |r|, `units` maps a segment id to its source (the unit resampled; a segment
+    not in it is its own unit)."""
     if not variant_list:
         return []
     base = next((v for v in variant_list if v.name == reference), variant_list[0])
@@ -254,9 +295,11 @@ def meta_table(variant_list: Sequence[Variant], ranking: Sequence[tuple[str, str
             statistic = "kendall_tau_like"
         elif human:
             ids = [s for s in variant.scores if s in human and s in base.scores]
-            interval = pearson_interval([variant.scores[s] for s in ids], [human[s] for s in ids], n_resamples, seed)
+            unit = [(units or {}).get(s) or f"segment {s}" for s in ids]
+            interval = pearson_interval([variant.scores[s] for s in ids], [human[s] for s in ids], n_resamples, seed,
+                                        unit)
             difference = pearson_difference_interval([variant.scores[s] for s in ids], [base.scores[s] for s in ids],
-                                                     [human[s] for s in ids], n_resamples, seed)
+                                                     [human[s] for s in ids], n_resamples, seed, unit)
             statistic = "pearson_abs"
         else:
             continue
@@ -322,7 +365,9 @@ def pipeline_report(outcome: Any, ranking: Sequence[tuple[str, str, str]] | None
         "weight_intervals": weight_intervals(matrices[W.ENTROPY][1], units, n_resamples=n_resamples, seed=seed),
         "weights_negatives_clipped": clipped.weights,
         "scores": {k: (None if not np.isfinite(x) else x) for k, x in default.scores.items()},
-        "meta_evaluation": meta_table(found, ranking, human or None, n_resamples, seed),
+        "meta_evaluation": meta_table(found, ranking, human or None, n_resamples, seed,
+                                      units={s.segment_id: s.group or s.segment_id
+                                             for s in request.segments.segments}),
         "hypothesis_tokens": tokens_by_level(tokens) if request.segments.synthetic else None,
         "notes": notes,
     }

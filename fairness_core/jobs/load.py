@@ -91,12 +91,16 @@ def cpu_share_seconds(repeats: int = PROBE_REPEATS) -> float:
 def combined_slowdown(torch_probe_s: float, share_probe_s: float, torch_reference_s: float = PROBE_REFERENCE_S,
                       share_reference_s: float = SHARE_REFERENCE_S) -> float:
     """The machine's slowdown for a torch job: the torch probe's, but at most the single-thread share's to the power
-    `SHARE_EXPONENT`. The torch probe sees torch's threads stall each other when other processes hold the cores,
-    but it is short and jumps with every burst of other work (1.2x to 40x within minutes here), while a sweep
-    averages over those bursts. Its threads each get about the single-thread share of a core and wait for each
-    other at every operation, so it slows by more than that share (up to its square with two threads)."""
-    share = slowdown(share_probe_s, share_reference_s) ** SHARE_EXPONENT
-    return min(slowdown(torch_probe_s, torch_reference_s), share)
+    `SHARE_EXPONENT` when that share is a slowdown (> 1; a speed-up, < 1, bounds it as it is). The torch probe sees
+    torch's threads stall each other when other processes hold the cores, but it is short and jumps with every
+    burst of other work (1.2x to 40x within minutes here), while a sweep averages over those bursts. Its threads
+    each get about the single-thread share of a core and wait for each other at every operation, so it slows by
+    more than that share (up to its square with two threads)."""
+    share = slowdown(share_probe_s, share_reference_s)
+    # The exponent is for threads that wait for each other on a shared machine: a share below 1 (a faster
+    # interpreter than the reference) is a faster machine, which the power would make look faster still.
+    bound = share ** SHARE_EXPONENT if share > 1.0 else share
+    return min(slowdown(torch_probe_s, torch_reference_s), bound)
 
 
 def probe_slowdown() -> float:

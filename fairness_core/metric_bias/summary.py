@@ -163,11 +163,13 @@ def rank_agreement_interval(pairs: pd.DataFrame, metrics: Sequence[str], normali
                             n_resamples: int = 500, level: float = 0.95, seed: int = 0) -> dict[str, dict[str, float]]:
     """Kendall τ between the metrics' ranking (bias averaged over attributes) under min-max and under each other
     normalisation, with a percentile bootstrap interval that resamples pairs as the design sampled them: within
-    each attribute, the same resampled pairs for every metric (every metric scored the same pairs); each metric's
-    unit stays fixed by all its 2N scores, as in the bias intervals. {normalisation: {tau, ci_low, ci_high}}."""
+    each attribute, the same resampled pairs for every metric (every metric scored the same pairs). Each
+    metric's unit (Eq. 1's min-max range, the z-score's standard deviation) is recomputed from the resampled
+    pairs' 2N scores: the rankings under two normalisations differ *only* through those units, so holding them
+    fixed would leave out the part of τ's sampling spread that the normalisation itself brings (issue 30: mean
+    width 0.53 against a spread of 0.93 in `tests/metric_bias/test_rank_agreement.py`'s simulation).
+    {normalisation: {tau, ci_low, ci_high}}."""
     from scipy.stats import kendalltau
-
-    from fairness_core.bias.paired import unit_scale
 
     metrics = sorted(m for m in metrics if m in set(pairs["metric"])) if not pairs.empty else []
     others = [n for n in normalisations if n != "minmax"]
@@ -183,17 +185,9 @@ def rank_agreement_interval(pairs: pd.DataFrame, metrics: Sequence[str], normali
         wide1 = part.pivot(index="item", columns="metric", values="score1").reindex(columns=metrics)
         wide2 = part.pivot(index="item", columns="metric", values="score2").reindex(columns=metrics)
         s1, s2 = wide1.to_numpy(dtype=float), wide2.to_numpy(dtype=float)  # (items, metrics)
-        gaps = np.abs(s1 - s2)
-        gaps[~(np.isfinite(s1) & np.isfinite(s2))] = np.nan
-        draws = np.concatenate([np.arange(len(gaps))[None, :],
-                                rng.integers(0, len(gaps), size=(n_resamples, len(gaps)))])
-        with np.errstate(invalid="ignore"):
-            means = np.nanmean(gaps[draws], axis=1).T  # (metrics, 1 + n_resamples)
-        both = np.isfinite(s1) & np.isfinite(s2)  # the unit is fixed by the pairs the bias uses
-        for i, name in enumerate(norms):
-            scales = np.array([unit_scale(np.concatenate([s1[both[:, j], j], s2[both[:, j], j]]), name)
-                               for j in range(len(metrics))])
-            total[i] += scales[:, None] * means
+        draws = np.concatenate([np.arange(len(s1))[None, :],
+                                rng.integers(0, len(s1), size=(n_resamples, len(s1)))])
+        total += resampled_biases(s1, s2, draws, norms).transpose(2, 1, 0)
     biases = total / len(attributes)
     out = {}
     for i, name in enumerate(norms[1:], start=1):
@@ -202,6 +196,46 @@ def rank_agreement_interval(pairs: pd.DataFrame, metrics: Sequence[str], normali
         alpha = (1 - level) / 2
         low, high = (np.quantile(finite, [alpha, 1 - alpha]) if len(finite) else (np.nan, np.nan))
         out[name] = {"tau": float(taus[0]), "ci_low": float(low), "ci_high": float(high)}
+    return out
+
+
+def resampled_biases(s1: np.ndarray, s2: np.ndarray, draws: np.ndarray, normalisations: Sequence[str],
+                     chunk: int = 64) -> np.ndarray:
+    """Eq. 2's bias of each metric (column of `s1`/`s2`, one row per pair) under each normalisation, for each row of
+    `draws` (pair indices, repeats allowed): (draws, metrics, normalisations). The unit of each normalisation is
+    that of the drawn pairs' 2N finite scores (`bias.paired.unit_scale`), so a row of `draws` that is every pair
+    once gives exactly the bias table's value."""
+    both = np.isfinite(s1) & np.isfinite(s2)  # a pair counts for a metric when both its scores are finite
+    gaps = np.where(both, np.abs(s1 - s2), 0.0)
+    top = np.where(both, np.fmax(s1, s2), -np.inf)
+    bottom = np.where(both, np.fmin(s1, s2), np.inf)
+    centre = np.array([np.mean(np.concatenate([s1[both[:, j], j], s2[both[:, j], j]])) if both[:, j].any()
+                       else 0.0 for j in range(s1.shape[1])])
+    c1, c2 = np.where(both, s1 - centre, 0.0), np.where(both, s2 - centre, 0.0)  # shifted: a stable variance
+    out = np.empty((len(draws), s1.shape[1], len(normalisations)))
+    for start in range(0, len(draws), chunk):
+        rows = draws[start:start + chunk]
+        counts = np.zeros((len(rows), len(s1)))
+        np.add.at(counts, (np.arange(len(rows))[:, None], rows), 1.0)
+        used = counts @ both  # (rows, metrics) pairs counted
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_gap = np.where(used > 0, (counts @ gaps) / used, np.nan)
+            for k, name in enumerate(normalisations):
+                if name == "minmax":
+                    drawn = counts[:, :, None] > 0
+                    spread = np.where(drawn, top[None], -np.inf).max(axis=1) - \
+                        np.where(drawn, bottom[None], np.inf).min(axis=1)
+                    scale = np.where(np.isfinite(spread) & (spread > 0), 100.0 / spread, 0.0)
+                elif name == "zscore":
+                    mean = (counts @ (c1 + c2)) / (2 * used)
+                    variance = (counts @ (c1 * c1 + c2 * c2)) / (2 * used) - mean * mean
+                    sd = np.sqrt(np.maximum(variance, 0.0))
+                    scale = np.where(sd > 0, 1.0 / sd, 0.0)
+                elif name == "raw":
+                    scale = np.ones_like(mean_gap)
+                else:
+                    raise ValueError(f"unknown normalisation {name!r}")
+                out[start:start + len(rows), :, k] = scale * mean_gap
     return out
 
 

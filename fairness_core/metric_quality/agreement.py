@@ -102,12 +102,11 @@ def weighted_ranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     ordered = values[order]
     new_group = np.r_[True, ordered[1:] != ordered[:-1]]
     starts = np.flatnonzero(new_group)
-    group_of = np.cumsum(new_group) - 1  # per sorted position
+    group_of = np.empty(len(values), dtype=np.int64)
+    group_of[order] = np.cumsum(new_group) - 1  # per row: its value's place among the distinct values
     totals = np.add.reduceat(weights[:, order], starts, axis=1)
     group_rank = np.cumsum(totals, axis=1) - totals + (totals + 1) / 2
-    ranks = np.empty(weights.shape, dtype=float)
-    ranks[:, order] = group_rank[:, group_of]
-    return ranks
+    return group_rank[:, group_of]
 
 
 def weighted_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> np.ndarray:

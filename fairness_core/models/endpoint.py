@@ -275,6 +275,7 @@ class EndpointLM(CausalLM):
         self.usage = Usage()
         self._client: Any = None
         self.served_model = endpoint.model
+        self.model_unverified: str | None = None
         self.capabilities: dict[str, bool] = {}
         self.capabilities_from = "declared" if endpoint.capabilities is not None else "detected"
         self._connect()
@@ -288,18 +289,31 @@ class EndpointLM(CausalLM):
         self._openai = openai
         self._client = openai.OpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.api_key() or "none",
                                      timeout=float(self.endpoint.timeout_s), max_retries=int(self.endpoint.max_retries))
+        listing_failed = None
         try:
-            served = [entry.id for entry in self._client.models.list()]
-        except Exception as error:  # any failure is one sentence for the user
-            raise EndpointError(f"endpoint {self.endpoint.host} cannot list its models: "
-                                f"{self._reason(error)}") from None
+            # one retry at most: a listing that fails is not a reason to wait through the full backoff
+            served = [entry.id for entry in self._client.with_options(max_retries=1).models.list()]
+        except Exception as error:  # any failure of the listing is said; then the completions decide
+            # `transformers serve` on a fresh machine answers /v1/models with HTTP 500 (no Hugging Face cache
+            # folder to scan) while its completions work: the listing is a check, not a requirement.
+            served, listing_failed = [], self._reason(error)
         if served and self.endpoint.model not in served:
             raise EndpointError(f"endpoint {self.endpoint.host} does not serve {self.endpoint.model!r} "
                                 f"(it serves: {', '.join(served[:5])})")
-        first = self._completion({"prompt": "Hello", "max_tokens": 1, "temperature": 0})
+        try:
+            first = self._completion({"prompt": "Hello", "max_tokens": 1, "temperature": 0})
+        except EndpointError as error:
+            if listing_failed is None:
+                raise
+            raise EndpointError(f"endpoint {self.endpoint.host} cannot list its models: {listing_failed}; a "
+                                f"completion failed too: {str(error).split(': ', 1)[-1]}") from None
         # Servers that list nothing (transformers serve) name the model they used in each answer.
         self.served_model = self.endpoint.model if self.endpoint.model in served else (
             getattr(first, "model", None) or self.endpoint.model)
+        #: None when /v1/models confirmed the model (or listed nothing); else why the id is unverified
+        self.model_unverified = None if listing_failed is None else (
+            f"the server could not list its models ({listing_failed}), so the model name given was used "
+            "unchecked; completions answered")
         if self.endpoint.capabilities is not None:
             self.capabilities = {c: c in self.endpoint.capabilities for c in CAPABILITIES}
         else:
@@ -379,9 +393,13 @@ class EndpointLM(CausalLM):
         return {"from": self.capabilities_from, **{c: bool(self.capabilities.get(c)) for c in CAPABILITIES}}
 
     def manifest(self) -> dict[str, Any]:
-        """What a run manifest records of the endpoint: host, path, model as served, capabilities."""
-        return {"task": "causal-lm", "api": "openai-compatible", "host": self.endpoint.host,
-                "path": self.endpoint.path, "model": self.served_model, "capabilities": self.describe_capabilities()}
+        """What a run manifest records of the endpoint: host, path, model as served, capabilities; and, when the
+        server could not list its models, `model_verified: false` with the reason (the id was not checked)."""
+        out = {"task": "causal-lm", "api": "openai-compatible", "host": self.endpoint.host,
+               "path": self.endpoint.path, "model": self.served_model, "capabilities": self.describe_capabilities()}
+        if self.model_unverified is not None:
+            out |= {"model_verified": False, "model_check": self.model_unverified}
+        return out
 
     def sampling_fields(self, decoding: DecodingConfig, max_new_tokens: int | None = None,
                         seed: int | None = None, stop: Sequence[str] | None = None) -> dict[str, Any]:

@@ -137,8 +137,9 @@ def test_vbcm_and_comparisons_come_with_intervals(store, scripted) -> None:
         assert low <= noe.vbcm[group] + 1e-12 and noe.vbcm[group] <= high + 1e-12
     table = comparisons(result)
     nationality = table[(table["classifier"] == "test-vowel-share") & (table["attribute"] == "nationality")]
-    assert list(nationality["comparison"]) == ["original vs NOEs", "adapted vs NOEs", "adapted vs original",
-                                               "adapted − original"]
+    assert list(nationality["comparison"]) == ["original vs NOEs", "original (accepted templates) vs NOEs",
+                                               "adapted vs NOEs", "adapted vs original", "adapted − original"]
+    assert nationality["n_templates"].tolist() == [3, 1, 1, 1, 1]  # one of three templates was accepted
     assert nationality["r"].notna().all()  # three groups: r is reported
     assert (nationality["mae_ci_low"] <= nationality["mae"] + 1e-12).all()
     # VADER gives names no score: every group equals its background, VBCM = 1, r undefined.
@@ -217,3 +218,65 @@ def test_the_pages_report_download_is_strict_json_with_null_for_missing_numbers(
     text = summary.report_download(report)
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text) == {"vbcm": [{"group": "a", "vbcm": 0.9}, {"group": "b", "vbcm": None}], "mae": None}
+
+
+@register_scorer
+class TextHash(Scorer):
+    """A test scorer in [0, 1] that varies with the template and the name but ignores the word 'indeed': a rewrite
+    that only adds 'indeed' measures exactly like its original."""
+
+    name, label, version = "test-text-hash", "text hash (test)", "1"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("hash_score",)
+
+    def score(self, texts, prompts=None):
+        import hashlib
+
+        digests = [hashlib.md5(t.replace(" indeed", "").encode()).hexdigest() for t in texts]
+        return {"hash_score": np.array([int(d[:6], 16) / 16**6 for d in digests])}
+
+
+def test_a_rewrite_that_measures_like_its_original_shows_no_gain_and_no_change(
+        store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 §2 on a real run: 6 of 8 templates are rewritten by adding 'indeed' (a change the classifier does
+    not see), 2 are rejected. Compared on the accepted templates, adapting changes nothing: the gain is 0 with a
+    point interval, "no difference measurable" fires, and the characteristics compare each rewrite with its own
+    original (+1 word exactly). Before, all 8 originals were compared with the 6 rewrites."""
+    def indeed(request, model, rows):
+        replies = []
+        for row in rows:
+            sentence = re.search(r'following sentence "([^"]+)"', row["prompt"]).group(1)
+            lost = "talked to" in sentence or "went home" in sentence
+            replies.append("Someone did something." if lost else sentence[:-1] + " indeed.")
+        return replies
+
+    monkeypatch.setattr("fairness_core.generation.task._generate", indeed)
+    monkeypatch.setattr("fairness_core.generation.task._check_causal", lambda system: {
+        "source": "scripted-indeed", "task": "causal-lm", "dtype": "auto", "quantization": "none", "device": "cpu",
+        "revision": None, "gguf_file": None})
+    templates = parse_templates_text("\n".join([
+        "{person} feels happy.", "I talked to {person} yesterday.", "{person} is a horrible person.",
+        "{person} made me feel angry.", "{person} went home.", "The conversation with {person} was funny.",
+        "{person} found himself in a grim situation.", "I saw {person} in the market."]))
+    result = run_adaptation(make_request(templates=templates, attributes=("nationality",),
+                                         classifiers=("test-text-hash",)), store)
+    table = comparisons(result).set_index("comparison")
+    assert table.loc["adapted − original", "n_templates"] == 6
+    assert table.loc["adapted − original", ["mae", "mae_ci_low", "mae_ci_high"]].tolist() == [0.0, 0.0, 0.0]
+    assert table.loc["adapted vs original", "mae"] == 0.0
+    assert table.loc["adapted vs original", "change_detected"] is False
+    same = ["mae", "mae_ci_low", "mae_ci_high", "r", "r_ci_low", "r_ci_high"]
+    assert table.loc["original (accepted templates) vs NOEs", same].tolist() == pytest.approx(
+        table.loc["adapted vs NOEs", same].tolist(), abs=1e-12)
+    from fairness_core.adaptation.summary import characteristics_frame, readable_comparisons
+
+    _, problems = readable_comparisons(comparisons(result))
+    assert len(problems) == 1 and "no difference measurable: on the 6 accepted templates" in problems[0]
+    rows = characteristics_frame(result).set_index("set")
+    change = rows.loc["adapted − original (same rewrites, paired)"]
+    assert change["n"] == 6 and change[["words_per_sentence", "words_per_sentence_ci_low",
+                                        "words_per_sentence_ci_high"]].tolist() == [1.0, 1.0, 1.0]
+    accepted = rows.loc["original templates (filled), accepted ones"]
+    assert accepted["words_per_sentence"] + 1 == rows.loc["adapted templates (filled)", "words_per_sentence"]

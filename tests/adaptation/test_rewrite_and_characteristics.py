@@ -133,10 +133,11 @@ def test_a_comparison_on_too_few_or_unchanged_templates_says_so() -> None:
 
     from fairness_core.adaptation.summary import comparison_problem
 
-    def frame(n_adapted: int, mae_high: float) -> pd.DataFrame:
-        return pd.DataFrame([{"comparison": "adapted vs original", "mae": mae_high / 2, "mae_ci_high": mae_high,
-                              "n_adapted_templates": n_adapted}])
+    def frame(n_adapted: int, detected: bool) -> pd.DataFrame:
+        return pd.DataFrame([{"comparison": "adapted vs original", "mae": 0.01, "mae_ci_high": 0.02,
+                              "n_adapted_templates": n_adapted, "change_detected": detected, "change_band": 0.015}])
 
-    assert "only 4 adapted template(s) were accepted" in comparison_problem(frame(4, 0.2))
-    assert "no difference measurable" in comparison_problem(frame(12, 0.0))
-    assert comparison_problem(frame(12, 0.2)) is None
+    assert "only 4 adapted template(s) were accepted" in comparison_problem(frame(4, True))
+    assert "no difference measurable: on the 12 accepted templates" in comparison_problem(frame(12, False))
+    assert "±0.015" in comparison_problem(frame(12, False))
+    assert comparison_problem(frame(12, True)) is None

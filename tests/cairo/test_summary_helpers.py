@@ -18,3 +18,37 @@ def test_the_mapping_editor_rows_become_a_mapping_and_an_empty_category_keeps_th
 
 def test_an_r_that_cannot_be_computed_is_said_to_be_undefined() -> None:
     assert [cairo.r_text(v) for v in (0.4567, None, math.nan, -1.0)] == ["0.46", "undefined", "undefined", "-1.00"]
+
+
+def test_the_shipped_run_says_what_its_intervals_can_detect() -> None:
+    """Issue 30: the Eq. 1 interval over-covers by design; the page says so with what it costs on the table shown.
+    The shipped run: no row's interval excludes 0, and with its prompts' spread an estimate had to exceed about
+    0.093 to be detected, 3.6 times the median estimate."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "data" / "cairo" / "demo_bias_table.csv").read_text(encoding="utf-8")
+    shown = cairo.table_with_intervals(cairo.read_bias_table(text, "the shipped run"), text)
+    power = cairo.interval_power(shown)
+    assert power["n_rows"] == 96 and power["n_detected"] == 0
+    assert round(power["median_detectable"], 3) == 0.093 and round(power["median_bias"], 4) == 0.0255
+    note = cairo.interval_power_note(power)
+    assert "over-covers by design" in note and "detected in 0 of 96 rows" in note and "about 0.093" in note
+
+
+def test_with_two_subgroups_an_estimate_above_ci_high_minus_itself_is_exactly_a_detected_gap() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from fairness_core.cairo.bias import eq1, gap_interval
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(300):
+        groups = [rng.beta(0.5, 1.5, 4), rng.beta(0.8, 1.2, 4)]
+        low, high = gap_interval(groups)
+        bias = eq1([g.mean() for g in groups])
+        rows.append({"bias": bias, "ci_low": low, "ci_high": high, "subgroup_scores": {"a": (0, 4), "b": (0, 4)}})
+        assert (low > 1e-12) == (bias > high - bias + 1e-12)
+    frame = pd.DataFrame(rows)
+    assert cairo.interval_power(frame)["n_detected"] == int((frame["ci_low"] > 0).sum())
+    assert cairo.interval_power_note(cairo.interval_power(frame.iloc[:0])) is None

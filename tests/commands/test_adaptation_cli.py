@@ -89,7 +89,11 @@ def test_adapt_cli_runs_the_pipeline_and_resumes(tmp_path: Path, capsys: pytest.
     assert payload["rewrites"]["counts"]["accepted"] == 1 and payload["rewrites"]["n_rewrites"] == 2
     assert payload["noes"]["n_used"] == 2
     nationality = payload["comparisons"]["offensive"]["nationality"]
-    assert set(nationality) == {"original vs NOEs", "adapted vs NOEs", "adapted vs original", "adapted − original"}
+    assert set(nationality) == {"original vs NOEs", "original (accepted templates) vs NOEs", "adapted vs NOEs",
+                                "adapted vs original", "adapted − original"}
+    # issue 30: adapted and original are compared on the same (accepted) templates
+    assert nationality["adapted − original"]["n_templates"] == nationality["adapted vs NOEs"]["n_templates"] == 1
+    assert isinstance(nationality["adapted vs original"]["change_detected"], bool)
     assert nationality["adapted vs NOEs"]["r"] is not None  # 12 countries
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["from_cache"] is True

@@ -153,3 +153,57 @@ def test_a_sweep_killed_mid_run_resumes_without_asking_again_for_stored_rows(tmp
         assert 80 - before <= after <= 80 - 8  # the two stored shards (8 rows) are not asked for again
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def fresh_machine_server(tmp_path_factory: pytest.TempPathFactory):
+    """`transformers serve` as on a fresh machine: HOME and HF_HOME point at an empty folder, no hub cache."""
+    from tests.endpoint_servers import TransformersServer, build_sampling_gpt2
+
+    workdir = tmp_path_factory.mktemp("fresh-machine")
+    server = TransformersServer(build_sampling_gpt2(workdir / "tiny-sampling-gpt2"), workdir, fresh_home=True)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_server_that_cannot_list_its_models_is_used_with_the_name_given_marked_unverified(
+        fresh_machine_server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 §3: on a fresh machine `transformers serve` answers /v1/models with HTTP 500 (no Hugging Face cache
+    folder) while its completions work. The client used to refuse the endpoint ("cannot list its models"); it now
+    uses the model name given, and the run manifest says the served id is unverified and why."""
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as failed:  # the real server's behaviour, reproduced
+        urllib.request.urlopen(f"{fresh_machine_server.base_url}/models", timeout=10)
+    assert failed.value.code == 500
+    lm = EndpointLM(Endpoint(fresh_machine_server.base_url, str(fresh_machine_server.model_dir)))
+    assert lm.served_model.startswith(str(fresh_machine_server.model_dir))  # as the server named it in an answer
+    assert lm.manifest()["model_verified"] is False
+    assert "could not list its models (HTTP 500" in lm.manifest()["model_check"]
+    assert lm.generate_rows(["The nurse said that"], [DecodingConfig(greedy=True)], seeds=[0], max_new_tokens=4)
+
+    store = tmp_path / "runs.duckdb"
+    argv = ["--store", str(store), "decoding", *_endpoint_flags(fresh_machine_server), "--prompts", "regard",
+            "--groups", "man,woman", "--grid", "top_p=0.5", "--samples", "1", "--max-new-tokens", "4", "--seed", "0",
+            "--regard-model", "none", "--json"]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["group"] for r in rows} == {"man", "woman"}
+    assert main(["--store", str(store), "runs", "show", rows[0]["run_id"].split(",")[0], "--json"]) == 0
+    manifest = json.loads(capsys.readouterr().out)["manifest"]
+    system = manifest["request"]["systems"][0] if "request" in manifest else manifest["systems"][0]
+    assert system["model"]["model_verified"] is False and "HTTP 500" in system["model"]["model_check"]
+
+
+def test_a_server_whose_models_and_completions_both_fail_is_one_sentence_with_both_reasons() -> None:
+    from fairness_core.models.endpoint import EndpointError
+    from tests.endpoint_servers import free_port
+
+    dead = Endpoint(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0, timeout_s=2)
+    with pytest.raises(EndpointError, match=r"cannot list its models: connection failed .*; a completion failed "
+                                            r"too: connection failed"):
+        EndpointLM(dead)

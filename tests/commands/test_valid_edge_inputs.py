@@ -99,3 +99,20 @@ def test_a_read_only_store_can_be_listed(tmp_path: Path, monkeypatch: pytest.Mon
     code, out, err = run_cli(["runs", "list", "--store", str(path), "--json"], capsys)
     assert code == 0, err
     assert [run["run_id"] for run in json.loads(out)] == [run_id]
+
+
+def test_metric_quality_keeps_an_empty_candidate_and_leaves_out_a_missing_stored_score(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_store: Path) -> None:
+    """An empty summary is data (BLEU 0 against its reference); a stored score left empty is a missing value: that
+    candidate is left out of the stored column's correlation and counted, never read as 0 or NaN in the JSON."""
+    rows = [f"d{i},{s},the cat sat on {'the mat ' * k},the cat sat on the mat,{k + 0.1 * i},"
+            f"{k if (i, k) != (0, 1) else ''}" for i in range(4) for k, s in enumerate("ABC")]
+    rows[0] = "d0,A,,the cat sat on the mat,0.0,0"
+    (tmp_path / "j.csv").write_text("item_id,system,candidate,reference,human,Mine\n" + "\n".join(rows) + "\n")
+    code, out, err = run_cli(["metric-quality", "--data", str(tmp_path / "j.csv"), "--metrics", "bleu",
+                              "--stored-scores", "--resamples", "100", "--json"], capsys)
+    payload = json.loads(out, parse_constant=lambda c: pytest.fail(c))
+    assert code == 0 and "1 empty candidate(s) kept" in err and "Mine (stored) has no value for 1 candidate(s)" in err
+    assert payload["bleu"]["n"] == 12 and payload["bleu"]["n_excluded"] == 0
+    assert payload["Mine (stored)"]["n"] == 11 and payload["Mine (stored)"]["n_excluded"] == 1
+    assert "Mine (stored): 1 candidate(s) have no finite score and are left out" in err

@@ -39,6 +39,18 @@ def test_a_burst_in_the_torch_probe_is_bounded_by_the_cores_share() -> None:
         1.01, rel=1e-5)
 
 
+def test_a_faster_interpreter_bounds_the_torch_probe_as_it_is_not_amplified() -> None:
+    """Issue 30 §2: the exponent models threads that wait for each other on a busy machine; a single-thread probe
+    faster than the reference (share 0.6) is a faster machine, and 0.6 ** 1.5 = 0.46 would shrink every
+    estimate below what the torch probe itself says."""
+    # torch probe 0.9x, single thread 0.6x: the bound is 0.6, so the torch probe's 0.9 is not cut
+    assert combined_slowdown(0.009, 0.006, torch_reference_s=0.01, share_reference_s=0.01) == pytest.approx(
+        0.6, rel=1e-5)
+    # torch probe 0.7x, single thread 0.8x: the torch probe's own figure
+    assert combined_slowdown(0.007, 0.008, torch_reference_s=0.01, share_reference_s=0.01) == pytest.approx(
+        0.7, rel=1e-5)
+
+
 def test_a_measured_rate_is_rescaled_to_the_load_of_the_moment() -> None:
     # 0.02 s per unit measured while the machine was 4x slower than the reference; now it is 12x slower
     assert rescale(0.02, measured_at=4.0, now=12.0) == pytest.approx(0.06, rel=1e-5)

@@ -12,6 +12,9 @@ from fairness_core.metrics.matching import (
     MoverScoreBigram,
     MoverScoreBigramOptions,
     default_layer,
+    encode_distinct,
+    greedy_match,
+    greedy_match_many,
     needs_prefix_space,
 )
 from tests.metrics.fakes import WordVectorEncoder
@@ -40,6 +43,18 @@ def test_bertscore_encodes_each_distinct_sentence_once() -> None:
     encoder = WordVectorEncoder(VECTORS)
     BERTScore(model=encoder).score(["she", "he", "she"], ["the nurse"] * 3)
     assert sorted(text for call in encoder.calls for text in call) == ["he", "she", "the nurse"]
+
+
+@pytest.mark.parametrize("idf", [None, {"the": 0.2, "nurse": 1.5, "she": 0.7, "he": 0.4, "": 2.0}])
+def test_candidates_sharing_a_reference_match_it_in_one_product(idf: dict[str, float] | None) -> None:
+    """greedy_match_many (one similarity product per reference) gives greedy_match's numbers pair by pair, an
+    empty candidate (special tokens only) included."""
+    encoded = encode_distinct(WordVectorEncoder(VECTORS), ["she", "he the", "nurse nurse she", "", "the nurse"],
+                              None)
+    candidates = [encoded[text] for text in ("she", "he the", "", "nurse nurse she")]
+    together = greedy_match_many(candidates, encoded["the nurse"], idf)
+    one_by_one = [greedy_match(candidate, encoded["the nurse"], idf) for candidate in candidates]
+    assert np.allclose(together, one_by_one, rtol=1e-12, atol=0) and together[2] == (0.0, 0.0, 0.0)
 
 
 def test_bertscore_alignment_shows_which_reference_token_each_pronoun_matches() -> None:

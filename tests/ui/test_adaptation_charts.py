@@ -19,3 +19,18 @@ def test_the_calculator_bars_use_the_same_axis() -> None:
     figure = adaptation_charts.single_vbcm_bars({"Spain": 0.9922, "USA": 0.9944}, {"Spain": (0.98, 1.0),
                                                                                    "USA": (0.985, 1.0)})
     assert list(figure.layout.yaxis.range) == adaptation_charts.vbcm_range(0.98)
+
+
+def test_the_mae_bars_put_the_accepted_templates_originals_beside_the_adapted_set() -> None:
+    """Issue 30: MAE grows with noise, so the adapted bar is drawn beside the originals of the same templates."""
+    import pandas as pd
+
+    from ui.adaptation_charts import comparison_bars
+
+    rows = [("original vs NOEs", 0.010), ("original (accepted templates) vs NOEs", 0.014), ("adapted vs NOEs", 0.013),
+            ("adapted − original", -0.001)]
+    table = pd.DataFrame([{"classifier": "offensive", "attribute": "nationality", "comparison": c, "mae": v,
+                           "mae_ci_low": v - 0.002, "mae_ci_high": v + 0.002} for c, v in rows])
+    figure = comparison_bars(table, "mae")
+    assert [trace.name for trace in figure.data] == ["original vs NOEs", "original (accepted templates) vs NOEs",
+                                                     "adapted vs NOEs"]
