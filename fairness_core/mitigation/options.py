@@ -73,8 +73,9 @@ PRESETS: dict[tuple[str, str], Preset] = {
 PRESET_KEYS = tuple(dict.fromkeys(key for key, _ in PRESETS))
 
 #: Seconds per training step at batch 32 on the quiet 2-core reference machine, per million backbone parameters
-#: (bench/adapter_training.py: MiniLM-L6 BERTScore ~0.9 s at 22M; SmolLM2-135M BARTScore ~? s at batch 8, scaled).
-CPU_SECONDS_PER_STEP_PER_M = {"matching": 0.045, "generation": 0.11, "regression": 0.045}
+#: (bench/adapter_training.py; MiniLM-L6 BERTScore: 1.6 s of CPU a step at batch 32; SmolLM2-135M
+#: BARTScore-style: ~12 s a step at batch 8).
+CPU_SECONDS_PER_STEP_PER_M = {"matching": 0.045, "generation": 0.35, "regression": 0.045}
 #: A rough GPU figure for the same (an RTX 3090-class card runs these steps ~40x faster than 2 CPU cores)
 GPU_SPEEDUP = 40.0
 #: backbone sizes in millions of parameters, for estimates

@@ -11,7 +11,7 @@ import pytest
 from fairness_core.data.pairs import read_file
 from fairness_core.mitigation import data as D
 from fairness_core.mitigation.cda import augment
-from fairness_core.mitigation.task import quality_texts
+from fairness_core.mitigation.data import quality_texts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 
