@@ -22,12 +22,13 @@ REGISTRY_ROW_PX = 66
 # entry point, so the sidebar and navigation vanish.
 PAGES = (
     ("app_pages/metric_bias.py", "Metric bias", ":material/balance:"),
+    ("app_pages/metric_quality.py", "Metric quality", ":material/groups:"),
+    ("app_pages/mitigation.py", "Mitigation", ":material/healing:"),
     ("app_pages/decoding.py", "Decoding sliders", ":material/tune:"),
     ("app_pages/cairo.py", "CAIRO explorer", ":material/hub:"),
     ("app_pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
     ("app_pages/datscore.py", "DATScore demo", ":material/translate:"),
     ("app_pages/judge_audit.py", "Judge audit", ":material/gavel:"),
-    ("app_pages/metric_quality.py", "Metric quality", ":material/groups:"),
     ("app_pages/runs.py", "Run store", ":material/database:"),
     ("app_pages/compare.py", "Compare runs", ":material/compare_arrows:"),
     ("app_pages/sql_console.py", "SQL console", ":material/terminal:"),
@@ -65,6 +66,12 @@ PAGE_STORIES = {
         "documents, the summaries a metric ranks most differently from people, and each metric's gender bias "
         "beside its agreement: what a fairer metric costs.",
         "Sun et al. 2022, *BERTScore is Unfair* (§3, Tables 4–5); REALSumm human judgments, Bhandari et al. 2020",
+    ),
+    "app_pages/mitigation.py": (
+        "A metric is biased: what now? Train a small debiasing adapter into its frozen backbone (minutes on this "
+        "CPU) or swap the backbone, then see bias before and after with paired intervals, and whether it still "
+        "agrees with people.",
+        "Sun et al. 2022, *BERTScore is Unfair* (§3, Eq. 3–5, Tables 4, 5, 7)",
     ),
     "app_pages/decoding.py": (
         "How do top-p, top-k and temperature change how fair, diverse and fluent open-ended generations are "

@@ -138,8 +138,9 @@ with agreement_tab:
                        "lines (REALSumm, pooled): "
                        "the paper's published values for backbones that do not run here.")
     if shows_paper:
-        st.caption("Published REALSumm Spearman, pooled (Sun et al. 2022, Tables 4–5; reference values, not "
-                   "computed here): " + "; ".join(f"{k} {v:.3f}" for k, v in mq.PAPER_REALSUMM.items()))
+        st.caption(common.escape_markdown(
+            "Published REALSumm Spearman, pooled (Sun et al. 2022, Tables 4–5; reference values, not computed "
+            "here): " + "; ".join(f"{k} {v:.3f}" for k, v in mq.PAPER_REALSUMM.items())))
     if len(present) >= 2:
         st.subheader("Is one metric better than another? (paired)")
         first, second = st.columns(2)
@@ -168,7 +169,7 @@ with summary_tab:
                        "the metric liked it more. Red dots are summaries the metric ranks far below where people "
                        "rank them, blue far above; the table lists them, largest disagreement first.")
     what = "systems" if rule == "system" else "summaries"
-    st.subheader(f"The {what} {labels[chosen]} ranks most differently from people")
+    st.subheader(common.escape_markdown(f"The {what} {labels[chosen]} ranks most differently from people"))
     columns = [c for c in ("item_id", "system", "n_items", "human", "score", "human_rank", "metric_rank", "rank_gap")
                if c in frame.columns]
     top = frame.head(20)

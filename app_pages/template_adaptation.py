@@ -146,7 +146,8 @@ with adapt_tab:
                 st.error(common.escape_markdown(str(error)))
                 st.stop()
             if corpus.n_too_long:
-                st.caption(f"{corpus.n_too_long} text(s) over {adaptation.MAX_CORPUS_TEXT_CHARS:,} characters skipped.")
+                st.caption(f"{corpus.n_too_long:d} text(s) over {adaptation.MAX_CORPUS_TEXT_CHARS:,} characters "
+                           "skipped.")
         m1, m2 = st.columns([3, 2]) if rewrite else (st.container(), st.container())  # no picker: full width
         with m1:
             model = (common.model_picker("causal-lm", "Rewriting chat model", key="ta_model", default=SMALL_MODEL)

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "fairness_core.commands.adaptation",  # vbcm, templates, adapt
     "fairness_core.commands.datscore",
     "fairness_core.commands.metric_quality",
+    "fairness_core.commands.mitigate",  # debiasing adapters: train, evaluate, export, import
     "fairness_core.commands.serve",  # a local OpenAI-compatible server for the --endpoint* flags
     "fairness_core.commands.compare",  # compare, sql, report
     "fairness_core.commands.audit",  # audit-scorer: is the judge itself biased? (issue 29)

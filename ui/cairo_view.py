@@ -92,6 +92,6 @@ def search_headline(pair: dict, best: pd.Series, n_systems: int) -> None:
     original.metric("Pearson r: original → best CAIRO",
                     f"{cairo.r_text(pair['original_r'])} → {cairo.r_text(best['CAIRO (best pair)'])}")
     heldout.metric("Held-out r at that size", cairo.r_text(best.get("held-out r (LOSO)")))
-    st.caption(f"Across n = {n_systems} systems. Original prompts alone, then the best CAIRO combination pair of size "
-               f"{int(best['size'])} (the original plus {int(best['size']) - 1} paraphrase set(s)); held-out r: the "
-               "same size, each system's combination chosen without it (leave-one-system-out).")
+    st.caption(f"Across n = {n_systems:d} systems. Original prompts alone, then the best CAIRO combination pair of "
+               f"size {int(best['size'])} (the original plus {int(best['size']) - 1:d} paraphrase set(s)); held-out r: "
+               "the same size, each system's combination chosen without it (leave-one-system-out).")

@@ -159,6 +159,8 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
                                       "bias; only raw gaps change.") or None
         st.caption("Baseline rescaling is linear: it cannot change a min-max or z-score bias.")
         lm = st.selectbox("BARTScore backbone", list(mb.LM_PRESETS), format_func=mb.LM_PRESETS.get, key="mb_lm")
+        adapter = st.selectbox("Debiasing adapter for the encoder (train one on the Mitigation page)",
+                               ["none", *mb.adapters_for(encoder)] if encoder else ["none"], key="mb_adapter")
     if not names and not stored:
         return [], [], True
     models = {name: model for name in names if (model := mb.model_for_metric(name, encoder, lm))}
@@ -166,8 +168,8 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
     try:
         metrics = mb.build_metrics(names, config=config, models=models,
                                    layer=int(layer) if layer is not None and takes["layer"] else None,
-                                   idf=idf and takes["idf"], baseline=baseline if takes["baseline"] else None
-                                   ) if names else []
+                                   idf=idf and takes["idf"], baseline=baseline if takes["baseline"] else None,
+                                   adapter=None if adapter == "none" else adapter) if names else []
     except mb.RequestError as error:
         st.error(common.escape_markdown(f"Metric options: {error}"))
         return [], stored, False

@@ -147,4 +147,4 @@ def refresh_link() -> None:
     with slot.container():
         st.code(share_link(address, st.query_params.to_dict()), language=None, wrap_lines=True)
         if note:  # it quotes the browser's host name: escaped (ui.common imports this module, so not its helper)
-            st.caption(re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:@])", r"\\\1", note))
+            st.caption(re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:@])", r"\\\1", note))  # markdown: developer text

@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="n-gram metric settings: library defaults, or exactly the paper's released code")
     parser.add_argument("--model", action="append", default=[], metavar="ID",
                         help="model for model-based metrics (preset key, hub id or local path); metric=ID targets one")
+    parser.add_argument("--adapter", action="append", default=[], metavar="ID",
+                        help="a debiasing adapter (`mitigate train`; `models --json` lists them) on every model-based "
+                             "metric whose backbone it was trained for; metric=ID targets one")
     parser.add_argument("--layer", type=int, help="encoder layer for BERTScore/MoverScore (default: bert_score's "
                                                   "tuned layer for a model it knows, else the last)")
     parser.add_argument("--idf", action="store_true", help="BERTScore idf weighting over the corpus's references "
@@ -101,8 +104,10 @@ def build(args: argparse.Namespace):  # -> MetricBiasRequest
             metrics = []
         else:
             general, targeted = mb.parse_model_flags(args.model)
+            adapter, adapters = mb.parse_adapter_flags(args.adapter)
             metrics = mb.build_metrics(names, config=args.config, model=general, models=targeted,
-                                       layer=args.layer, idf=args.idf, baseline=args.baseline)
+                                       layer=args.layer, idf=args.idf, baseline=args.baseline, adapter=adapter,
+                                       adapters=adapters)
         request = mb.build_request(dataset, metrics, stored, args.normalisation, mb.parse_resamples(args.resamples))
         if not (args.max_hours > 0 and args.max_hours == args.max_hours):
             raise mb.RequestError(f"--max-hours must be a positive number of hours (got {args.max_hours})")

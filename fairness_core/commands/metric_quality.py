@@ -55,6 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="model for every model-based metric (preset key, hub id or local path)")
     parser.add_argument("--option", action="append", default=[], metavar="METRIC.OPTION=VALUE",
                         help="an option of one metric, e.g. bartscore-lm.term_weighting=uniform (repeatable)")
+    parser.add_argument("--adapter", metavar="ID",
+                        help="a debiasing adapter (`mitigate train`) on every chosen metric that takes one")
     parser.add_argument("--rule", default="pooled", choices=("pooled", "document", "system"),
                         help="how candidates are correlated (default: pooled, the released REALSumm rule)")
     parser.add_argument("--resamples", default="1000",
@@ -76,7 +78,18 @@ def build(args: argparse.Namespace):  # -> metric_quality.QualityRequest
         options = mq.parse_metric_options(args.option)
         if options and not names:
             raise mq.RequestError("--option needs --metrics naming the metric it is for")
+        takes_adapter = [n for n in names if args.adapter and "adapter" in mq.METRICS[n].Options.__dataclass_fields__]
+        if args.adapter and not takes_adapter:
+            raise mq.RequestError("--adapter applies to model-based metrics (bertscore, bartscore, …) and none of "
+                                  "them is among the chosen metrics")
+        for name in takes_adapter:
+            options.setdefault(name, {})["adapter"] = args.adapter
         metrics = mq.build_metrics(names, model=args.model, options=options) if names else []
+        for metric in metrics if args.adapter else []:
+            try:
+                metric.validate()  # an unknown adapter, or one of another backbone: one sentence, nothing stored
+            except mq.MetricOptionError as error:
+                raise mq.RequestError(str(error)) from None
         judgments = mq.load_judgments(args.data)
         stored = [] if args.stored_scores is None else mq.choose_stored(judgments, args.stored_scores or True)
         return mq.build_request(judgments, metrics, stored, args.rule, resamples, args.seed)

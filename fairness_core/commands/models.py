@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fairness_core.device import describe_device
-    from fairness_core.models import PRESETS, availability
+    from fairness_core.models import PRESETS, availability, list_adapters
 
     entries = []
     for preset in PRESETS:
@@ -36,12 +36,17 @@ def run(args: argparse.Namespace) -> int:
             "available": available.status == "available",
             "reason": available.reason,
         })
+    # Debiasing adapters trained or imported here (`mitigate train` / `mitigate import`), by id
+    adapters = [info.describe() for info in list_adapters()]
     if args.json:
-        print_json({"device": describe_device(), "models": entries})
+        print_json({"device": describe_device(), "models": entries, "adapters": adapters})
         return 0
     device = describe_device()
     print(f"device: {device['summary']}")
     width = max(len(e["key"]) for e in entries)
     for entry in entries:
         print(f"{entry['key']:<{width}}  {entry['task']:<10}  {entry['status']:<12}  {entry['reason']}")
+    for adapter in adapters:
+        print(f"adapter {adapter['id']}: {adapter['trained_for'] and adapter['trained_for'].get('name')} on "
+              f"{adapter['backbone'].get('label')}, {adapter['attribute']}, {adapter['steps']} steps")
     return 0

@@ -118,13 +118,38 @@ def parse_model_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]
     return general, targeted
 
 
+def adapters_for(model: str) -> list[str]:
+    """Ids of the stored debiasing adapters (models/adapters.py) trained in backbone `model` (matched by identity)."""
+    from fairness_core.models import resolve_model
+    from fairness_core.models.adapters import AdapterError, check_backbone, list_adapters
+
+    try:
+        spec = resolve_model(model, "encoder")
+    except Exception:  # a model that cannot be named here has no adapters
+        return []
+    fitting = []
+    for info in list_adapters():
+        try:
+            check_backbone(info, spec)
+        except AdapterError:
+            continue
+        fitting.append(info.adapter_id)
+    return fitting
+
+
+def parse_adapter_flags(items: Sequence[str]) -> tuple[str | None, dict[str, str]]:
+    """`--adapter ID` (every model-based metric whose backbone it fits) and `--adapter metric=ID` (one)."""
+    return parse_model_flags(items)
+
+
 def _takes(name: str, option: str) -> bool:
     return option in {f.name for f in fields(METRICS[name].Options)}
 
 
 def build_metrics(names: Sequence[str], config: str = "default", model: str | None = None,
                   models: Mapping[str, str] | None = None, layer: int | None = None, idf: bool = False,
-                  baseline: str | None = None) -> list[Metric]:
+                  baseline: str | None = None, adapter: str | None = None,
+                  adapters: Mapping[str, str] | None = None) -> list[Metric]:
     """Metric objects (no model loaded) for `names`, the shared options going to the metrics that take them.
 
     A shared option that applies to none of the chosen metrics is an error (`--idf` with only BLEU
@@ -160,11 +185,52 @@ def build_metrics(names: Sequence[str], config: str = "default", model: str | No
         for option, value in shared.items():
             if value is not None and _takes(name, option):
                 options[option] = value
+        if adapters and name in adapters:
+            options["adapter"] = adapters[name]
         try:
             metrics.append(metric_from_request(name, **options))
         except MetricOptionError as error:
             raise RequestError(str(error)) from error
-    return metrics
+    return _with_adapter(metrics, adapter, adapters or {})
+
+
+def _with_adapter(metrics: list[Metric], adapter: str | None, targeted: Mapping[str, str]) -> list[Metric]:
+    """A debiasing adapter (`--adapter ID`, models/adapters.py) on every chosen metric whose backbone it was trained
+    for; `metric=ID` targets one metric. Checked here, before any run: an unknown id, or an adapter that fits none
+    of the chosen metrics (or not the targeted one), is one sentence."""
+    from fairness_core.models.adapters import AdapterError, check_backbone, read_adapter
+
+    for name in targeted:
+        if name not in {m.name for m in metrics} or not _takes(name, "adapter"):
+            raise RequestError(f"--adapter {name}=… names a metric that is not chosen or takes no adapter")
+    for metric in metrics:
+        if metric.name in targeted:
+            try:
+                metric.validate()
+            except MetricOptionError as error:
+                raise RequestError(str(error)) from error
+    if not adapter:
+        return metrics
+    try:
+        info = read_adapter(adapter)
+    except AdapterError as error:
+        raise RequestError(str(error)) from error
+    out, fitted = [], []
+    for metric in metrics:
+        if _takes(metric.name, "adapter") and metric.name not in targeted:
+            try:
+                check_backbone(info, metric.model_spec())  # type: ignore[attr-defined]
+            except AdapterError:
+                out.append(metric)
+                continue
+            options = {k: v for k, v in metric.signature()["options"].items() if v is not None}
+            metric = metric_from_request(metric.name, **(options | {"adapter": adapter}))
+            fitted.append(metric.name)
+        out.append(metric)
+    if not fitted:
+        raise RequestError(f"adapter {adapter!r} belongs to the backbone {info.backbone.get('label')}, which none of "
+                           "the chosen model-based metrics uses; choose its backbone with --model")
+    return out
 
 
 def choose_stored(dataset: PairDataset, stored: bool | Sequence[str]) -> list[str]:

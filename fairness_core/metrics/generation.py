@@ -32,6 +32,8 @@ PROMPT = "Paraphrase the sentence.\nSentence: {source}\nParaphrase:"
 class BARTScoreOptions(MetricOptions):
     #: preset key, hub id or local path of a seq2seq or decoder-only LM; None = SmolLM2-135M-Instruct
     model: str | None = None
+    #: a debiasing adapter's id (models/adapters.py; `mitigate train`); None = the plain backbone
+    adapter: str | None = None
 
 
 #: (source, target) pairs scored per model call between two cancellation checks

@@ -22,6 +22,8 @@ from fairness_core.metrics.registry import register_metric
 class PairRegressionOptions(MetricOptions):
     #: a hub id or local path of a sequence classifier trained as this metric; None = the default
     model: str | None = None
+    #: a debiasing adapter's id (models/adapters.py; `mitigate train`); None = the plain model
+    adapter: str | None = None
 
 
 class PairRegressionMetric(ModelMetric):

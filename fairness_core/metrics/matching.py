@@ -195,6 +195,7 @@ class EncoderMetric(ModelMetric):
     def validate(self) -> None:
         from fairness_core.metrics.base import MetricOptionError
 
+        super().validate()  # the adapter, if one is named
         chosen = getattr(self.options, "layer", None)
         if chosen is not None:
             count = self.layer_count()
@@ -213,6 +214,8 @@ class BERTScoreOptions(MetricOptions):
     #: bert_score baseline name (e.g. roberta-large). A linear map of every score, so it cannot change
     #: a min-max or z-score bias; only raw gaps change.
     baseline: str | None = None
+    #: a debiasing adapter's id (models/adapters.py; `mitigate train`); None = the plain backbone
+    adapter: str | None = None
 
     def problems(self) -> list[str]:
         if self.layer is not None and self.layer < 0:
@@ -384,6 +387,7 @@ class MoverScoreBigramOptions(MetricOptions):
     model: str | None = None
     layer: int | None = None  # None = last
     n_gram: int = 2
+    adapter: str | None = None  # a debiasing adapter's id; None = the plain backbone
 
     def problems(self) -> list[str]:
         if self.n_gram < 1:
@@ -490,6 +494,7 @@ def _plan_rows(plan: np.ndarray, lc: list[str], lr: list[str]) -> list[dict[str,
 class MoverScoreOptions(MetricOptions):
     model: str | None = None
     layer: int | None = None  # None = last, as moverscore_v2
+    adapter: str | None = None  # a debiasing adapter's id; None = the plain backbone
 
     def problems(self) -> list[str]:
         if self.layer is not None and self.layer < 0:

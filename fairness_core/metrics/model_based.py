@@ -3,6 +3,11 @@
 The model is named by an option (`model`: preset key, hub id or local path; None = the metric's
 default). Its `ModelSpec.to_manifest()` is part of the signature, computed without loading weights,
 so a repeated request is answered from the run store before any model is touched.
+
+Metrics whose options have an `adapter` field take a debiasing adapter (Sun et al. 2022 §3.2; models/adapters.py)
+by id: the model is then the backbone with that adapter attached, and the adapter's id, weights hash and
+configuration join the signature. Without an adapter the signature is exactly what it was before adapters existed
+(no `adapter` key), so stored runs keep their keys.
 """
 
 from __future__ import annotations
@@ -31,6 +36,24 @@ class ModelMetric(Metric):
     def model_id(self) -> str:
         return getattr(self.options, "model", None) or self.default_model
 
+    @property
+    def adapter_id(self) -> str | None:
+        """The debiasing adapter's id (option `adapter`), None for the plain backbone."""
+        return getattr(self.options, "adapter", None) or None
+
+    def adapter_info(self) -> Any:
+        """The adapter's header (`models.adapters.AdapterInfo`), checked against this metric's backbone; raises
+        MetricOptionError in one sentence for an unknown id or an adapter of another backbone."""
+        from fairness_core.metrics.base import MetricOptionError
+        from fairness_core.models.adapters import AdapterError, check_backbone, read_adapter
+
+        try:
+            info = read_adapter(str(self.adapter_id))
+            check_backbone(info, self.model_spec(), self.model_id)
+        except AdapterError as error:
+            raise MetricOptionError(f"{self.name}: {error}") from None
+        return info
+
     def model_spec(self) -> Any:
         from fairness_core.models import resolve_model
         from fairness_core.models.presets import lm_task
@@ -44,15 +67,36 @@ class ModelMetric(Metric):
         return self.model_spec().to_manifest()
 
     def signature(self) -> dict[str, Any]:
-        return super().signature() | {"model": self.model_manifest()}
+        signature = super().signature() | {"model": self.model_manifest()}
+        if "adapter" in signature["options"] and signature["options"]["adapter"] is None:
+            del signature["options"]["adapter"]  # runs of the plain backbone keep the keys they always had
+        if self.adapter_id:
+            described = self.adapter_info().describe()
+            signature["adapter"] = {"id": described["id"], "sha256": described["sha256"],
+                                    "config": described["adapter"]}
+        return signature
+
+    def validate(self) -> None:
+        super().validate()
+        if self.adapter_id:
+            self.adapter_info()
 
     @property
     def model(self) -> Any:
-        """The model, loaded through the process-wide cache on first use."""
+        """The model, loaded through the process-wide cache on first use (with its adapter, if one is named)."""
         if self._model is None:
-            from fairness_core.models import load_model
+            if self.adapter_id:
+                from fairness_core.metrics.base import MetricOptionError
+                from fairness_core.models.adapters import AdapterError, load_adapted
 
-            self._model = load_model(self.model_spec())
+                try:
+                    self._model = load_adapted(self.model_spec(), self.adapter_id)
+                except AdapterError as error:
+                    raise MetricOptionError(f"{self.name}: {error}") from None
+            else:
+                from fairness_core.models import load_model
+
+                self._model = load_model(self.model_spec())
         return self._model
 
     def check_available(self) -> None:

@@ -1,5 +1,6 @@
 """Model layer: four small interfaces, a transformers backend, presets and a process-wide cache."""
 
+from fairness_core.models.adapters import AdapterError, AdapterInfo, list_adapters
 from fairness_core.models.cache import load_model
 from fairness_core.models.interfaces import (
     CausalLM,
@@ -17,6 +18,8 @@ from fairness_core.models.spec import ModelSpec
 
 __all__ = [
     "PRESETS",
+    "AdapterError",
+    "AdapterInfo",
     "CausalLM",
     "DecodingConfig",
     "Encoder",
@@ -29,6 +32,7 @@ __all__ = [
     "TokenScores",
     "availability",
     "get_preset",
+    "list_adapters",
     "load_model",
     "load_preset",
     "offline_serving_folder",

@@ -50,6 +50,8 @@ class _Layer:
     up: tuple[Any, Any]
     down: tuple[Any, Any]
     output_norm: tuple[Any, Any, float]
+    #: a debiasing adapter after the feed-forward sub-layer (models/adapters.py): down and up (weight, bias) and g
+    adapter: tuple[tuple[Any, Any], tuple[Any, Any], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class PackedEncoder:
                 up=(prepare(block.intermediate.dense.weight.detach()), block.intermediate.dense.bias.detach()),
                 down=(prepare(block.output.dense.weight.detach()), block.output.dense.bias.detach()),
                 output_norm=_norm(block.output.LayerNorm),
+                adapter=_adapter(block.output.LayerNorm),
             ))
 
     def hidden_states(self, token_ids: Sequence[Sequence[int]], layer: int,
@@ -171,8 +174,11 @@ class PackedEncoder:
             states = self._linear_add(attended, states, *block.attention_out)
             states = layer_norm(states, (self.hidden,), *block.attention_norm[:2], eps=block.attention_norm[2])
             inner = self._linear_gelu(states, *block.up)
-            states = self._linear_add(inner, states, *block.down)
-            states = layer_norm(states, (self.hidden,), *block.output_norm[:2], eps=block.output_norm[2])
+            summed = self._linear_add(inner, states, *block.down)
+            states = layer_norm(summed, (self.hidden,), *block.output_norm[:2], eps=block.output_norm[2])
+            if block.adapter is not None:  # Pfeiffer output adapter: LN(z + W_u g(W_d LN(z))), models/adapters.py
+                states = layer_norm(summed + _adapter_delta(states, block.adapter), (self.hidden,),
+                                    *block.output_norm[:2], eps=block.output_norm[2])
         return states
 
 
@@ -182,6 +188,24 @@ def _attention(q: Any, k: Any, v: Any) -> Any:
     from torch.nn.functional import scaled_dot_product_attention
 
     return scaled_dot_product_attention(q, k, v)
+
+
+def _adapter(norm: Any) -> tuple[tuple[Any, Any], tuple[Any, Any], str] | None:
+    adapter = getattr(norm, "debias_adapter", None)
+    if adapter is None or not adapter.enabled:
+        return None
+    return ((adapter.down.weight.detach(), adapter.down.bias.detach()),
+            (adapter.up.weight.detach(), adapter.up.bias.detach()), adapter.activation)
+
+
+def _adapter_delta(states: Any, adapter: tuple[tuple[Any, Any], tuple[Any, Any], str]) -> Any:
+    import torch
+    import torch.nn.functional as F
+
+    (down_w, down_b), (up_w, up_b), activation = adapter
+    inner = F.linear(states, down_w, down_b)
+    inner = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "swish": F.silu}[activation](inner)
+    return F.linear(inner, up_w, up_b)
 
 
 def _norm(module: Any) -> tuple[Any, Any, float]:

@@ -169,8 +169,9 @@ def test_a_bad_regard_model_is_a_note_and_the_page_keeps_working(page: AppTest, 
     page.session_state["live_auto"] = False
     page.run()
     assert not page.exception, page.exception
-    notes = [c.value for c in page.caption if "unavailable" in c.value]
-    assert len(notes) == 1 and "](http" not in notes[0]
+    errors = [e.value for e in page.error if e.value.startswith("Regard classifier:")]
+    assert len(errors) == 1 and f"`{typed}`" in errors[0]  # quoted as an inline code span, never a live link
+    assert page.button(key="live_generate").disabled is False  # the page keeps working, regard left out
 
 
 def test_selections_live_in_the_url_and_a_shared_link_restores_them(page: AppTest) -> None:

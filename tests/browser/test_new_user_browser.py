@@ -140,6 +140,7 @@ def test_vbcm_scores_of_1e308_and_minus_inf_are_refused_and_counted(streamlit_se
     page = browser_page
     page.goto(f"{streamlit_server}/template_adaptation")
     page.get_by_role("heading", name="Template adaptation").wait_for()
+    page.get_by_role("tab", name="VBCM of a score file").click()  # the page opens on the study
     calculator = page.get_by_role("tabpanel", name="VBCM of a score file")
     calculator.get_by_text("prints 0.997 for France").wait_for()  # the worked example, before the upload
     calculator.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(upload))
@@ -224,9 +225,9 @@ def test_a_link_to_an_unknown_adaptation_run_shows_the_form(streamlit_server: st
     page.goto(f"{streamlit_server}/template_adaptation?run=adaptation-0123456789abcdef&show=nonsense")
     page.get_by_role("heading", name="Template adaptation").wait_for()
     page.get_by_role("tab", name="Adapt to a domain").click()
-    run_button = page.get_by_role("button", name="Run adaptation")
+    run_button = page.get_by_role("button", name="Run the comparison")  # the default: no chat model
     run_button.wait_for()
-    page.get_by_text(re.compile(r"templates × \d+ kind\(s\) of term")).wait_for()  # the form's work estimate
+    page.get_by_text("does the templates' bias vector match the domain's?").wait_for()  # the form's plan
     assert run_button.is_enabled()
     page.wait_for_url(lambda url: "run=" not in url)  # the dead run is not kept in the link
     assert page.get_by_text("Rewrites: original, adapted and rejected").count() == 0

@@ -24,13 +24,15 @@ def test_vbcm_calculator_and_an_adaptation_run(streamlit_server: str, browser_pa
     page.set_default_timeout(120_000)
     page.goto(f"{streamlit_server}/template_adaptation")
     page.get_by_role("heading", name="Template adaptation").wait_for()
+    page.get_by_role("tab", name="VBCM of a score file").click()  # the page opens on the study
     page.get_by_text("prints 0.997 for France").wait_for()
     page.locator("[data-testid='stDataFrame']").first.wait_for()
     page.wait_for_timeout(1500)
     page.screenshot(path=str(artifact_dir / "template-adaptation-vbcm.png"))
 
     page.get_by_role("tab", name="Adapt to a domain").click()
-    page.get_by_text("Offline, the rewriting model is SmolLM2-135M-Instruct").wait_for()
+    page.get_by_text("Adapt the templates with a chat model, then compare").click()
+    page.get_by_text("mostly copies the template back").wait_for()  # said before it starts
     picker = page.locator("[data-testid='stSelectbox']").filter(has_text="Rewriting chat model")
     picker.locator("input").click()
     page.keyboard.type("other Hugging Face")  # the selectbox filters its options as one types

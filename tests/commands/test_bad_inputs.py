@@ -117,6 +117,22 @@ JUDGMENTS_HEADER = "item_id,system,candidate,reference,human\n"
 #: four documents x three systems: the good rows, from which each bad file differs in one way
 JUDGMENT_ROWS = [f"d{i},{s},summary {i}{s},reference {i},{(i + k) % 4 / 4}\n" for i in range(4)
                  for k, s in enumerate("ABC")]
+def tiny_adapter(workspace: Workspace) -> None:
+    """An adapter trained for a tiny BERT (in {tmp}/cache/adapters): not an adapter of all-MiniLM-L6-v2."""
+    from fairness_core.models import adapters
+    from fairness_core.models.loading import load_hf
+    from fairness_core.models.spec import ModelSpec
+    from tests.tiny_models import build_tiny_bert
+
+    os.environ["FAIRNESS_LAB_CACHE"] = str(workspace.tmp / "cache")  # the row's env sets it again for the command
+    spec = ModelSpec(str(build_tiny_bert(workspace.tmp / "tiny")), "encoder")
+    model, _ = load_hf(spec)
+    attached = adapters.attach(model, adapters.AdapterConfig(4))
+    adapters.save_adapter("bertscore-tiny-gender-0000000000", adapters.state_dict(attached),
+                          {"id": "bertscore-tiny-gender-0000000000", "adapter": adapters.AdapterConfig(4).manifest(),
+                           "backbone": adapters.backbone_manifest(spec, model.config, "tiny")})
+
+
 JUDGMENTS_CASES = [
     ("a missing human score", [*JUDGMENT_ROWS[:-1], "d3,C,summary,reference 3,\n"],
      "j.csv, line 13: field 'human' is empty"),
@@ -395,6 +411,40 @@ CASES = [
     BadInput("metric-quality --option for a metric not chosen", ("metric-quality", "--data", "realsumm", "--metrics",
                                                                  "bleu", "--option", "chrf.config=default"),
              "an option names 'chrf', which is not among the chosen metrics (bleu)"),
+    # mitigate (issue 28): adapters, presets, requests; nothing trained, scored or written
+    BadInput("mitigate evaluate with an unknown adapter", ("mitigate", "evaluate", "--adapter", "no-such-adapter"),
+             "no adapter 'no-such-adapter'"),
+    BadInput("mitigate evaluate with an adapter of another backbone",
+             ("mitigate", "evaluate", "--metric", "bertscore", "--model", "all-minilm-l6-v2", "--adapter",
+              "bertscore-tiny-gender-0000000000"), "was trained in the backbone tiny", prepare=tiny_adapter,
+             env=(("FAIRNESS_LAB_CACHE", "{tmp}/cache"),)),
+    BadInput("metric-bias --adapter of a backbone no chosen metric uses",
+             ("metric-bias", "--format", "demo", "--metrics", "bertscore", "--adapter",
+              "bertscore-tiny-gender-0000000000"), "which none of the chosen model-based metrics uses",
+             prepare=tiny_adapter, env=(("FAIRNESS_LAB_CACHE", "{tmp}/cache"),)),
+    BadInput("mitigate evaluate with nothing to compare", ("mitigate", "evaluate"), "give an adapter (--adapter ID"),
+    BadInput("mitigate train with a preset too long for this machine", ("mitigate", "train", "--preset",
+                                                                         "paper-bertscore-base"),
+             "above the limit of 4 h 00 min"),
+    BadInput("mitigate train with another metric's preset", ("mitigate", "train", "--preset",
+                                                               "paper-bartscore-base"), "is for another metric"),
+    BadInput("mitigate train for race", ("mitigate", "train", "--attribute", "race"), "for gender only"),
+    BadInput("mitigate train an n-gram metric", ("mitigate", "train", "--metric", "bleu"),
+             "trained here for bertscore, bartscore, bleurt"),
+    BadInput("mitigate train --steps 0", ("mitigate", "train", "--steps", "0"), "--steps must be a whole number"),
+    BadInput("mitigate train --max-hours nan", ("mitigate", "train", "--max-hours", "nan"),
+             "--max-hours must be a positive number"),
+    BadInput("mitigate import of a text file", ("mitigate", "import", "{tmp}/notes.txt"),
+             "notes.txt is not a safetensors file", prepare=write("notes.txt", "an adapter, honestly")),
+    BadInput("mitigate export of an unknown adapter", ("mitigate", "export", "nope", "--out", "{tmp}/a.safetensors"),
+             "no adapter 'nope'"),
+    BadInput("metric-bias --adapter unknown", ("metric-bias", "--format", "demo", "--metrics", "bertscore",
+                                               "--adapter", "nope"), "no adapter 'nope'"),
+    BadInput("metric-quality --adapter with n-gram metrics only", ("metric-quality", "--data", "realsumm",
+                                                                    "--metrics", "bleu", "--adapter", "nope"),
+             "--adapter applies to model-based metrics"),
+    BadInput("metric-quality --adapter unknown", ("metric-quality", "--data", "realsumm", "--metrics", "bertscore",
+                                                  "--adapter", "nope"), "no adapter 'nope'"),
     BadInput("metric-quality --model for n-gram metrics only", ("metric-quality", "--data", "realsumm",
                                                                 "--metrics", "bleu", "--model", "x"),
              "--model applies to model-based metrics"),

@@ -23,7 +23,7 @@ MARKDOWN_ELEMENTS = {"error", "warning", "caption", "markdown", "info", "success
 #: receivers that are not Streamlit (their `.warning` is a log call)
 NOT_STREAMLIT = {"logger", "logging", "log", "warnings", "LOGGER"}
 #: helpers whose result is safe markdown
-SAFE_HELPERS = {"escape_markdown", "inline_code", "interval_text", "safe_markdown"}
+SAFE_HELPERS = {"escape_markdown", "inline_code", "interval_text", "safe_markdown", "marked_markdown"}
 #: builtins that return numbers (a number renders as itself)
 DEVELOPER_TEXT = "# markdown: developer text"
 NUMERIC = {"len", "int", "float", "round", "sum", "min", "max", "abs"}

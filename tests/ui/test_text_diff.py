@@ -26,7 +26,7 @@ def test_joining_the_pieces_gives_each_text_back_exactly() -> None:
 
 
 def test_the_marked_text_is_escaped_and_only_the_changed_words_are_highlighted() -> None:
-    left, right = word_diff("[x](https://evil.example) he *is* here", "[x](https://evil.example) she *is* here")
+    _left, right = word_diff("[x](https://evil.example) he *is* here", "[x](https://evil.example) she *is* here")
     markdown = marked_markdown(right)
     assert markdown.count(":orange-background[") == 1 and ":orange-background[**she**]" in markdown
     assert "](https" not in markdown  # the link is escaped: it stays text
