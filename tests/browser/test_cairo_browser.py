@@ -24,7 +24,8 @@ def test_shipped_run_shows_correlation_by_size(streamlit_server: str, browser_pa
     chart.wait_for()
     chart.scroll_into_view_if_needed()
     page.wait_for_timeout(1500)
-    assert "systems" in page.locator("[data-testid='stMetric']").first.inner_text()
+    assert "Pearson r: original → best CAIRO" in page.locator("[data-testid='stMetric']").first.inner_text()
+    page.get_by_text("systems. Original prompts alone", exact=False).first.wait_for()
     page.screenshot(path=str(artifact_dir / "cairo-correlation.png"))
     assert (artifact_dir / "cairo-correlation.png").stat().st_size > 10_000
     page.get_by_role("heading", name="Systems before and after CAIRO (Figs. 8, 10–11)").scroll_into_view_if_needed()
