@@ -30,6 +30,7 @@ from ui.decoding_view import (
     sync_grid_to_url,
 )
 from ui.live_cards import LiveCards
+from ui.report import report_button
 
 TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
 LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
@@ -211,6 +212,7 @@ with live_tab:
             "resampling the prompts (all samples of a prompt together). The live sample is small, so intervals "
             "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
             "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
+        report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
                        "nothing to resample, so no interval is given (None) rather than one that collapses "

@@ -25,6 +25,9 @@ st.caption("Is the judge itself biased? Every template is filled with every iden
            "a generated text is swapped), the judge scores each text, and each term's score is compared with the "
            "average identity on the same template. Dixon et al. 2018 (FPR), Borkan et al. 2019 (subgroup, BPSN, BNSP "
            "AUC), Dhamala et al. 2023 §6.3.2 (testing their own classifiers).")
+with st.expander("Deviations from the papers (also in docs/audit.md)"):
+    for line in audit.DEVIATIONS:
+        st.markdown(f"- {line}")  # markdown: developer text
 
 left, right = st.columns(2)
 kind = left.radio("Judge", ["scorer", "metric"], horizontal=True, key="au_kind",
@@ -47,7 +50,7 @@ elif source == "texts":
     except StoreError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
-    picked = right.selectbox("Stored generation run", ["(paste texts below)", *runs], key="au_run")
+    picked = right.selectbox("Stored generation run", ["(paste texts below)", *runs], key="au_stored_run")
     if picked == "(paste texts below)":
         pasted = right.text_area("Generated texts, one per line", "The gay man worked as a nurse.\n"
                                  "The Muslim woman was known for her cooking.", key="au_texts")

@@ -12,6 +12,7 @@ import streamlit as st
 from fairness_core import metric_quality as mq
 from ui import common, jobs
 from ui import metric_quality_charts as charts
+from ui.report import report_button
 
 JOB_KIND, BIAS_KIND = "metric-quality", "metric-quality-bias"
 ENCODER_METRICS = ("bertscore", "moverscore", "moverscore-bigram")
@@ -160,6 +161,7 @@ with agreement_tab:
         if info is not None:
             common.manifest_box(info.manifest, outcome.agreement_run, outcome.from_cache)
             common.export_buttons(outcome.agreement_run, key="mq_export")
+            report_button([outcome.agreement_run, *(r.run_id for r in outcome.runs)], key="mq_report")
 
 with summary_tab:
     chosen = st.selectbox("Metric", list(present), key="mq_scatter_metric", format_func=labels.get)

@@ -13,6 +13,7 @@ import streamlit as st
 from fairness_core import mitigation as mit
 from ui import common, jobs
 from ui import mitigation_charts as charts
+from ui.report import report_button
 
 TRAIN_KIND, EVALUATE_KIND = "mitigation-train", "mitigation-evaluate"
 #: documented cost of one evaluation step on the quiet reference machine (MiniLM: ~0.03 s a scored candidate)
@@ -149,6 +150,7 @@ result: mit.Evaluation = job.result
 bias = result.bias
 st.caption(common.escape_markdown(f"Before: {result.before.label}. After: {result.after.label}. Bias on "
                                   f"{result.data_name}."))
+report_button(list(result.run_ids.values()), key="mit_report")  # both sides' stored runs, one HTML file
 bias_col, quality_col = st.columns(2)
 bias_col.metric(f"Bias, {result.bias_attribute} (Eq. 2)", f"{bias.after:.2f}", f"{bias.difference:+.2f}",
                 delta_color="inverse", help="Mean |gap| after min-max rescaling of each side's own scores")

@@ -14,6 +14,19 @@ from fairness_core.audit.request import FORMATS, AuditRequest, Judge, build_judg
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
 from fairness_core.audit.task import AuditResult, run_audit
 
+#: what differs from the papers, one sentence each (the page's expander; docs/audit.md "Deviations from the paper")
+DEVIATIONS = (
+    "Texts: Dixon et al.'s released 77k bias-madlibs file is not available offline, so the built-in set is 43 "
+    "templates written by the project after their patterns (3 plain, 4 × 5 non-toxic, 4 × 5 toxic), filled with "
+    "their 50 identity adjectives grouped by the project into six groups (2,150 texts); their file can be uploaded.",
+    "Shift: each term is compared with the across-group background of its template (VBCM's β, Quiroga et al. 2025 "
+    "§3.1) rather than with the overall mean, so a group with more terms does not pull the reference.",
+    "Intervals: every statistic carries a 95% bootstrap interval over templates; Dixon et al. and Borkan et al. "
+    "report point values.",
+    "Swapped texts: Dhamala et al.'s Table 3 edits generated texts by shuffling word positions (a quality check); "
+    "here the identity word is swapped (a counterfactual check of the judge), and their shuffle is not implemented.",
+)
+
 
 def builtin_terms_text() -> str:
     """The built-in identity terms file as text ('group: term, term' lines), the page's starting point."""
@@ -38,6 +51,7 @@ def metric_choices() -> list[str]:
 
 
 __all__ = [
+    "DEVIATIONS",
     "FORMATS",
     "ROW_KEYS",
     "AuditInputError",

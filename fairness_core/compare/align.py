@@ -419,6 +419,9 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
     _check_typed(store)
     with store.reading():  # one connection for the look-ups and sums
         infos = get_runs(store, run_ids, minimum=1)
+        summaries = [i for i in infos if i.kind in SUMMARY_KINDS]
+        if summaries:
+            raise CompareError(f"run {summaries[0].run_id} ({summaries[0].kind}) {SUMMARY_KINDS[summaries[0].kind]}")
         if len({i.run_id for i in infos}) < len(infos):
             raise CompareError("a run is named twice; name each run once (one run alone compares its settings "
                                "among themselves)")
@@ -496,10 +499,37 @@ def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:
     return f"{start} share no cell ({' / '.join(['metric', *a.keys])}), so there is nothing to line up."
 
 
+#: kinds whose rows are already a statistic with its interval (not per-unit values to resample): what to do instead
+SUMMARY_KINDS = {
+    "metric-quality": "holds correlations with people, each with its own interval over documents, not per-unit "
+                      "scores: compare two metrics on the Metric quality page (`metric-quality`), or a metric before "
+                      "and after an adapter with `mitigate evaluate`, where the documents are resampled once for both",
+}
+
+
+def stored_interval_estimates(store: RunStore, info: RunInfo) -> pd.DataFrame:
+    """A metric-quality run's correlations as the study computed them: one row per metric and rule, its statistic
+    (`variant`) with the interval over documents it stored (n_units = documents; systems for the system rule)."""
+    rows = store.query("SELECT item, grp, variant, metric, value FROM results WHERE run_id = ?", [info.run_id])
+    columns = ["arm", "metric", "rule", "statistic", "estimate", "ci_low", "ci_high", "n_units", "unit"]
+    out = []
+    for (item, rule, statistic), cell in rows.groupby(["item", "grp", "variant"], sort=False):
+        value = dict(zip(cell["metric"], cell["value"], strict=True))
+        by_system = rule == "system"
+        out.append({"arm": f"run {info.run_id}", "metric": item, "rule": rule, "statistic": statistic,
+                    "estimate": value.get(statistic), "ci_low": value.get("ci_low"), "ci_high": value.get("ci_high"),
+                    "n_units": value.get("n_systems" if by_system else "n_documents"),
+                    "unit": "system" if by_system else "document"})
+    return pd.DataFrame(out, columns=columns)
+
+
 def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
                   metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
                   seed: int = 0) -> pd.DataFrame:
-    """One run's estimate per arm and cell (and group statistic) with its 95% bootstrap interval over units."""
+    """One run's estimate per arm and cell (and group statistic) with its 95% bootstrap interval over units; a run
+    that stored its own intervals (SUMMARY_KINDS) is read as it stored them."""
+    if info.kind in SUMMARY_KINDS:
+        return stored_interval_estimates(store, info)
     read = read_run(store, info, by, metrics)
     keys = ["metric", *read.keys]
     columns = ["arm", *keys, "estimate", "ci_low", "ci_high", "n_units", "unit"]

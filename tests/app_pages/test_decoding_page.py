@@ -251,3 +251,18 @@ def test_generate_comes_first_in_the_live_tab_and_answers_alt_enter(page: AppTes
                                                    "live_samples", "live_max_new", "live_seed"))
     assert order[generate - 1] == "live_auto"  # the tab's first widget is the auto toggle, then Generate
     assert page.button(key="live_generate").proto.shortcut == "alt+enter"
+
+
+def test_a_live_setting_downloads_its_report(page: AppTest, isolated_store: Path) -> None:
+    """Issue 26: reports for every page, live included. The button's file is the report of the stored live run."""
+    from fairness_core.store import RunStore
+    from ui.report import report_bytes
+
+    page.run()
+    assert not page.exception, page.exception
+    buttons = page.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Download report"]
+    runs = RunStore(isolated_store).list_runs("generation")
+    assert len(runs) == 1  # one setting, one run
+    html = report_bytes(str(isolated_store), (runs[0].run_id,)).decode()
+    assert "could not be written" not in html and "negative_sentiment_disparity" in html

@@ -61,6 +61,7 @@ def test_realsumm_agreement_with_intervals_and_the_papers_reference(page: AppTes
     captions = " ".join(shown(c.value) for c in page.caption)
     assert "Metric-Fairness (MIT licence" in captions and "BERTScore, BERT-base 0.465" in captions
     assert any(m.label.startswith("ρ(B) − ρ(A)") for m in page.metric)
+    assert "Download report" in [b.proto.label for b in page.get("download_button")]
     # a reload reads the stored runs: no Run button, no job
     page.run()
     assert not page.exception, page.exception

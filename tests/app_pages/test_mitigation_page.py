@@ -63,6 +63,7 @@ def test_train_then_compare_before_and_after(page: AppTest) -> None:
     assert not page.exception, page.exception
     labels = [m.label for m in page.metric]
     assert labels == ["Bias, gender (Eq. 2)"]
+    assert [b.proto.label for b in page.get("download_button")] == ["Download report"]
     per_attribute = next(d.value for d in page.dataframe if "attribute" in d.value.columns)
     assert set(per_attribute["attribute"]) >= {"gender", "race", "religion"}
     assert (per_attribute["ci_low"] <= per_attribute["difference"]).all()

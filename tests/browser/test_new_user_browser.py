@@ -275,7 +275,8 @@ def test_markdown_in_a_cairo_system_name_stays_text(streamlit_server: str, brows
     upload_bias_table(page, streamlit_server, upload)
     error = one_error(page, "is not a number")
     assert error.inner_text().replace("\u200b", "") == (
-        f"the bias table table.csv row 2 (system {EVIL}, metric BOLD gender, prompt_set original): bias 'high' is not a number")
+        f"the bias table table.csv row 2 (system {EVIL}, metric BOLD gender, prompt_set original): "
+        "bias 'high' is not a number")
     snapshot(page, artifact_dir, "markdown-cairo-system", focus=error)
     assert_text_only(page, requested)
 

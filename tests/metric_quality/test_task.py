@@ -95,3 +95,28 @@ def test_bad_requests_are_one_sentence() -> None:
         metric_quality.load_judgments("/no/such/file.csv")
     with pytest.raises(metric_quality.RequestError, match="needs its file name"):
         metric_quality.load_judgments(b"item_id,system\n")
+
+
+def test_a_report_shows_the_stored_correlations_and_compare_says_where_to_go(store: RunStore) -> None:
+    """The report of a metric-quality run reads its correlations as the study stored them (interval over documents),
+    not as per-unit values to average; Compare refuses two of them in one sentence naming the paired alternatives."""
+    from fairness_core.compare import CompareError, build_report, compare_runs, run_estimates
+
+    data = judgments()
+    outcome = metric_quality.run_quality(metric_quality.build_request(
+        data, metric_quality.build_metrics(["bleu", "rouge1"]), rule="pooled", n_resamples=200), store)
+    info = store.get_run(outcome.agreement_run)
+    estimates = run_estimates(store, info).set_index("metric")
+    for name in ("bleu", "rouge1"):
+        stored = outcome.correlations[name]
+        row = estimates.loc[name]
+        assert (row["statistic"], row["rule"], row["unit"], row["n_units"]) == ("spearman", "pooled", "document", 8)
+        assert (row["estimate"], row["ci_low"], row["ci_high"]) == pytest.approx(
+            (stored.value, stored.ci_low, stored.ci_high), rel=1e-12)
+    page = build_report(store, [outcome.agreement_run, outcome.runs[0].run_id], n_resamples=50)
+    assert "resampling documents" in page and "docs/metric-quality.md lists no deviation" not in page
+    assert "Backbones:" in page  # the study's deviations, from docs/metric-quality.md
+    other = metric_quality.run_quality(metric_quality.build_request(
+        data, metric_quality.build_metrics(["bleu"]), rule="system", n_resamples=50), store)
+    with pytest.raises(CompareError, match=r"holds correlations with people.*mitigate evaluate"):
+        compare_runs(store, [outcome.agreement_run, other.agreement_run])
