@@ -255,3 +255,20 @@ def test_json_has_no_nan_and_names_every_run(runs) -> None:
     assert [run["run_id"] for run in payload["runs"]] == [pipeline.sweep, pipeline.live]
     assert payload["runs"][0]["arms"] == [arm(pipeline, f"top_p={p}") for p in ("0.5", "0.7", "0.95")]
     assert pd.DataFrame(payload["contrasts"])["matched_by"].tolist() == ["one against each"] * 3
+
+
+def test_a_cairo_run_or_an_adaptation_rewrite_against_a_decoding_run_is_said_in_words(runs) -> None:
+    """Kinds that share the `generation` layout but no measure: nothing is lined up, and the message names what
+    each side has (CAIRO is judged by Jigsaw, the decoding run by VADER and the offensive classifier); the
+    adaptation's rewrites carry no scores at all."""
+    pipeline, store = runs
+    comparison = compare_runs(store, [pipeline.single_05, pipeline.cairo])
+    assert comparison.rows.empty and len(comparison.contrasts) == 3  # CAIRO's three systems
+    assert "share no metric, so there is nothing to line up" in comparison.message
+    assert "negative_sentiment_rate" in comparison.message and "jigsaw_toxic" in comparison.message
+    assert "prompts test prompts" in comparison.contrasts[0].differs  # the prompt sets differ, said first
+    rewrites = [r.run_id for r in store.list_runs("generation")
+                if str(r.manifest["request"].get("prompts", {}).get("name", "")).startswith("adaptation")]
+    assert rewrites
+    rewritten = compare_runs(store, [pipeline.single_05, rewrites[0]])
+    assert rewritten.rows.empty and "has no finite values to compare" in rewritten.message
