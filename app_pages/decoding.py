@@ -68,6 +68,7 @@ GROUP_COLUMNS = {
     "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
     "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
     "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
+    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
     "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
     "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
 }
