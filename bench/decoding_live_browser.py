@@ -16,16 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
+from bench.served_app import CHROMIUM_ARGS, served_app
+
 TARGET_SECONDS = 3.0
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 #: Records when "writing…" first shows and when a header with `window.__want` (e.g. "top_p=0.85 —") shows.
 OBSERVER = """
 window.__marks = {};
@@ -45,27 +41,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    port = 8600 + os.getpid() % 300
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / "live.duckdb"), HF_HUB_OFFLINE="1",
-                   TRANSFORMERS_OFFLINE="1")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-             "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                     args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(300_000)
-                first_visit = _first_visit(page, f"http://127.0.0.1:{port}")
-                moves = [_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0)
-                         for step in range(args.moves)]
-                browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+    with served_app(8600, "live.duckdb", wait=False) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(300_000)
+        first_visit = _first_visit(page, base)
+        moves = [_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0)
+                 for step in range(args.moves)]
+        browser.close()
     writing = [w for w, _ in moves]
     complete = [c for _, c in moves]
     print(f"first visit (page opened -> default setting's result): {first_visit:.1f} s; "

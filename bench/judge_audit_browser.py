@@ -12,29 +12,10 @@ ratio to the home page's first paint.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-
-
-def wait_healthy(port: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit("the app did not become healthy")
+from bench.served_app import CHROMIUM_ARGS, served_app
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -43,42 +24,29 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    port = 8300 + os.getpid() % 300
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / "bench.duckdb"), HF_HUB_OFFLINE="1",
-                   TRANSFORMERS_OFFLINE="1")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-             "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_healthy(port)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                     args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                started = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}/", wait_until="commit")
-                page.get_by_text("What each page answers", exact=False).first.wait_for(timeout=180_000)
-                home = time.perf_counter() - started
+    with served_app(8300, "bench.duckdb") as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        started = time.perf_counter()
+        page.goto(f"{base}/", wait_until="commit")
+        page.get_by_text("What each page answers", exact=False).first.wait_for(timeout=180_000)
+        home = time.perf_counter() - started
 
-                audit = browser.new_page(viewport={"width": 1400, "height": 1100})
-                started = time.perf_counter()
-                audit.goto(f"http://127.0.0.1:{port}/judge_audit", wait_until="commit")
-                audit.get_by_text("43 templates", exact=False).first.wait_for(timeout=180_000)
-                first_paint = time.perf_counter() - started
-                started = time.perf_counter()
-                audit.get_by_role("button", name="Audit the judge").click()
-                audit.get_by_text("Largest shift:", exact=False).first.wait_for(timeout=300_000)
-                audited = time.perf_counter() - started
-                if args.screenshot:
-                    audit.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-                    audit.wait_for_timeout(1500)
-                    audit.screenshot(path=str(args.screenshot), full_page=True)
-                browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        audit = browser.new_page(viewport={"width": 1400, "height": 1100})
+        started = time.perf_counter()
+        audit.goto(f"{base}/judge_audit", wait_until="commit")
+        audit.get_by_text("43 templates (20 toxic", exact=False).first.wait_for(timeout=180_000)
+        first_paint = time.perf_counter() - started
+        started = time.perf_counter()
+        audit.get_by_role("button", name="Audit the judge").click()
+        audit.get_by_text("Largest shift:", exact=False).first.wait_for(timeout=300_000)
+        audited = time.perf_counter() - started
+        if args.screenshot:
+            audit.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            audit.wait_for_timeout(1500)
+            audit.screenshot(path=str(args.screenshot), full_page=True)
+        browser.close()
     print(f"home page first paint (baseline, no model):          {home:6.2f} s")
     print(f"Judge audit first paint (Jigsaw classifier loaded): {first_paint:6.2f} s  ({first_paint / home:.1f}x home)")
     print(f"default audit, click to chart (2,150 texts, 1,000 resamples): {audited:6.2f} s")
