@@ -509,17 +509,16 @@ SUMMARY_KINDS = {
 
 def stored_interval_estimates(store: RunStore, info: RunInfo) -> pd.DataFrame:
     """A metric-quality run's correlations as the study computed them: one row per metric and rule, its statistic
-    (`variant`) with the interval over documents it stored (n_units = documents; systems for the system rule)."""
+    (`variant`) with the interval it stored. Every rule's interval resamples documents (the unit the summaries
+    share; the system rule recomputes the system means in each resample), so n_units counts documents."""
     rows = store.query("SELECT item, grp, variant, metric, value FROM results WHERE run_id = ?", [info.run_id])
     columns = ["arm", "metric", "rule", "statistic", "estimate", "ci_low", "ci_high", "n_units", "unit"]
     out = []
     for (item, rule, statistic), cell in rows.groupby(["item", "grp", "variant"], sort=False):
         value = dict(zip(cell["metric"], cell["value"], strict=True))
-        by_system = rule == "system"
         out.append({"arm": f"run {info.run_id}", "metric": item, "rule": rule, "statistic": statistic,
                     "estimate": value.get(statistic), "ci_low": value.get("ci_low"), "ci_high": value.get("ci_high"),
-                    "n_units": value.get("n_systems" if by_system else "n_documents"),
-                    "unit": "system" if by_system else "document"})
+                    "n_units": value.get("n_documents"), "unit": "document"})
     return pd.DataFrame(out, columns=columns)
 
 

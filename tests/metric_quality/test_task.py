@@ -118,5 +118,8 @@ def test_a_report_shows_the_stored_correlations_and_compare_says_where_to_go(sto
     assert "Backbones:" in page  # the study's deviations, from docs/metric-quality.md
     other = metric_quality.run_quality(metric_quality.build_request(
         data, metric_quality.build_metrics(["bleu"]), rule="system", n_resamples=50), store)
+    system = run_estimates(store, store.get_run(other.agreement_run)).iloc[0]
+    assert (system["rule"], system["unit"], system["n_units"]) == ("system", "document", 8)  # documents resampled
+    assert system["estimate"] == pytest.approx(other.correlations["bleu"].value, rel=1e-12)
     with pytest.raises(CompareError, match=r"holds correlations with people.*mitigate evaluate"):
         compare_runs(store, [outcome.agreement_run, other.agreement_run])
