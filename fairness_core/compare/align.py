@@ -36,6 +36,7 @@ from fairness_core.compare.intervals import DEFAULT_RESAMPLES, CellMatrix, perce
 from fairness_core.compare.readers import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     SEP,
+    SUMMARY_KINDS,
     Arm,
     CompareError,
     RunRows,
@@ -43,6 +44,7 @@ from fairness_core.compare.readers import (
     field_sql,
     read_run,
     run_filter,
+    stored_interval_estimates,
 )
 from fairness_core.compare.statistics import family_mean, group_statistic
 from fairness_core.store import RunInfo, RunStore
@@ -497,29 +499,6 @@ def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:
         shared_so_far = (shared_so_far[0] & sums_a[key].astype("string").fillna("\u2205").isin(values_b),
                          shared_so_far[1] & sums_b[key].astype("string").fillna("\u2205").isin(values_a))
     return f"{start} share no cell ({' / '.join(['metric', *a.keys])}), so there is nothing to line up."
-
-
-#: kinds whose rows are already a statistic with its interval (not per-unit values to resample): what to do instead
-SUMMARY_KINDS = {
-    "metric-quality": "holds correlations with people, each with its own interval over documents, not per-unit "
-                      "scores: compare two metrics on the Metric quality page (`metric-quality`), or a metric before "
-                      "and after an adapter with `mitigate evaluate`, where the documents are resampled once for both",
-}
-
-
-def stored_interval_estimates(store: RunStore, info: RunInfo) -> pd.DataFrame:
-    """A metric-quality run's correlations as the study computed them: one row per metric and rule, its statistic
-    (`variant`) with the interval it stored. Every rule's interval resamples documents (the unit the summaries
-    share; the system rule recomputes the system means in each resample), so n_units counts documents."""
-    rows = store.query("SELECT item, grp, variant, metric, value FROM results WHERE run_id = ?", [info.run_id])
-    columns = ["arm", "metric", "rule", "statistic", "estimate", "ci_low", "ci_high", "n_units", "unit"]
-    out = []
-    for (item, rule, statistic), cell in rows.groupby(["item", "grp", "variant"], sort=False):
-        value = dict(zip(cell["metric"], cell["value"], strict=True))
-        out.append({"arm": f"run {info.run_id}", "metric": item, "rule": rule, "statistic": statistic,
-                    "estimate": value.get(statistic), "ci_low": value.get("ci_low"), "ci_high": value.get("ci_high"),
-                    "n_units": value.get("n_documents"), "unit": "document"})
-    return pd.DataFrame(out, columns=columns)
 
 
 def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,

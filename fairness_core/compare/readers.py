@@ -464,6 +464,29 @@ def read_generic(store: RunStore, info: RunInfo, by: Sequence[str] | None, metri
                    units.get(info.kind, "item"))
 
 
+#: kinds whose rows are already a statistic with its interval (not per-unit values to resample): what to do instead
+SUMMARY_KINDS = {
+    "metric-quality": "holds correlations with people, each with its own interval over documents, not per-unit "
+                      "scores: compare two metrics on the Metric quality page (`metric-quality`), or a metric before "
+                      "and after an adapter with `mitigate evaluate`, where the documents are resampled once for both",
+}
+
+
+def stored_interval_estimates(store: RunStore, info: RunInfo) -> pd.DataFrame:
+    """A metric-quality run's correlations as the study computed them: one row per metric and rule, its statistic
+    (`variant`) with the interval it stored. Every rule's interval resamples documents (the unit the summaries
+    share; the system rule recomputes the system means in each resample), so n_units counts documents."""
+    rows = store.query("SELECT item, grp, variant, metric, value FROM results WHERE run_id = ?", [info.run_id])
+    columns = ["arm", "metric", "rule", "statistic", "estimate", "ci_low", "ci_high", "n_units", "unit"]
+    out = []
+    for (item, rule, statistic), cell in rows.groupby(["item", "grp", "variant"], sort=False):
+        value = dict(zip(cell["metric"], cell["value"], strict=True))
+        out.append({"arm": f"run {info.run_id}", "metric": item, "rule": rule, "statistic": statistic,
+                    "estimate": value.get(statistic), "ci_low": value.get("ci_low"), "ci_high": value.get("ci_high"),
+                    "n_units": value.get("n_documents"), "unit": "document"})
+    return pd.DataFrame(out, columns=columns)
+
+
 READERS = {"generation": read_generation, "metric-bias": read_metric_bias, "decoding": read_legacy_decoding}
 
 

@@ -25,7 +25,6 @@ import pandas as pd
 
 import fairness_core
 from fairness_core.compare.align import (
-    SUMMARY_KINDS,
     CompareError,
     compare_runs,
     get_runs,
@@ -33,6 +32,7 @@ from fairness_core.compare.align import (
 )
 from fairness_core.compare.figures import difference_figure, disparity_figure, disparity_rows, estimates_figure
 from fairness_core.compare.numbers import SIGNIFICANT, format_number, number_scale
+from fairness_core.compare.readers import SUMMARY_KINDS
 from fairness_core.compare.wording import headline, markdown_inline_html
 from fairness_core.store import RunInfo, RunStore
 
