@@ -82,7 +82,11 @@ if mapping_rows:
     st.markdown("**Subgroup mapping** (edit the category column to unify subgroups across metrics)")
     edited = st.data_editor(pd.DataFrame(mapping_rows), hide_index=True, width="stretch", key="cairo_mapping",
                             disabled=["metric", "subgroup"])
-    mapping = cairo.mapping_from_rows(edited.to_dict("records"))
+    try:
+        mapping = cairo.mapping_from_rows(edited.to_dict("records"))
+    except cairo.CairoDataError as error:
+        st.error(common.escape_markdown(str(error)))
+        mapping = cairo.mapping_from_rows(mapping_rows)  # the shipped mapping until the cell is fixed
     overlap = pd.DataFrame(cairo.overlap_table(targets, mapping))
     if not overlap.empty:
         st.dataframe(overlap, hide_index=True, width="stretch")
