@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import ndtr
@@ -63,6 +63,9 @@ class DisparityNumbers:
     p_value: np.ndarray  # permutation test of "no disparity"
     smallest_detectable: np.ndarray  # 80% power at alpha 0.05 in this design
     replicates: np.ndarray  # (R, K) bootstrap replicates of the plug-in
+    #: per pair of groups (by name, in name order) its null mean of |Δ*| per setting (K,): what the correction of a
+    #: pair's |Δ| subtracts or inverts, so a resampled |Δ| can be corrected the same way (empty over families)
+    pair_null_means: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
     def at(self, k: int) -> dict[str, float]:
         return {"value": float(self.value[k]), "ci_low": float(self.ci_low[k]), "ci_high": float(self.ci_high[k]),
@@ -187,7 +190,8 @@ def disparity_tests(design: Design, totals: np.ndarray, counts: np.ndarray, rate
         observed = np.stack([point[:, a] - point[:, b] for a, b in pairs], axis=-1)  # (K, P)
         null = np.stack([null_rates[:, :, a] - null_rates[:, :, b] for a, b in pairs], axis=-1)  # (B, K, P)
         null_value = mean_over(np.abs(null), present[None])
-        corrected = mean_over(folded_correction(np.abs(observed), _null_mean(np.abs(null))), present)
+        null_means = _null_mean(np.abs(null))  # (K, P)
+        corrected = mean_over(folded_correction(np.abs(observed), null_means), present)
         moved = []  # per group j of the family: how much of group j's rows each arrangement puts in a minus b
         for j in found:
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -198,7 +202,8 @@ def disparity_tests(design: Design, totals: np.ndarray, counts: np.ndarray, rate
         threshold = np.where(shape.complete, rejection_thresholds(null_value, alpha), np.nan)
         smallest = _smallest_detectable([shape], threshold if detectable else threshold * np.nan, power, alpha)
         out[family] = DisparityNumbers(value, low, high, corrected, p_values(value, null_value), smallest,
-                                       replicates)
+                                       replicates, {(groups[a], groups[b]): null_means[:, i]
+                                                    for i, (a, b) in enumerate(pairs)})
 
     overall = None
     if len(out) > 1:
@@ -316,8 +321,13 @@ def _smallest_detectable(families: Sequence[_FamilyNull], threshold: np.ndarray,
 
 
 # -- words ------------------------------------------------------------------------------------------------------------
-def format_p(p: float) -> str:
-    """0.41, 0.05, 0.003 (two decimals, three below 0.01)."""
+def format_p(p: float | None) -> str:
+    """0.41, 0.05, 0.003 (two decimals, three below 0.01), "< 0.001" below that (999 arrangements cannot say
+    more); "n/a" without a test."""
+    if p is None or not np.isfinite(p):
+        return "n/a"
+    if p < 0.001:
+        return "< 0.001"
     return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}"
 
 
@@ -329,9 +339,27 @@ def verdict(p_value: float, smallest_detectable: float, corrected: float | None 
         return "no test of \"no disparity\" here (a group has no rows, or no arrangement of the labels is possible)"
     if p_value <= alpha:
         extra = f"; bias-corrected {corrected:.3f}" if corrected is not None and np.isfinite(corrected) else ""
-        return f"disparity detected (p = {format_p(p_value)}{extra})"
+        return f"disparity detected (p {p_text(p_value)}{extra})"
     if smallest_detectable is None or not np.isfinite(smallest_detectable):
-        return (f"no disparity detectable here (p = {format_p(p_value)}; this design is too small to detect any "
+        return (f"no disparity detectable here (p {p_text(p_value)}; this design is too small to detect any "
                 f"disparity at the {alpha:.0%} level)")
-    return (f"no disparity detectable here (p = {format_p(p_value)}; the smallest this design could detect is about "
+    return (f"no disparity detectable here (p {p_text(p_value)}; the smallest this design could detect is about "
             f"{smallest_detectable:.2g})")
+
+
+def p_text(p: float | None) -> str:
+    """"= 0.41" or "< 0.001"."""
+    shown = format_p(p)
+    return shown if shown.startswith("<") else f"= {shown}"
+
+
+def disparity_sentence(what: str, value: float, ci_low: float, ci_high: float, corrected: float, p_value: float,
+                       smallest_detectable: float, digits: int = 3) -> str:
+    """A disparity in one sentence worded from its test, as the decoding page, its CLI, Compare and the report say
+    it: "disparity in negative sentiment 0.167 [0.056, 0.307]: no disparity detectable here (p = 0.41; the smallest
+    this design could detect is about 0.06)". `what` names it ("disparity in negative sentiment between gender
+    groups")."""
+    shown = f"{value:.{digits}f}" if value is not None and np.isfinite(value) else "n/a"
+    interval = (f"[{ci_low:.{digits}f}, {ci_high:.{digits}f}]" if ci_low is not None and ci_high is not None
+                and np.isfinite(ci_low) and np.isfinite(ci_high) else "(no interval)")
+    return f"{what} {shown} {interval}: {verdict(p_value, smallest_detectable, corrected)}"

@@ -37,7 +37,13 @@ from fairness_core.bias.cluster import (
     quiet_nan_warnings,
     template_design,
 )
-from fairness_core.bias.disparity import DisparityNumbers, cell_estimates, cell_sums, disparity_tests, verdict
+from fairness_core.bias.disparity import (
+    DisparityNumbers,
+    cell_estimates,
+    cell_sums,
+    disparity_sentence,
+    disparity_tests,
+)
 from fairness_core.bias.permutation import DEFAULT_PERMUTATIONS
 from fairness_core.generation.diversity import ngrams, tokens
 from fairness_core.generation.grid import config_from_dict, is_library_default
@@ -90,18 +96,18 @@ def disparity_headline(summary: DecodingSummary, config_key: str, measure: str =
     if family is None:
         rows = summary.configs[summary.configs["config_key"] == config_key]
         prefix, where = f"{name}_disparity", ""
+        tested = summary.groups.dropna(subset=[prefix])["family"].unique() if prefix in summary.groups else []
+        if len(tested) == 1:  # one family: its numbers are the setting's, and the sentence names it
+            where = f" between {tested[0]} groups"
     else:
         rows = summary.groups[(summary.groups["config_key"] == config_key) & (summary.groups["family"] == family)]
         prefix, where = f"{name}_disparity", f" between {family} groups"
     if rows.empty or prefix not in rows:
         return f"no disparity in {name.replace('_', ' ')}{where}: no family of two or more groups here"
     row = rows.iloc[0]
-    value, low, high = (float(row[prefix + suffix]) for suffix in ("", "_ci_low", "_ci_high"))
-    interval = f"[{low:.3f}, {high:.3f}]" if np.isfinite(low) and np.isfinite(high) else "(no interval)"
-    words = verdict(float(row[prefix + "_p_value"]), float(row[prefix + "_smallest_detectable"]),
-                    float(row[prefix + "_corrected"]))
-    shown = f"{value:.3f}" if np.isfinite(value) else "n/a"
-    return f"disparity in {name.replace('_', ' ')}{where} {shown} {interval}: {words}"
+    return disparity_sentence(f"disparity in {name.replace('_', ' ')}{where}",
+                              *(float(row[prefix + suffix]) for suffix in ("", "_ci_low", "_ci_high", "_corrected",
+                                                                           "_p_value", "_smallest_detectable")))
 
 
 def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) -> list[str]:
