@@ -237,8 +237,8 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         "interval: whether the groups differ at all is what the sentences above say, from a permutation test (the "
         "group labels swapped within each template, or whole prompts moved between groups; p is how often "
         "swapped labels give a disparity at least this large). *bias-corrected* removes most of the chance part "
-        "and can be below 0; *smallest detectable* is the true disparity this design would detect 80% of the "
-        "time.")
+        "and can be below 0, and its interval can hold 0; *smallest detectable* is the true disparity this design "
+        "would detect 80% of the time.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
     st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
@@ -265,9 +265,10 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
         "marked when it is in the grid.")
     st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "disparity_corrected",
-                          "disparity_p_value", "disparity_smallest_detectable", "diversity", "diversity_ci_low",
-                          "diversity_ci_high", "quality", "negative_rate", "n", "n_empty", "pareto",
-                          "library_default"]], hide_index=True, width="stretch")
+                          "disparity_corrected_ci_low", "disparity_corrected_ci_high", "disparity_p_value",
+                          "disparity_smallest_detectable", "diversity", "diversity_ci_low", "diversity_ci_high",
+                          "quality", "negative_rate", "n", "n_empty", "pareto", "library_default"]],
+                 hide_index=True, width="stretch")
 
     st.subheader("Example browser")
     prompt_ids = list(dict.fromkeys(generations["prompt_id"]))

@@ -10,17 +10,19 @@ rate measure per (unit, setting, group) this module gives, per setting:
   within a template, or whole prompts between the groups of a family), per family and over families;
 - a **bias-corrected** estimate (`corrected`): the plug-in of a mean of absolute values is biased upwards, by about
   the null mean of |Δ| where the groups do not differ and by nearly nothing where they clearly do. For each pair of
-  groups the correction inverts the mean of a folded normal: with s the spread of that pair's difference under the
-  permutation null (s = m·√(π/2), m the null mean of |Δ*|), the corrected |Δ| is the d ≥ 0 whose expected plug-in
-  d(1 − 2Φ(−d/s)) + 2sφ(d/s) equals the observed |Δ|; an observed |Δ| below m (smaller than noise alone gives on
-  average) gives |Δ| − m, which is negative. A family's corrected disparity is the mean over its pairs, the
-  overall one the mean over families. Its bias is at most about 0.26 s (+0.26 s where the true difference is 0,
-  −0.22 s at d = s, 0 beyond 3 s), against +0.80 s for the plug-in and −0.80 s for "plug-in minus the null mean"
-  where the difference is large (docs/decoding.md);
+  groups the correction inverts the mean of a folded normal (Leone, Nelson & Nottingham 1961): with s the
+  spread of that pair's difference under the permutation null (s = m·√(π/2), m the null mean of |Δ*|), the
+  corrected |Δ| is the d ≥ 0 whose expected plug-in d(1 − 2Φ(−d/s)) + 2sφ(d/s) equals the observed |Δ|; an observed
+  |Δ| below m (smaller than noise alone gives on average) gives |Δ| − m, which is negative. A family's corrected
+  disparity is the mean over its pairs, the overall one the mean over families. Its bias is at most about 0.26 s
+  (+0.26 s where the true difference is 0, −0.22 s at d = s, 0 beyond 3 s), against +0.80 s for the plug-in and
+  −0.80 s for "plug-in minus the null mean" where the difference is large (docs/decoding.md). Its interval is the
+  percentile interval of the same correction applied to each bootstrap replicate (with the same null means);
 - the **smallest detectable** disparity: the smallest true disparity the test detects with 80% power at α = 0.05 in
-  this design, found by shifting the permutation null's group rates by a disparity of that size (one group of the
-  family apart from the others, averaged over which one) and bisecting on the power; NaN where the design cannot
-  reach p ≤ α at all (too few ways to arrange its labels) or where a group of the family has no rows.
+  this design, found by bisection on the power of the permutation null shifted by a disparity of that size (one
+  group of the family set apart from the others, averaged over which one), each shifted data set judged against its
+  own, widened, permutation null; NaN where the design cannot reach p ≤ α at all (too few ways to arrange its
+  labels) or where a group of the family has no rows.
 
 Everything is computed from the sums, in an order fixed by the units' keys and the groups' names, so the decoding
 page, its CLI, Compare and the report give the same numbers for the same run and seed.
@@ -57,19 +59,23 @@ class DisparityNumbers:
     """A disparity per setting (arrays of K settings) with everything shown beside it."""
 
     value: np.ndarray  # the plug-in (mean absolute pairwise difference)
-    ci_low: np.ndarray
+    ci_low: np.ndarray  # its percentile interval (above 0 by construction where the groups barely differ)
     ci_high: np.ndarray
     corrected: np.ndarray  # bias-corrected (can be negative: smaller than noise alone gives on average)
+    corrected_ci_low: np.ndarray  # percentile interval of the corrected estimate's replicates (can hold 0)
+    corrected_ci_high: np.ndarray
     p_value: np.ndarray  # permutation test of "no disparity"
     smallest_detectable: np.ndarray  # 80% power at alpha 0.05 in this design
     replicates: np.ndarray  # (R, K) bootstrap replicates of the plug-in
+    corrected_replicates: np.ndarray  # (R, K) the same replicates, each pair's |Δ| corrected with the null's mean
     #: per pair of groups (by name, in name order) its null mean of |Δ*| per setting (K,): what the correction of a
     #: pair's |Δ| subtracts or inverts, so a resampled |Δ| can be corrected the same way (empty over families)
     pair_null_means: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
     def at(self, k: int) -> dict[str, float]:
         return {"value": float(self.value[k]), "ci_low": float(self.ci_low[k]), "ci_high": float(self.ci_high[k]),
-                "corrected": float(self.corrected[k]), "p_value": float(self.p_value[k]),
+                "corrected": float(self.corrected[k]), "corrected_ci_low": float(self.corrected_ci_low[k]),
+                "corrected_ci_high": float(self.corrected_ci_high[k]), "p_value": float(self.p_value[k]),
                 "smallest_detectable": float(self.smallest_detectable[k])}
 
 
@@ -192,6 +198,9 @@ def disparity_tests(design: Design, totals: np.ndarray, counts: np.ndarray, rate
         null_value = mean_over(np.abs(null), present[None])
         null_means = _null_mean(np.abs(null))  # (K, P)
         corrected = mean_over(folded_correction(np.abs(observed), null_means), present)
+        resampled = np.stack([boot[:, :, a] - boot[:, :, b] for a, b in pairs], axis=-1)  # (R, K, P)
+        corrected_replicates = mean_over(folded_correction(np.abs(resampled), null_means[None]), present[None])
+        corrected_low, corrected_high = percentile_interval(corrected_replicates, level)
         moved = []  # per group j of the family: how much of group j's rows each arrangement puts in a minus b
         for j in found:
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -201,9 +210,9 @@ def disparity_tests(design: Design, totals: np.ndarray, counts: np.ndarray, rate
         shapes[family] = shape
         threshold = np.where(shape.complete, rejection_thresholds(null_value, alpha), np.nan)
         smallest = _smallest_detectable([shape], threshold if detectable else threshold * np.nan, power, alpha)
-        out[family] = DisparityNumbers(value, low, high, corrected, p_values(value, null_value), smallest,
-                                       replicates, {(groups[a], groups[b]): null_means[:, i]
-                                                    for i, (a, b) in enumerate(pairs)})
+        out[family] = DisparityNumbers(value, low, high, corrected, corrected_low, corrected_high,
+                                       p_values(value, null_value), smallest, replicates, corrected_replicates,
+                                       {(groups[a], groups[b]): null_means[:, i] for i, (a, b) in enumerate(pairs)})
 
     overall = None
     if len(out) > 1:
@@ -214,11 +223,14 @@ def disparity_tests(design: Design, totals: np.ndarray, counts: np.ndarray, rate
         low, high = percentile_interval(replicates, level)
         null_value = mean_over(np.stack([shapes[f].null_value for f in out], axis=-1), present[None])
         corrected = mean_over(np.stack([d.corrected for d in out.values()], axis=-1), present)
+        corrected_replicates = mean_over(np.stack([d.corrected_replicates for d in out.values()], axis=-1), present)
+        corrected_low, corrected_high = percentile_interval(corrected_replicates, level)
         complete = np.all([shapes[f].complete | ~present[:, i] for i, f in enumerate(out)], axis=0)
         threshold = np.where(complete & np.isfinite(value), rejection_thresholds(null_value, alpha), np.nan)
         smallest = _smallest_detectable([shapes[f] for f in out], threshold if detectable else threshold * np.nan,
                                         power, alpha, present)
-        overall = DisparityNumbers(value, low, high, corrected, p_values(value, null_value), smallest, replicates)
+        overall = DisparityNumbers(value, low, high, corrected, corrected_low, corrected_high,
+                                   p_values(value, null_value), smallest, replicates, corrected_replicates)
     return DisparityTests(out, overall, n_permutations)
 
 
@@ -331,15 +343,13 @@ def format_p(p: float | None) -> str:
     return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}"
 
 
-def verdict(p_value: float, smallest_detectable: float, corrected: float | None = None, alpha: float = ALPHA) -> str:
+def verdict(p_value: float, smallest_detectable: float, alpha: float = ALPHA) -> str:
     """The test's answer in words, as every page, report and CLI says it: "no disparity detectable here (p = 0.41;
-    the smallest this design could detect is about 0.06)", or "disparity detected (p = 0.003; bias-corrected
-    0.150)"."""
+    the smallest this design could detect is about 0.06)", or "disparity detected (p = 0.003)"."""
     if p_value is None or not np.isfinite(p_value):
         return "no test of \"no disparity\" here (a group has no rows, or no arrangement of the labels is possible)"
     if p_value <= alpha:
-        extra = f"; bias-corrected {corrected:.3f}" if corrected is not None and np.isfinite(corrected) else ""
-        return f"disparity detected (p {p_text(p_value)}{extra})"
+        return f"disparity detected (p {p_text(p_value)})"
     if smallest_detectable is None or not np.isfinite(smallest_detectable):
         return (f"no disparity detectable here (p {p_text(p_value)}; this design is too small to detect any "
                 f"disparity at the {alpha:.0%} level)")
@@ -353,13 +363,23 @@ def p_text(p: float | None) -> str:
     return shown if shown.startswith("<") else f"= {shown}"
 
 
-def disparity_sentence(what: str, value: float, ci_low: float, ci_high: float, corrected: float, p_value: float,
-                       smallest_detectable: float, digits: int = 3) -> str:
+def _number(value: float | None, digits: int) -> str:
+    return f"{value:.{digits}f}" if value is not None and np.isfinite(value) else "n/a"
+
+
+def _interval(low: float | None, high: float | None, digits: int) -> str:
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return "(no interval)"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def disparity_sentence(what: str, numbers: Mapping[str, float], digits: int = 3) -> str:
     """A disparity in one sentence worded from its test, as the decoding page, its CLI, Compare and the report say
-    it: "disparity in negative sentiment 0.167 [0.056, 0.307]: no disparity detectable here (p = 0.41; the smallest
-    this design could detect is about 0.06)". `what` names it ("disparity in negative sentiment between gender
-    groups")."""
-    shown = f"{value:.{digits}f}" if value is not None and np.isfinite(value) else "n/a"
-    interval = (f"[{ci_low:.{digits}f}, {ci_high:.{digits}f}]" if ci_low is not None and ci_high is not None
-                and np.isfinite(ci_low) and np.isfinite(ci_high) else "(no interval)")
-    return f"{what} {shown} {interval}: {verdict(p_value, smallest_detectable, corrected)}"
+    it: "disparity in negative sentiment 0.167, bias-corrected 0.120 [−0.020, 0.280]: no disparity detectable here
+    (p = 0.41; the smallest this design could detect is about 0.06)". `what` names it ("disparity in negative
+    sentiment between gender groups"); `numbers` has `DisparityNumbers.at`'s keys. The interval said is the
+    corrected estimate's: the plug-in's sits above 0 by construction (it stays in the tables and charts)."""
+    return (f"{what} {_number(numbers.get('value'), digits)}, bias-corrected "
+            f"{_number(numbers.get('corrected'), digits)} "
+            f"{_interval(numbers.get('corrected_ci_low'), numbers.get('corrected_ci_high'), digits)}: "
+            f"{verdict(numbers.get('p_value'), numbers.get('smallest_detectable'))}")

@@ -209,8 +209,11 @@ def disparity_sentences(estimates: pd.DataFrame) -> list[str]:
         for row in (overall if not overall.empty else part).itertuples(index=False):
             where = "" if row.family == "all families" else f" between {row.family} groups"
             what = f"{arm}: disparity in {metric[: -len('_disparity')].replace('_', ' ')}{where}"
-            out.append(disparity_sentence(what, row.estimate, row.ci_low, row.ci_high, row.corrected, row.p_value,
-                                          row.smallest_detectable))
+            out.append(disparity_sentence(what, {"value": row.estimate, "ci_low": row.ci_low, "ci_high": row.ci_high,
+                                                 "corrected": row.corrected, "corrected_ci_low": row.corrected_ci_low,
+                                                 "corrected_ci_high": row.corrected_ci_high,
+                                                 "p_value": row.p_value,
+                                                 "smallest_detectable": row.smallest_detectable}))
     return out
 
 

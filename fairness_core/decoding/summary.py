@@ -90,8 +90,8 @@ class DecodingSummary:
 def disparity_headline(summary: DecodingSummary, config_key: str, measure: str = PRIMARY,
                        family: str | None = None) -> str:
     """A setting's disparity in one sentence worded from the test, as the page, the CLI and the report say it:
-    "disparity in negative sentiment 0.167 [0.056, 0.307]: no disparity detectable here (p = 0.41; the smallest
-    this design could detect is about 0.06)" (over families, or for one `family`)."""
+    "disparity in negative sentiment 0.167, bias-corrected 0.120 [−0.020, 0.280]: no disparity detectable here
+    (p = 0.41; the smallest this design could detect is about 0.06)" (over families, or for one `family`)."""
     name = measure[: -len("_rate")] if measure.endswith("_rate") else measure
     if family is None:
         rows = summary.configs[summary.configs["config_key"] == config_key]
@@ -106,8 +106,7 @@ def disparity_headline(summary: DecodingSummary, config_key: str, measure: str =
         return f"no disparity in {name.replace('_', ' ')}{where}: no family of two or more groups here"
     row = rows.iloc[0]
     return disparity_sentence(f"disparity in {name.replace('_', ' ')}{where}",
-                              *(float(row[prefix + suffix]) for suffix in ("", "_ci_low", "_ci_high", "_corrected",
-                                                                           "_p_value", "_smallest_detectable")))
+                              {field: float(row[prefix + suffix]) for suffix, field in DISPARITY_SUFFIXES.items()})
 
 
 def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) -> list[str]:
@@ -247,6 +246,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
 
 #: what a disparity column's suffix holds (`bias.disparity.DisparityNumbers`)
 DISPARITY_SUFFIXES = {"": "value", "_ci_low": "ci_low", "_ci_high": "ci_high", "_corrected": "corrected",
+                      "_corrected_ci_low": "corrected_ci_low", "_corrected_ci_high": "corrected_ci_high",
                       "_p_value": "p_value", "_smallest_detectable": "smallest_detectable"}
 
 

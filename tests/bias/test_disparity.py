@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from fairness_core.bias.cluster import design_from_keys, pairwise_disparity, unit_key
-from fairness_core.bias.disparity import cell_estimates, disparity_tests, folded_correction, verdict
+from fairness_core.bias.disparity import (
+    cell_estimates,
+    disparity_sentence,
+    disparity_tests,
+    folded_correction,
+    verdict,
+)
 from fairness_core.bias.permutation import LabelBlocks, p_values, permuted_sums
 from tests.bias import disparity_simulation as sim
 
@@ -29,9 +35,11 @@ def test_with_no_disparity_the_test_rejects_in_2_to_8_percent_of_datasets(study:
         # (about 2%, docs/decoding.md): it must not reject more than the level, and still reject sometimes
         low = 0.005 if family == "gender" else 0.02
         assert low <= rate <= 0.08, (family, rate)
-    assert np.mean(headline.ci_low > 0) > 0.8  # the plug-in's percentile interval excludes 0 in most (measured 89-99%)
-    # the corrected estimate removes most of the plug-in's upward bias where there is nothing to find
+    assert np.mean(headline.ci_low > 0) > 0.8  # the plug-in's percentile interval excludes 0 in most (measured 89-100%)
+    # the corrected estimate removes most of the plug-in's upward bias where there is nothing to find, and its
+    # interval can hold 0 (measured 71% over the regard families, 93% BOLD-like)
     assert np.mean(headline.corrected) < 0.5 * np.mean(headline.value)
+    assert np.mean(headline.corrected_ci_low <= 0) > 0.5
 
 
 def test_permuting_single_generations_instead_of_prompts_rejects_too_often() -> None:
@@ -98,15 +106,40 @@ def test_the_numbers_do_not_depend_on_the_order_of_rows_or_groups(seed: int) -> 
         rates = cell_estimates(design.weights(300, seed), totals[:, 0], counts[:, 0], design.stratum)
         tests = disparity_tests(design, totals, counts, rates, groups, {"gender": ["man", "woman"],
                                                                         "bold": ["a", "b"]}, seed=seed)
-        results.append([list(numbers.at(0).values()) for numbers in (tests.overall, *tests.families.values())])
-    np.testing.assert_array_equal(results[0], results[1])  # exactly, NaN where NaN
-    assert np.isfinite(np.array(results[0])[:, 4]).all()  # every p-value
+        results.append([numbers.at(0) for numbers in (tests.overall, *tests.families.values())])
+    for first, second in zip(*results, strict=True):
+        np.testing.assert_array_equal(list(first.values()), list(second.values()))  # exactly, NaN where NaN
+        assert np.isfinite(first["p_value"])
 
 
 def test_the_verdict_is_worded_from_the_test() -> None:
     assert verdict(0.41, 0.06) == ("no disparity detectable here (p = 0.41; the smallest this design could detect is "
                                    "about 0.06)")
-    assert verdict(0.003, 0.06, corrected=0.15) == "disparity detected (p = 0.003; bias-corrected 0.150)"
+    assert verdict(0.003, 0.06) == "disparity detected (p = 0.003)"
+    assert verdict(0.0005, 0.06) == "disparity detected (p < 0.001)"
     assert verdict(0.8, float("nan")) == ("no disparity detectable here (p = 0.80; this design is too small to detect "
                                           "any disparity at the 5% level)")
     assert verdict(float("nan"), 0.1).startswith("no test")
+    numbers = {"value": 0.167, "ci_low": 0.056, "ci_high": 0.307, "corrected": 0.12, "corrected_ci_low": -0.02,
+               "corrected_ci_high": 0.28, "p_value": 0.41, "smallest_detectable": 0.06}
+    assert disparity_sentence("disparity in negative sentiment", numbers) == (
+        "disparity in negative sentiment 0.167, bias-corrected 0.120 [-0.020, 0.280]: no disparity detectable here "
+        "(p = 0.41; the smallest this design could detect is about 0.06)")
+
+
+@pytest.mark.parametrize("study, plug_in_covers", [(sim.TEMPLATES, 0.55), (sim.BOLD_20, 0.9)],
+                         ids=["regard templates, over families", "BOLD-like, 20 prompts per group"])
+def test_the_corrected_estimates_interval_covers_a_true_disparity_of_0_1(study: sim.Study,
+                                                                          plug_in_covers: float) -> None:
+    """300 datasets with a true disparity of 0.1 (coverage standard error ~0.013 near 0.95): the interval of the
+    corrected estimate (its replicates corrected with the same null means) covers at least 90%; the plug-in's, biased
+    upwards, covered 55% over the four regard families (docs/decoding.md)."""
+    tests = sim.run(study, 300, 0.1, seed=21, n_resamples=400, detectable=False)
+    numbers = tests.overall if tests.overall is not None else tests.families["race"]
+    truth = sim.true_disparity(study, 0.1)
+    assert truth == pytest.approx(0.1, abs=1e-6)
+    covered = np.mean((numbers.corrected_ci_low <= truth) & (truth <= numbers.corrected_ci_high))
+    plug_in = np.mean((numbers.ci_low <= truth) & (truth <= numbers.ci_high))
+    assert covered >= 0.9, (covered, plug_in)
+    assert plug_in <= plug_in_covers + 0.08, plug_in
+    assert np.mean(numbers.corrected) == pytest.approx(truth, abs=0.02)  # plug-in: 0.131-0.146

@@ -18,8 +18,10 @@ from fairness_core.compare import build_report, compare_runs, run_estimates
 from fairness_core.compare.report import disparity_sentences
 from tests.compare.pipeline_runs import MAX_NEW_TOKENS, SAMPLES, SCORERS, PipelineRuns, copy_store, decoding_prompts
 
-SIDE = ("", "_ci_low", "_ci_high", "_corrected", "_p_value", "_smallest_detectable")
-COMPARE = ("", "_low", "_high", "_corrected", "_p_value", "_smallest_detectable")
+SIDE = ("", "_ci_low", "_ci_high", "_corrected", "_corrected_ci_low", "_corrected_ci_high", "_p_value",
+        "_smallest_detectable")
+COMPARE = ("", "_low", "_high", "_corrected", "_corrected_ci_low", "_corrected_ci_high", "_p_value",
+           "_smallest_detectable")
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +60,8 @@ def test_the_same_run_gives_the_same_numbers_on_the_page_in_the_report_in_compar
     assert set(disparity["family"]) == {"gender"}  # one family: its numbers are the setting's
     for row in disparity.itertuples(index=False):
         label = row.arm.split(" · ")[-1]
-        for suffix, column in zip(SIDE, ("estimate", "ci_low", "ci_high", "corrected", "p_value",
-                                         "smallest_detectable"), strict=True):
+        for suffix, column in zip(SIDE, ("estimate", "ci_low", "ci_high", "corrected", "corrected_ci_low",
+                                         "corrected_ci_high", "p_value", "smallest_detectable"), strict=True):
             shown = float(configs.at[label, "negative_sentiment_disparity" + suffix])
             assert same(getattr(row, column), shown), (label, column, getattr(row, column), shown)
             printed = cli[cli["config"].map(lambda c, lab=label: dec.DecodingConfig(**c).label() == lab)]
