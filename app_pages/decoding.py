@@ -161,7 +161,7 @@ with live_tab:
         try:
             request = dec.build_request(model, live_set, (config,), samples=int(samples), max_new_tokens=int(max_new),
                                     seed=int(seed), threshold=threshold, quantization=quantization,
-                                    scorers=scorers, batch_size=LIVE_BATCH, n_resamples=300)
+                                    scorers=scorers, batch_size=LIVE_BATCH)
             plan = dec.plan_decoding(request, common.get_store())
             live_job = None
             if plan.from_store:
@@ -184,16 +184,14 @@ with live_tab:
             st.stop()
         elapsed = time.monotonic() - started
         live = outcome.generations
-        summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
+        summary = cached_summary(live, live_set.families, scorers, threshold, request.n_resamples, int(seed))
         configs = summary.configs
         source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
         if live_job is not None and live_job.shared_with:
             source += " (shared with another session that asked for the same)"
         status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "
-                        "diversity (trigram entropy) "
-                        f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
-                        + common.interval_text(configs["disparity_ci_low"].iloc[0],
-                                               configs["disparity_ci_high"].iloc[0]))
+                        f"diversity (trigram entropy) {configs['diversity'].iloc[0]:.2f}; "
+                        + common.escape_markdown(dec.disparity_headline(summary, configs["config_key"].iloc[0])))
         for group in live_set.groups:
             with slots[group].container(border=True):
                 st.markdown(f"**{common.escape_markdown(group)}**")

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         check_model_source,
         cli_rows,
         default_scorers,
+        disparity_headline,
         load_prompts,
         measures_for,
         plan_decoding,
@@ -140,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"runs: {', '.join(outcome.run_ids)}")
     print(f"intervals: 95% template bootstrap, {summary.design}")
+    headlines = {str(config): disparity_headline(summary, key)
+                 for key, config in zip(summary.configs.get("config_key", []), summary.configs.get("config", []),
+                                        strict=True)}
     current = None
     for row in rows:
         if row["config"] != current:
@@ -147,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"\n{current}  disparity={_fmt(row['config_disparity'])}  "
                   f"diversity={_fmt(row['diversity_trigram_entropy'])} "
                   f"[{_fmt(row['diversity_ci_low'])}, {_fmt(row['diversity_ci_high'])}]")
+            print(f"  {headlines.get(str(current), '')}")
         print(f"  {row['group']:<20} n={row['n']:<4} negative={_fmt(row['negative_sentiment_rate'])} "
               f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]  offensive={_fmt(row['offensive_rate'])}  "
               f"empty={row['n_empty']}")

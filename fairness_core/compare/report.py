@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 import fairness_core
+from fairness_core.bias.disparity import disparity_sentence
 from fairness_core.compare.align import (
     CompareError,
     compare_runs,
@@ -170,6 +171,9 @@ def _figure_html(figure_id: str, figure: dict[str, Any]) -> str:
 
 
 _ROW_COLUMNS_SHOWN = ["arm_a", "arm_b", "run_a", "run_b", "difference", "ci_low", "ci_high", "pairing"]
+#: a disparity's rows also show each side's bias-corrected estimate and test (the difference is of the corrected)
+_DISPARITY_COLUMNS_SHOWN = ["arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
+                            "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]
 _HIDDEN = ("run_a_id", "run_b_id")
 
 
@@ -191,6 +195,26 @@ def _deviation_list(items: list[str], page: str | None) -> str:
 
 def _unit_of(estimates: pd.DataFrame) -> str:
     return str(estimates["unit"].iloc[0]) if not estimates.empty else "unit"
+
+
+def disparity_sentences(estimates: pd.DataFrame) -> list[str]:
+    """Per arm and disparity of a tested run (`compare.design`), one sentence worded from its test, over families
+    where there are several (else for the one family), as the decoding page says it."""
+    if estimates.empty or "p_value" not in estimates:
+        return []
+    rows = estimates[estimates["metric"].str.endswith("_disparity")]
+    out = []
+    for (arm, metric), part in rows.groupby(["arm", "metric"], sort=False):
+        overall = part[part["family"] == "all families"]
+        for row in (overall if not overall.empty else part).itertuples(index=False):
+            where = "" if row.family == "all families" else f" between {row.family} groups"
+            what = f"{arm}: disparity in {metric[: -len('_disparity')].replace('_', ' ')}{where}"
+            out.append(disparity_sentence(what, {"value": row.estimate, "ci_low": row.ci_low, "ci_high": row.ci_high,
+                                                 "corrected": row.corrected, "corrected_ci_low": row.corrected_ci_low,
+                                                 "corrected_ci_high": row.corrected_ci_high,
+                                                 "p_value": row.p_value,
+                                                 "smallest_detectable": row.smallest_detectable}))
+    return out
 
 
 def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFrame:
@@ -228,7 +252,7 @@ def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_r
             out += ("<h3>The disparity, compared</h3>" + "".join(
                 f"<p class='headline'>{html.escape(sentence)}</p>" for sentence in sentences)
                 + _figure_html(f"chart-{figures}", disparity_figure(comparison.rows))
-                + _table_html(disparity_rows(comparison.rows)[["family", *_ROW_COLUMNS_SHOWN]]))
+                + _table_html(disparity_rows(comparison.rows)[["family", *_DISPARITY_COLUMNS_SHOWN]]))
         figures += 1
         out += ("<h3>Every line-up</h3>" + _figure_html(f"chart-{figures}", difference_figure(comparison.rows,
                                                                                                comparison.keys))
@@ -279,10 +303,13 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
                  if not estimates.empty else "<p>This run has no finite values to chart.</p>")
         about = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(str(v))}</li>" for k, v in described.items()
                         if v not in ("", None))
+        tested = _titled("Disparity, tested (permutation test of \u201cno disparity\u201d)", "".join(
+            f"<p class='headline'>{html.escape(sentence)}</p>" for sentence in disparity_sentences(estimates)))
         sections.append(f"""
 <section class="run">
 <h2>Run {html.escape(info.run_id)} <small>({html.escape(info.kind)}, {html.escape(info.status)})</small></h2>
 <ul>{about}</ul>
+{tested}
 <h3>Estimates with 95% intervals (resampling {html.escape(_unit_of(estimates))}s)</h3>
 {chart}
 {_table_html(estimates)}
@@ -324,6 +351,8 @@ section {{ border-top: 2px solid #ddd; margin-top: 1.5rem; }}
 <h1>{html.escape(title)}</h1>
 <p>Written {created} by fairness_core {html.escape(fairness_core.__version__)}. Intervals are 95% percentile
 bootstrap intervals over the unit each run's kind resamples (prompt, pair, text); a dash means no interval (one unit).
+A decoding run's numbers are those its page shows (its template bootstrap and seed); each of its disparities is also
+tested for "no disparity" (a permutation test of the group labels) and given a bias-corrected estimate.
 This file needs no network: the charting library is inside it.</p>
 {comparison_block}
 {''.join(sections)}

@@ -46,7 +46,14 @@ from fairness_core.decoding.request import (
     estimate,
     load_prompts,
 )
-from fairness_core.decoding.summary import DecodingSummary, cli_rows, measures_for, ordering_flips, summarize
+from fairness_core.decoding.summary import (
+    DecodingSummary,
+    cli_rows,
+    disparity_headline,
+    measures_for,
+    ordering_flips,
+    summarize,
+)
 from fairness_core.decoding.task import (
     DecodingOutcome,
     DecodingPlan,
@@ -90,6 +97,7 @@ __all__ = [
     "decode_upload",
     "default_scorers",
     "default_templates",
+    "disparity_headline",
     "estimate",
     "expand_grid",
     "families_text",
