@@ -88,11 +88,23 @@ class Design:
         systems speaks of). Human and metric scores are jointly normal, so the pooled and system rules are
         exact: Pearson r from the design's variances, then ρ = (6/π) arcsin(r/2) (Pearson 1907). System rule: the
         correlation of the systems' means over `n_items` documents (the document effect shifts every system
-        alike). The document rule is the expected within-document ρ over `n_systems` systems (Monte Carlo over
-        `samples` documents: it does not depend on the document effect)."""
+        alike). With `fixed_documents`, the pooled value is over these documents (their effects spread the
+        candidates): Monte Carlo over `samples / 4` systems. The document rule is the expected within-document ρ
+        over `n_systems` systems (Monte Carlo over `samples` documents: it does not depend on the document
+        effect)."""
         from scipy.stats import rankdata
 
         b, spread = self.b, self.system_bias
+        if rule == "pooled" and self.fixed_documents:  # the pooled value depends on these documents' effects
+            from scipy.stats import spearmanr
+
+            rng = np.random.default_rng(seed)
+            u = np.random.default_rng(self.system_seed + 1).normal(0, 1, (self.n_items, 1))
+            quality = rng.normal(0, 1, (1, samples // 4))
+            human = quality + self.a * u + rng.normal(0, self.noise_human, (self.n_items, quality.shape[1]))
+            metric = (b * quality + rng.normal(0, spread, quality.shape) + self.c * u
+                      + rng.normal(0, self.noise_metric, human.shape))
+            return float(spearmanr(metric.ravel(), human.ravel()).statistic)
         if rule == "system":
             noise_h, noise_m = self.noise_human ** 2 / self.n_items, self.noise_metric ** 2 / self.n_items
             r = b / np.sqrt((1 + noise_h) * (b * b + spread * spread + noise_m))

@@ -268,13 +268,14 @@ def _read_agreement(store: RunStore, run_id: str, request: QualityRequest,
     out = {}
     for name in names:
         got = {key: values.get((name, key), np.nan) for key in FIELDS}
+        count = {key: int(value) if np.isfinite(value) else 0 for key, value in got.items()}
         out[name] = Correlation(got["spearman"], got["pearson"], got["kendall"], got["ci_low"], got["ci_high"],
-                                int(got["n"]), int(got["n_documents"]), int(got["n_systems"]), request.rule,
-                                request.statistic, int(got["n_excluded"]), request.n_resamples,
-                                int(got["n_undefined_resamples"]), resample=request.resample_unit,
-                                n_constant_documents=int(got["n_constant_documents"]),
-                                n_undefined_documents=int(got["n_undefined_documents"]), constant=request.constant,
-                                n_groups=int(got["n_groups"]), n_items=int(got["n_items"]))
+                                count["n"], count["n_documents"], count["n_systems"], request.rule,
+                                request.statistic, count["n_excluded"], request.n_resamples,
+                                count["n_undefined_resamples"], resample=request.resample_unit,
+                                n_constant_documents=count["n_constant_documents"],
+                                n_undefined_documents=count["n_undefined_documents"], constant=request.constant,
+                                n_groups=count["n_groups"] or 1, n_items=count["n_items"])
     return out
 
 
