@@ -7,21 +7,21 @@ A judgments set has one candidate per (item, system); an item is a document (sum
 * **pooled** (`"pooled"`): one correlation over all (item, system) candidates — the released REALSumm analysis of
   Sun et al. 2022 (`analyse_pkls.py`: Spearman over all 2,400 summaries), behind Tables 4–5;
 * **document** (`"document"`): the correlation over the systems within each item, averaged over items
-  (Deutsch, Dror & Roth 2021, Eq. 1, "summary-level"). An item whose human scores are constant, or with fewer
+  (Deutsch, Dror & Roth 2021's "summary-level" correlation). An item whose human scores are constant, or with fewer
   than 3 scored candidates, has no correlation for any metric: it is left out and counted. An item on which people
   tell the systems apart but the *metric* scores them all alike counts as 0 (`constant="zero"`, the default): the
   metric ranks none of the systems people distinguish. Leaving it out (`constant="drop"`, the convention of
   scipy-based tools) rewards ties: a metric would lose nothing by giving up on its hardest items. A paired
   difference always averages both metrics over the same items (those both define);
 * **system** (`"system"`): each system's mean score and mean human score over the items, then one correlation over
-  the systems (Deutsch et al. Eq. 2, "system-level").
+  the systems (Deutsch et al.'s "system-level" correlation).
 
 Statistics: Spearman ρ (ties get average ranks, as scipy), Pearson r, Kendall τ-b. With `group_average` and a
 judgments set that has groups (WMT: one group per language pair, each with its own systems), the rule's statistic
 is computed within each group and averaged over groups: Sun et al.'s WMT protocol (Tables 4, 5 and 8: system-level
 Pearson per language pair, then the average).
 
-Intervals (95% percentile bootstrap; Deutsch, Dror & Roth 2021 §3, "Boot-Inputs", "Boot-Systems", "Boot-Both"):
+Intervals (95% percentile bootstrap; Deutsch, Dror & Roth 2021's "Boot-Inputs", "Boot-Systems", "Boot-Both"):
 the `resample` unit says what the interval generalises over.
 
 * `"documents"`: items drawn with replacement, each bringing all its candidates (24 summaries of one document are
@@ -53,7 +53,7 @@ import numpy as np
 
 RULES = ("pooled", "document", "system")
 STATISTICS = ("spearman", "pearson", "kendall")
-#: what a resample draws (Deutsch, Dror & Roth 2021 §3: Boot-Inputs, Boot-Systems, Boot-Both)
+#: what a resample draws (Deutsch, Dror & Roth 2021: Boot-Inputs, Boot-Systems, Boot-Both)
 UNITS = ("documents", "systems", "both")
 DEFAULT_UNIT = {"pooled": "documents", "document": "documents", "system": "both"}
 #: the document rule's treatment of an item whose metric scores are all equal (people's are not)
