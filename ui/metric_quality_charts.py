@@ -17,19 +17,27 @@ def _errors(frame: pd.DataFrame, value: str, low: str, high: str) -> tuple[np.nd
     return np.nan_to_num(plus), np.nan_to_num(minus)
 
 
-def agreement_bars(table: pd.DataFrame, rule: str, paper: dict[str, float] | None = None) -> go.Figure:
-    """One horizontal bar per metric: Spearman with people and its 95% interval (documents resampled)."""
-    frame = table.sort_values("spearman", na_position="first")
-    plus, minus = _errors(frame, "spearman", "ci_low", "ci_high")
-    figure = go.Figure(go.Bar(y=frame["label"], x=frame["spearman"], orientation="h", marker_color=POSITIVE_COLOR,
+SYMBOLS = {"spearman": "Spearman ρ", "pearson": "Pearson r", "kendall": "Kendall τ"}
+
+
+def agreement_bars(table: pd.DataFrame, rule: str, paper: dict[str, float] | None = None,
+                   statistic: str = "spearman", resample: str = "documents") -> go.Figure:
+    """One horizontal bar per metric: the statistic with people (`value`) and its 95% interval, which resamples
+    `resample` (documents, systems or both)."""
+    frame = table.sort_values("value", na_position="first")
+    plus, minus = _errors(frame, "value", "ci_low", "ci_high")
+    symbol = SYMBOLS.get(statistic, statistic)
+    figure = go.Figure(go.Bar(y=frame["label"], x=frame["value"], orientation="h", marker_color=POSITIVE_COLOR,
                               error_x={"type": "data", "array": plus, "arrayminus": minus, "color": NEUTRAL_COLOR},
-                              hovertemplate="%{y}: ρ = %{x:.3f}<extra></extra>", name="computed here"))
+                              hovertemplate=f"%{{y}}: {symbol.split()[-1]} = %{{x:.3f}}<extra></extra>",
+                              name="computed here"))
     for name, value in (paper or {}).items():
         figure.add_vline(x=value, line_dash="dot", line_color=NEUTRAL_COLOR, opacity=0.6)
         figure.add_annotation(x=value, y=1.02, yref="paper", text=name, showarrow=False, textangle=-30,
                               font={"size": 10, "color": NEUTRAL_COLOR}, xanchor="left")
     figure.update_layout(height=max(240, 44 * len(frame) + 120), margin={"t": 70 if paper else 20, "b": 10},
-                         xaxis_title=f"Spearman ρ with people ({rule} rule), 95% interval", yaxis_title="")
+                         xaxis_title=f"{symbol} with people ({rule} rule), 95% interval over "
+                                     f"{'documents and systems' if resample == 'both' else resample}", yaxis_title="")
     return figure
 
 
@@ -64,5 +72,5 @@ def bias_quality(points: pd.DataFrame) -> go.Figure:
                            f"Spearman with people %{{y:.3f}} ({row.rule} rule)<extra></extra>"))
     figure.update_layout(height=460, margin={"t": 20, "b": 10},
                          xaxis_title="gender bias (Eq. 2, min-max; lower = fairer), 95% interval over pairs",
-                         yaxis_title="Spearman ρ with people, 95% interval over documents")
+                         yaxis_title="Spearman ρ with people, 95% interval (resampling unit in the table)")
     return figure

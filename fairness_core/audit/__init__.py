@@ -21,8 +21,9 @@ DEVIATIONS = (
     "their 50 identity adjectives grouped by the project into six groups (2,150 texts); their file can be uploaded.",
     "Shift: each term is compared with the across-group background of its template (VBCM's β, Quiroga et al. 2025 "
     "§3.1) rather than with the overall mean, so a group with more terms does not pull the reference.",
-    "Intervals: every statistic carries a 95% bootstrap interval over templates; Dixon et al. and Borkan et al. "
-    "report point values.",
+    "Intervals: every statistic carries a 95% bootstrap interval over the design's clusters (the built-in set's 11 "
+    "patterns, an IPTTS file's templates), and FPED a permutation test of 'every term alike'; Dixon et al. and "
+    "Borkan et al. report point values.",
     "Swapped texts: Dhamala et al.'s Table 3 edits generated texts by shuffling word positions (a quality check); "
     "here the identity word is swapped (a counterfactual check of the judge), and their shuffle is not implemented.",
 )
