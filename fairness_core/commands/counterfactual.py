@@ -1,0 +1,93 @@
+"""`counterfactual`: per-group variants of the user's own prompts, with the shipped or the user's word lists.
+
+    python -m fairness_core counterfactual --prompts FILE|regard|bold:<domain> [--attribute gender]
+        [--word-lists FILE] [--json] [--out FILE]
+
+Prints the pairs (each prompt with its variants), the counts of prompts left out and the swap rule; `--out` writes
+the prompt set as JSON that `decoding --prompts` reads back. `decoding --counterfactual gender` builds the same set
+from its --prompts and sweeps it directly (docs/decoding.md, "Counterfactual prompts").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fairness_core.cli import UserFacingError, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "counterfactual", help="build per-group variants of your prompts by swapping identity words (a preview)")
+    parser.add_argument("--prompts", required=True,
+                        help="a file of prompts (one per line, a CSV with a prompt column, or JSON), or regard / "
+                             "bold:<domain> for the shipped sets' texts")
+    parser.add_argument("--attribute", action="append",
+                        help="an attribute of the word lists to swap (repeatable; default: every attribute)")
+    parser.add_argument("--word-lists", metavar="FILE",
+                        help="your word lists: JSON {attribute: {group: [words]}} or [attribute] sections of "
+                             "'group: word, word' lines (default: the shipped lists)")
+    parser.add_argument("--limit", type=int, default=20, help="pairs printed (default 20; --json prints all)")
+    parser.add_argument("--out", metavar="FILE", help="write the prompt set as JSON (a decoding --prompts file)")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=run)
+
+
+def source_texts(spec: str) -> list[str]:
+    """The prompt texts of --prompts: a shipped set's, or a file's (bytes checked like every prompts file)."""
+    from fairness_core.data.counterfactual import prompt_texts
+    from fairness_core.data.prompts import MAX_PROMPTS_BYTES, decode_upload, load_prompt_source
+
+    if spec == "regard" or spec.startswith("bold:"):
+        return [item.text for item in load_prompt_source(spec).items]
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise UserFacingError(f"--prompts {spec!r} is neither regard, bold:<domain> nor an existing file")
+    if path.stat().st_size > MAX_PROMPTS_BYTES:
+        raise UserFacingError(f"{spec} is {path.stat().st_size / 1e6:.0f} MB; a prompts file is at most "
+                              f"{MAX_PROMPTS_BYTES / 1e6:.0f} MB")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserFacingError(f"--prompts {spec} cannot be read ({error.strerror or error})") from None
+    return prompt_texts(decode_upload(path.name, data), path.name)
+
+
+def build(prompts: str, attributes: list[str] | None, word_lists: str | None):  # -> CounterfactualSet
+    from fairness_core.data.counterfactual import build_counterfactual, read_lists_file
+    from fairness_core.data.prompt_set import PromptError
+
+    try:
+        lists = read_lists_file(word_lists)
+        return build_counterfactual(source_texts(prompts), lists, attributes,
+                                    name=f"counterfactual {Path(prompts).name}")
+    except PromptError as error:
+        raise UserFacingError(str(error)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise UserFacingError(f"--limit must be 0 or more (got {args.limit})")
+    out = Path(args.out).expanduser() if args.out else None
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        raise UserFacingError(f"--out {args.out}: give a file in an existing folder; nothing was written")
+    built = build(args.prompts, args.attribute, args.word_lists)
+    records = [{"group": item.group, "family": item.family, "prompt": item.text, "source": item.source}
+               for item in built.prompt_set.items]
+    if out is not None:
+        out.write_text(json.dumps(records, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {len(records)} prompts to {out}", file=sys.stderr)
+    if args.json:
+        print_json({"rule": built.rule, "counts": built.counts, "notes": built.notes,
+                    "pairs": built.pairs.to_dict(orient="records")})
+        return 0
+    print(f"rule: {built.rule}")
+    for note in built.notes:
+        print(f"note: {note}")
+    for row in built.pairs.head(args.limit).itertuples(index=False):
+        print(f"  [{row.attribute}] {row.prompt!r} -> {row.group}: {row.variant!r}")
+    if len(built.pairs) > args.limit:
+        print(f"  … {len(built.pairs) - args.limit} more (--limit, or --json for all)")
+    return 0
