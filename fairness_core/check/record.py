@@ -1,7 +1,8 @@
 """A check as a stored run (kind `check`): listed in the Run store, compared and reported like any run.
 
 Rows:
-- one per criterion: item = variant's criterion name, grp = the group reported, variant "criterion", metric = the
+- one per criterion: item = the criterion's name, grp empty (the member reported is in attrs), variant
+  "criterion", metric = the
   criterion's name, value = its number (the difference, for a baseline criterion), text = the sentence a person
   reads, attrs = the whole result (study, measure, interval, p-value, threshold, passed, margin, runs, details);
 - one per generation the decoding criteria judged (variant "input:system", item = the generation id; the baseline's
@@ -56,7 +57,8 @@ class CheckResult:
 
 def check_rows(result: CheckResult, inputs: dict[str, tuple[list[str], list[str]]]) -> list[dict[str, Any]]:
     """The rows a check stores (module docstring); `inputs`: variant -> (generation ids, runs holding them)."""
-    rows = [{"item": c.name, "grp": c.group, "variant": CRITERION, "metric": c.name, "value": c.value,
+    # grp stays empty: two checks line up on their criteria's names in Compare, whichever member was the worst
+    rows = [{"item": c.name, "grp": None, "variant": CRITERION, "metric": c.name, "value": c.value,
              "text": c.reason, "attrs": c.as_json()} for c in result.criteria]
     for variant, (ids, runs) in inputs.items():
         rows += [{"item": gid, "grp": None, "variant": variant, "metric": "input", "value": None, "text": None,

@@ -35,34 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def source_texts(spec: str) -> list[str]:
-    """The prompt texts of --prompts: a shipped set's, or a file's (bytes checked like every prompts file)."""
-    from fairness_core.data.counterfactual import prompt_texts
-    from fairness_core.data.prompts import MAX_PROMPTS_BYTES, decode_upload, load_prompt_source
-
-    if spec == "regard" or spec.startswith("bold:"):
-        return [item.text for item in load_prompt_source(spec).items]
-    path = Path(spec).expanduser()
-    if not path.is_file():
-        raise UserFacingError(f"--prompts {spec!r} is neither regard, bold:<domain> nor an existing file")
-    if path.stat().st_size > MAX_PROMPTS_BYTES:
-        raise UserFacingError(f"{spec} is {path.stat().st_size / 1e6:.0f} MB; a prompts file is at most "
-                              f"{MAX_PROMPTS_BYTES / 1e6:.0f} MB")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UserFacingError(f"--prompts {spec} cannot be read ({error.strerror or error})") from None
-    return prompt_texts(decode_upload(path.name, data), path.name)
-
-
-def build(prompts: str, attributes: list[str] | None, word_lists: str | None):  # -> CounterfactualSet
-    from fairness_core.data.counterfactual import build_counterfactual, read_lists_file
-    from fairness_core.data.prompt_set import PromptError
+def build(prompts: str, attributes: list[str] | None, word_lists: str | None):  # -> decoding.CounterfactualSet
+    from fairness_core.decoding import PromptError, counterfactual_source
 
     try:
-        lists = read_lists_file(word_lists)
-        return build_counterfactual(source_texts(prompts), lists, attributes,
-                                    name=f"counterfactual {Path(prompts).name}")
+        return counterfactual_source(prompts, attributes, word_lists)
     except PromptError as error:
         raise UserFacingError(str(error)) from None
 

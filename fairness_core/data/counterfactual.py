@@ -225,14 +225,19 @@ class Found:
 
 def _patterns(lists: WordLists, attribute: str) -> list[tuple[re.Pattern[str], str, tuple[int, ...]]]:
     """(whole-word pattern, group, positions) per distinct word of the attribute, longest word first."""
-    from fairness_core.adaptation.templates import term_pattern
-
     entries: dict[str, tuple[str, list[int]]] = {}
     for group, words in lists.attributes[attribute].items():
         for position, word in enumerate(words):
             entries.setdefault(word.lower(), (group, []))[1].append(position)
     ordered = sorted(entries.items(), key=lambda item: (-len(item[0]), item[0]))
     return [(term_pattern(word), group, tuple(positions)) for word, (group, positions) in ordered]
+
+
+def term_pattern(term: str) -> re.Pattern[str]:
+    """Case-insensitive, whole-word match of a term whose inner spaces may be any whitespace (as the judge audit's
+    swap finds its terms)."""
+    body = r"\s+".join(re.escape(part) for part in term.split())
+    return re.compile(rf"(?<![\w]){body}(?![\w])", flags=re.IGNORECASE)
 
 
 def find_words(text: str, patterns: Sequence[tuple[re.Pattern[str], str, tuple[int, ...]]]) -> list[Found]:
