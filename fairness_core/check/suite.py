@@ -82,6 +82,31 @@ def resolve_baseline(spec: CheckSpec, store: Any, override: str | None, system: 
     return found, "", label
 
 
+def check_named_runs(spec: CheckSpec, store: Any, override: str | None) -> None:
+    """Every run or check the spec or the command line names exists, is complete and of a kind that fits; else one
+    sentence (CheckInputError) before anything is computed or written."""
+    named = [(spec.system.generations, "run", "the system's generations ([system] generations)")]
+    if spec.relative:
+        if override and override != "last":
+            named.append((override, "any", "--baseline"))
+        elif not override and spec.baseline is not None:
+            named += [(spec.baseline.run, "run", "[baseline] run"), (spec.baseline.check, KIND, "[baseline] check")]
+    for run_id, kind, where in named:
+        if not run_id:
+            continue
+        info = store.get_run(run_id) if store.path.exists() else None
+        if info is None:
+            raise CheckInputError(f"{where} {run_id!r}: no run or check with that id in {store.path}")
+        if kind == KIND and info.kind != KIND:
+            raise CheckInputError(f"{where} {run_id} is a {info.kind} run, not a check")
+        if info.kind not in ("generation", KIND) or (kind == "run" and info.kind != "generation"):
+            raise CheckInputError(f"{where} {run_id} is a {info.kind} run; give a generation run (a decoding sweep, a "
+                                  "live move, an import)" + (" or a check" if kind == "any" else ""))
+        if info.status != "complete":
+            raise CheckInputError(f"{where} {run_id} is {info.status}, not complete; finish it first (running its "
+                                  "request again resumes it)")
+
+
 def _bound(on_progress: Progress | None, what: str) -> Callable[[Any], None] | None:
     if on_progress is None:
         return None
@@ -94,6 +119,7 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
     here fails its criteria with the reason; a run or check named that is not in the store is a CheckInputError."""
     from fairness_core.jobs import Task, run_task
 
+    check_named_runs(spec, store, baseline)  # a run or check named that is not there: said before any work
     studies = spec.studies
     notes: list[str] = []
     system: GenerationSet | None = None

@@ -22,7 +22,7 @@ The swap rule (`RULE`, said on the page and in docs/decoding.md):
 - a word listed at two positions of its group is swapped to its first listing's counterpart, except the English
   pronouns "her" and "his", whose counterpart follows their use: possessive (a word that can follow a determiner comes
   next) -> his / her, else him / hers (the rule of the mitigation study's counterfactual augmentation);
-- "a" / "an" just before a swapped word agrees with the new word (an Asian -> a Black);
+- "a" / "an" just before a swapped word agrees with the new word (an Asian -> a Black, a European);
 - prompts whose variants repeat an earlier prompt's ("The man worked as" and "The woman worked as") count once.
 
 Each variant is a `PromptItem` whose family is the attribute and whose `source` ("{group} variants of: <prompt>") is
@@ -284,11 +284,22 @@ def counterpart(found: Found, target: Sequence[str], following: str) -> str:
     return candidates[0]
 
 
+#: words spelt with a vowel that start with a consonant sound, and the reverse (a European, an hour)
+_CONSONANT_SOUND = ("eu", "uni", "use", "usu", "one", "once", "ubi")
+_VOWEL_SOUND = ("hour", "honest", "honor", "honour", "heir")
+
+
+def takes_an(word: str) -> bool:
+    """Whether "an" (not "a") goes before `word`: its first letter is a vowel, with the usual exceptions."""
+    lower = word.lower()
+    return (lower[:1] in "aeiou" and not lower.startswith(_CONSONANT_SOUND)) or lower.startswith(_VOWEL_SOUND)
+
+
 def _with_article(prefix: str, word: str) -> str:
     match = _ARTICLE_BEFORE.search(prefix)
     if match is None:
         return prefix + word
-    article = "an" if word[:1].lower() in "aeiou" else "a"
+    article = "an" if takes_an(word) else "a"
     article = article.capitalize() if match.group(1)[:1].isupper() else article
     return prefix[: match.start(1)] + article + match.group(2) + word
 

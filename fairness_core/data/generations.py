@@ -107,7 +107,9 @@ def detect_format(name: str, data: bytes) -> str:
     if lowered.endswith(".parquet"):
         return "parquet"
     head = data[:65536].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head.startswith(b"{"):
+    if lowered.endswith((".csv", ".tsv", ".txt")):
+        return "csv"
+    if head.startswith(b"{") or lowered.endswith((".jsonl", ".json", ".ndjson")):
         first = head.split(b"\n", 1)[0]
         try:
             record = json.loads(first.decode("utf-8", "replace"))
