@@ -7,7 +7,7 @@ So every reader of generation runs works on it: the decoding summaries (`summary
 Compare (arms = the file's systems; units = prompts), the judge audit's swapped texts, reports and checks.
 
 Identity: a system's key hashes the file's SHA-256, the system's name and its setting, and the run's manifest the
-file's hash with the import's options, so the same file imported twice is one run, and a system of one file never
+file's hash with the import's options (not the file's name), so the same file imported twice is one run, and a system of one file never
 shares a generation id with another file's or with a model's. The manifest names no seeds, samples or length cap:
 the rows are the file's, none are rebuilt from the request (`compare.readers.covered_generations` then finds none).
 """
@@ -98,7 +98,6 @@ def plan_import(imported: ImportedGenerations, scorers: Sequence[tuple[str, dict
         key = system_key(imported, name, config)
         keys[(name, config)] = len(systems)
         systems.append({"key": key, "name": _label(name, config), "model": {"source": f"imported: {name}",
-                                                                          "file": imported.name,
                                                                           "sha256": imported.sha256},
                         "decoding": _decoding(config), "quantization": "none"})
     described = [{"name": s.name, "options": dict(kept[j][1] or {}), "signature": s.signature(),
@@ -122,8 +121,10 @@ def plan_import(imported: ImportedGenerations, scorers: Sequence[tuple[str, dict
     if spaced and mode == "continue":
         notes.append(f"{spaced} generation(s) start without a space after their prompt: one is put between them, so "
                      "the scored sentence reads 'prompt generation'")
-    request = {"schema": SCHEMA, "imported": imported.record(), "systems": systems, "scorers": described,
-               "prompts": {"name": f"imported {imported.name}", "hash": imported.sha256[:16],
+    # the file's bytes identify it, not its name: the same file under another name is the same run
+    record = {k: v for k, v in imported.record().items() if k != "file"}
+    request = {"schema": SCHEMA, "imported": record, "systems": systems, "scorers": described,
+               "prompts": {"name": f"imported generations {imported.sha256[:12]}", "hash": imported.sha256[:16],
                            "n": len(prompt_ids)},
                "max_new_tokens": None, "truncate": truncate, "mode": mode, "stops": STOPS,
                "batch_size": SHARD_ROWS}
