@@ -7,9 +7,10 @@ So every reader of generation runs works on it: the decoding summaries (`summary
 Compare (arms = the file's systems; units = prompts), the judge audit's swapped texts, reports and checks.
 
 Identity: a system's key hashes the file's SHA-256, the system's name and its setting, and the run's manifest the
-file's hash with the import's options (not the file's name), so the same file imported twice is one run, and a system of one file never
-shares a generation id with another file's or with a model's. The manifest names no seeds, samples or length cap:
-the rows are the file's, none are rebuilt from the request (`compare.readers.covered_generations` then finds none).
+file's hash with the import's options (not the file's name), so the same file imported twice is one run, and a
+system of one file never shares a generation id with another file's or with a model's. The manifest names no seeds,
+samples or length cap: the rows are the file's, none are rebuilt from the request (Compare's covered generations then
+finds none).
 """
 
 from __future__ import annotations
