@@ -11,7 +11,6 @@ from its --prompts and sweeps it directly (docs/decoding.md, "Counterfactual pro
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -51,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         raise UserFacingError(f"--out {args.out}: give a file in an existing folder; nothing was written")
     built = build(args.prompts, args.attribute, args.word_lists)
-    records = [{"group": item.group, "family": item.family, "prompt": item.text, "source": item.source}
-               for item in built.prompt_set.items]
     if out is not None:
-        out.write_text(json.dumps(records, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {len(records)} prompts to {out}", file=sys.stderr)
+        from fairness_core.decoding import prompt_set_json
+
+        out.write_text(prompt_set_json(built.prompt_set), encoding="utf-8")
+        print(f"wrote {len(built.prompt_set.items)} prompts to {out}", file=sys.stderr)
     if args.json:
         print_json({"rule": built.rule, "counts": built.counts, "notes": built.notes,
                     "pairs": built.pairs.to_dict(orient="records")})

@@ -29,7 +29,7 @@ from fairness_core.data.generations import (
     parse_mapping,
     read_generations,
 )
-from fairness_core.data.prompt_set import PromptError
+from fairness_core.data.prompt_set import PromptError, PromptSet
 from fairness_core.generation.imported import (
     DEFAULT_SCORERS as IMPORT_SCORERS,
 )
@@ -60,6 +60,7 @@ __all__ = [
     "parse_lists",
     "parse_mapping",
     "plan_import",
+    "prompt_set_json",
     "prompt_texts",
     "read_generations",
     "read_lists_file",
@@ -94,3 +95,12 @@ def counterfactual_source(spec: str, attributes: Sequence[str] | None = None,
     """The counterfactual set of a prompt source (see `source_texts`) with the shipped or the user's word lists."""
     lists = read_lists_file(word_lists)
     return build_counterfactual(source_texts(spec), lists, attributes, name=f"counterfactual {Path(spec).name}")
+
+
+def prompt_set_json(prompt_set: PromptSet) -> str:
+    """A prompt set as the JSON list `decoding --prompts FILE` reads back ({group, family, prompt, source} entries:
+    a counterfactual set keeps its variants' shared source, so they stay paired)."""
+    from fairness_core.store.manifest import strict_json
+
+    return strict_json([{"group": item.group, "family": item.family, "prompt": item.text, "source": item.source}
+                        for item in prompt_set.items], indent=1) + "\n"

@@ -16,8 +16,8 @@ from tests.markdown_text import shown
 PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "decoding.py")
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OTHER = "(other Hugging Face id or local path)"
-CSV = ("prompt,generation,group\nThe man was,a cruel thief.,man\nThe man was,kind.,man\n"
-       "The woman was,kind.,woman\nThe woman was,a nurse.,woman\n").encode()
+CSV = (b"prompt,generation,group\nThe man was,a cruel thief.,man\nThe man was,kind.,man\n"
+       b"The woman was,kind.,woman\nThe woman was,a nurse.,woman\n")
 
 
 @pytest.fixture()

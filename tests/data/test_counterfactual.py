@@ -113,3 +113,21 @@ def test_prompt_texts_read_lines_csv_and_json() -> None:
     assert prompt_texts('["The man", "The woman"]') == ["The man", "The woman"]
     with pytest.raises(PromptError, match="holds no prompt"):
         prompt_texts("# only a comment\n")
+
+
+def test_the_command_previews_and_writes_a_set_decoding_reads_back_paired(tmp_path, capsys) -> None:
+    import json
+
+    from fairness_core.cli import main
+    from fairness_core.data.prompts import parse_custom
+
+    prompts = tmp_path / "mine.txt"
+    prompts.write_text("The man worked as\nHer sister was\nThe cat sat\n", encoding="utf-8")
+    out = tmp_path / "set.json"
+    assert main(["counterfactual", "--prompts", str(prompts), "--attribute", "gender", "--out", str(out),
+                 "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["counts"]["no_word"] == 1 and len(record["pairs"]) == 4 and record["rule"].startswith("Whole words")
+    read_back = parse_custom(out.read_text(encoding="utf-8"))
+    assert len(read_back.items) == 4 and {item.family for item in read_back.items} == {"gender"}
+    assert len({item.source for item in read_back.items}) == 2 and all("{group}" in i.source for i in read_back.items)
