@@ -74,14 +74,23 @@ def import_tab() -> None:
     system = c3.text_input("System name (rows that name none)", "", key="imp_system", max_chars=200).strip() or None
     mode = c4.radio("The generation…", ["continue", "chat"], key="imp_mode",
                     help="continue: it continues the prompt (scored as prompt + generation); chat: it answers it.")
-    if upload is None or not st.button("Import and score", key="imp_run", type="primary"):
+    if upload is None:
         return
-    try:
+    try:  # the whole file is read and checked as soon as it is uploaded: a problem is said before anything is stored
         imported = dec.read_generations(upload.name, upload.getvalue(), fmt, group_column, system=system)
-        plan = dec.plan_import(imported, dec.IMPORT_SCORERS, mode=mode)
-    except (dec.GenerationsImportError, dec.GenerationInputError) as error:
+    except dec.GenerationsImportError as error:
         message = str(error) if str(error).startswith(upload.name) else f"{upload.name}: {error}"
         st.error(common.escape_markdown(message))
+        return
+    st.caption(common.escape_markdown(
+        f"{upload.name} ({imported.format}): {len(imported.rows):,} generations of {len(imported.systems)} "
+        f"system(s); groups {', '.join(imported.groups[:12])}" + (" …" if len(imported.groups) > 12 else "")))
+    if not st.button("Import and score", key="imp_run", type="primary"):
+        return
+    try:
+        plan = dec.plan_import(imported, dec.IMPORT_SCORERS, mode=mode)
+    except dec.GenerationInputError as error:
+        st.error(common.escape_markdown(f"{upload.name}: {error}"))
         return
     with st.spinner(f"Scoring {len(imported.rows):,} generations…"):
         outcome = dec.import_generations(plan, common.get_store())
