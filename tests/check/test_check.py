@@ -290,3 +290,24 @@ def test_a_spec_error_names_the_key_and_file(built: Built) -> None:
     assert built.spec("ok.toml", "[decoding]\nprompts = 'kept.txt'\n[[criteria]]\nstudy = 'decoding'\n"
                       "measure = 'offensive_rate'\nupper_at_most = 1\n").decoding.prompts.groups == ["man", "woman"]
     assert isinstance(pd.DataFrame(), pd.DataFrame)
+
+
+def test_a_metric_bias_criterion_reads_the_bias_table(built: Built) -> None:
+    text = """[metric_bias]\ndata = "demo"\nmetrics = ["bleu"]\nresamples = 100
+[[criteria]]\nname = "bleu bias"\nstudy = "metric-bias"\nmeasure = "bias"\nmetric = "bleu"\nupper_at_most = 100
+[[criteria]]\nname = "bleu bias tight"\nstudy = "metric-bias"\nmeasure = "bias"\nmetric = "bleu"\nvalue_at_most = -1
+"""
+    loose, tight = check.run_check(built.spec("bias.toml", text), built.store).criteria
+    assert loose.passed and loose.reason.startswith("all ") and "attributes pass" in loose.reason
+    assert not tight.passed and tight.evaluated and tight.value >= 0 and "> -1 by" in tight.reason
+    assert loose.run_ids and built.store.get_run(loose.run_ids[0]).kind == "metric-bias"
+
+
+def test_a_spec_builds_counterfactual_prompts_from_the_users_prompts(built: Built) -> None:
+    (built.folder / "mine.txt").write_text("The man worked as\nHe said that\nThe cat sat\n", encoding="utf-8")
+    spec = built.spec("cf.toml", "[decoding]\nprompts = 'mine.txt'\ncounterfactual = ['gender']\n[[criteria]]\n"
+                                 "study = 'decoding'\nmeasure = 'negative_sentiment_disparity'\ngroup = 'gender'\n"
+                                 "upper_at_most = 0.5\n")
+    prompts = spec.decoding.prompts
+    assert prompts.families == {"gender": ["man", "woman"]} and len(prompts.items) == 4
+    assert any("name no word of gender" in note for note in spec.decoding.notes)
