@@ -354,6 +354,15 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
     baseline = _baseline(_Table(name, "baseline", document["baseline"], KEYS["baseline"])) \
         if "baseline" in document else None
     criteria = tuple(_criterion(table, decoding, audit, metric_bias) for table in criteria_tables)
+    if decoding is not None and decoding.prompts is not None:  # the decoding study's limits, as its page applies them
+        from fairness_core.decoding import LimitError, check_limits
+
+        systems = 1 + (1 if baseline is not None and baseline.model else 0)
+        try:
+            check_limits(systems, len(decoding.prompts.items), decoding.samples, decoding.max_new_tokens,
+                         confirmed=True)
+        except LimitError as error:
+            raise SpecError(f"{name}: [decoding] {error}") from None
     names = [c.name for c in criteria]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         spec = check.load_spec(args.spec, endpoint_model=endpoint_source(args))
     except (check.SpecError, check.OutputError) as error:
         raise UserFacingError(str(error)) from None
+    if args.baseline and not spec.relative:
+        print("note: --baseline is not used: the spec has no criterion with against = \"baseline\"", file=sys.stderr)
     for note in spec.decoding.notes if spec.decoding else ():
         print(f"note: {note}", file=sys.stderr)
     store = open_store(args)

@@ -281,6 +281,7 @@ def test_a_spec_error_names_the_key_and_file(built: Built) -> None:
         ("[[criteria]]\nstudy = 'audit'\nmeasure = 'fpr'\nvalue_at_most = 0.1\nagainst = 'baseline'\n",
          "a baseline comparison is a paired difference of decoding measures"),
         ("[criteria\n", "is not valid TOML"),
+
     ]
     for text, phrase in cases:
         with pytest.raises(check.SpecError) as caught:
