@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fairness_core.data.prompt_set import PromptError, PromptSet
+from fairness_core.data.quoting import quoted
 
 MAX_SPEC_BYTES = 1_000_000
 STUDIES = ("decoding", "audit", "metric-bias")
@@ -223,8 +224,8 @@ class _Table:
         for key in values:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f"; its keys are {', '.join(allowed)}"
-                raise SpecError(f"{spec_name}: [{table}] has no key {key!r}{hint}")
+                hint = f" (did you mean {quoted(close[0])}?)" if close else f"; its keys are {', '.join(allowed)}"
+                raise SpecError(f"{spec_name}: [{table}] has no key {quoted(key)}{hint}")
         self.values = values
 
     def where(self, key: str) -> str:
@@ -238,13 +239,14 @@ class _Table:
         if value is None:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise SpecError(f"{self.where(key)} must be non-empty text (got {value!r})")
+            raise SpecError(f"{self.where(key)} must be non-empty text (got {quoted(value)})")
         return value.strip()
 
     def integer(self, key: str, default: int, low: int, high: int) -> int:
         value = self.values.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise SpecError(f"{self.where(key)} must be a whole number between {low:,} and {high:,} (got {value!r})")
+            raise SpecError(f"{self.where(key)} must be a whole number between {low:,} and {high:,} "
+                            f"(got {quoted(value)})")
         return value
 
     def number(self, key: str, default: float | None = None) -> float | None:
@@ -252,7 +254,7 @@ class _Table:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise SpecError(f"{self.where(key)} must be a finite number (got {value!r})")
+            raise SpecError(f"{self.where(key)} must be a finite number (got {quoted(value)})")
         return float(value)
 
     def words(self, key: str, default: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
@@ -263,13 +265,14 @@ class _Table:
         if isinstance(value, str):
             value = [part for part in value.split(",")]
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-            raise SpecError(f"{self.where(key)} must be a list of names, e.g. [\"man\", \"woman\"] (got {value!r})")
+            raise SpecError(f"{self.where(key)} must be a list of names, e.g. [\"man\", \"woman\"] "
+                            f"(got {quoted(value)})")
         return tuple(v.strip() for v in value)
 
     def flag(self, key: str, default: bool = False) -> bool:
         value = self.values.get(key, default)
         if not isinstance(value, bool):
-            raise SpecError(f"{self.where(key)} must be true or false (got {value!r})")
+            raise SpecError(f"{self.where(key)} must be true or false (got {quoted(value)})")
         return value
 
 
@@ -327,7 +330,7 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
     if unknown:
         close = difflib.get_close_matches(unknown[0], list(KEYS), n=1)
         hint = f" (did you mean [{close[0]}]?)" if close else f"; its tables are {', '.join(f'[{k}]' for k in KEYS)}"
-        raise SpecError(f"{name} has an unknown table [{unknown[0]}]{hint}")
+        raise SpecError(f"{name} has an unknown table {quoted(unknown[0])}{hint}")
     if "metric-bias" in document:
         raise SpecError(f"{name}: the table is [metric_bias] (with an underscore), not [metric-bias]")
     check = _Table(name, "check", document.get("check", {}), KEYS["check"])
@@ -341,7 +344,8 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
         if study is None:
             raise SpecError(f"{table.where('study')} is missing; choose one of {', '.join(STUDIES)}")
         if study not in STUDIES:
-            raise SpecError(f"{table.where('study')} {study!r} is not a study; choose one of {', '.join(STUDIES)}")
+            raise SpecError(f"{table.where('study')} {quoted(study)} is not a study; choose one of "
+                            f"{', '.join(STUDIES)}")
         studies.add(study)
     system = _system(_Table(name, "system", document.get("system", {}), KEYS["system"]), endpoint_model,
                      needs_model="decoding" in studies)
@@ -366,7 +370,7 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
     names = [c.name for c in criteria]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise SpecError(f"{name}: two criteria are named {repeated[0]!r}; give each its own name")
+        raise SpecError(f"{name}: two criteria are named {quoted(repeated[0])}; give each its own name")
     if baseline is not None and baseline.model and system.generations:
         raise SpecError(f"{name}: [baseline] model generates on the check's prompts, but [system] reads stored "
                         "generations; name a baseline run or check instead")
@@ -386,7 +390,7 @@ def _setting(table: _Table, key: str, default: str | None) -> str | None:
     except RequestError as error:
         raise SpecError(f"{table.where(key)}: {error}") from None
     if len(configs) != 1:
-        raise SpecError(f"{table.where(key)} {value!r} names {len(configs)} settings; a system is one setting "
+        raise SpecError(f"{table.where(key)} {quoted(value)} names {len(configs)} settings; a system is one setting "
                         "(one value per knob)")
     for problem in configs[0].problems():
         raise SpecError(f"{table.where(key)}: {problem}")
@@ -414,7 +418,7 @@ def _model(table: _Table, key: str, value: str | None) -> str | None:
 def _quantization(table: _Table) -> str:
     value = table.text("quantization", "none")
     if value not in ("none", "8bit", "4bit"):
-        raise SpecError(f"{table.where('quantization')} must be none, 8bit or 4bit (got {value!r})")
+        raise SpecError(f"{table.where('quantization')} must be none, 8bit or 4bit (got {quoted(value)})")
     return str(value)
 
 
@@ -423,7 +427,7 @@ def _system(table: _Table, endpoint_model: str | None, needs_model: bool) -> Sys
     model = table.text("model")
     if endpoint_model is not None:
         if model not in (None, "endpoint"):
-            raise SpecError(f"{table.where('model')} is {model!r}, and the command line names an endpoint; give "
+            raise SpecError(f"{table.where('model')} is {quoted(model)}, and the command line names an endpoint; give "
                             "one of them (model = \"endpoint\" takes the command line's)")
         model = endpoint_model
     elif model == "endpoint":
@@ -451,7 +455,7 @@ def _decoding(table: _Table, spec_dir: Path, system: SystemSpec) -> DecodingSpec
     scorers = table.words("scorers", DEFAULT_SCORERS) or DEFAULT_SCORERS
     for scorer in scorers:
         if scorer not in SCORERS:
-            raise SpecError(f"{table.where('scorers')}: unknown scorer {scorer!r}; known: {', '.join(SCORERS)}")
+            raise SpecError(f"{table.where('scorers')}: unknown scorer {quoted(scorer)}; known: {', '.join(SCORERS)}")
     threshold = table.number("threshold", -0.25)
     assert threshold is not None
     if not -1.0 <= threshold <= 1.0:
@@ -519,7 +523,7 @@ def _audit(table: _Table, spec_dir: Path) -> AuditSpec:
         templates_path = _file(spec_dir, str(templates), table.where("templates"))
         fmt = fmt or "templates"
         if fmt not in ("templates", "iptts", "eec", "texts"):
-            raise SpecError(f"{table.where('format')} must be templates, iptts, eec or texts (got {fmt!r})")
+            raise SpecError(f"{table.where('format')} must be templates, iptts, eec or texts (got {quoted(fmt)})")
     terms_value = table.text("terms")
     terms_path = _file(spec_dir, terms_value, table.where("terms")) if terms_value else None
     resamples = table.integer("resamples", 1000, 100, 20_000)
@@ -539,12 +543,12 @@ def _judge_name(table: _Table, scorer: str | None, metric: str | None) -> None:
         from fairness_core.scorers import SCORERS
 
         if scorer not in SCORERS:
-            raise SpecError(f"{table.where('scorer')}: unknown scorer {scorer!r}; known: {', '.join(SCORERS)}")
+            raise SpecError(f"{table.where('scorer')}: unknown scorer {quoted(scorer)}; known: {', '.join(SCORERS)}")
     if metric:
         from fairness_core.metrics import METRICS
 
         if metric not in METRICS:
-            raise SpecError(f"{table.where('metric')}: unknown metric {metric!r}; known: "
+            raise SpecError(f"{table.where('metric')}: unknown metric {quoted(metric)}; known: "
                             f"{', '.join(sorted(METRICS))}")
 
 
@@ -553,7 +557,7 @@ def _metric_bias(table: _Table, spec_dir: Path) -> MetricBiasSpec:
 
     data = table.text("data", "demo") or "demo"
     if data not in mb.FORMATS:
-        raise SpecError(f"{table.where('data')} must be one of {', '.join(mb.FORMATS)} (got {data!r})")
+        raise SpecError(f"{table.where('data')} must be one of {', '.join(mb.FORMATS)} (got {quoted(data)})")
     files: tuple[str, ...] = ()
     if table.has("file"):
         files = (str(_file(spec_dir, str(table.text("file")), table.where("file"))),)
@@ -618,7 +622,7 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
                         f"{', '.join(CONDITIONS)} (or undetectable = true)")
     against = table.text("against")
     if against not in (None, "baseline"):
-        raise SpecError(f"{table.where('against')} must be \"baseline\" (got {against!r})")
+        raise SpecError(f"{table.where('against')} must be \"baseline\" (got {quoted(against)})")
     group = table.text("group")
     metric = table.text("metric")
     if metric and study != "metric-bias":
@@ -627,7 +631,7 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
         assert decoding is not None
         kinds = _decoding_measures(decoding)
         if measure not in kinds:
-            raise SpecError(f"{table.where('measure')} {measure!r} is not measured by the scorers "
+            raise SpecError(f"{table.where('measure')} {quoted(measure)} is not measured by the scorers "
                             f"({', '.join(decoding.scorers)}); choose one of {', '.join(kinds)}")
         known = decoding.prompts  # None: stored generations, whose groups are checked when they are read
         if kinds[measure] == "disparity":
@@ -647,7 +651,7 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
     elif study == "audit":
         assert audit is not None
         if measure not in AUDIT_MEASURES:
-            raise SpecError(f"{table.where('measure')} {measure!r} is not an audit measure; choose one of "
+            raise SpecError(f"{table.where('measure')} {quoted(measure)} is not an audit measure; choose one of "
                             f"{', '.join(AUDIT_MEASURES)}")
         terms = [t for ts in audit.groups.values() for t in ts]
         if measure in ("fped", "fpr_overall"):
@@ -661,13 +665,13 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
     else:
         assert metric_bias is not None
         if measure not in METRIC_BIAS_MEASURES:
-            raise SpecError(f"{table.where('measure')} {measure!r} is not a metric-bias measure; choose "
+            raise SpecError(f"{table.where('measure')} {quoted(measure)} is not a metric-bias measure; choose "
                             f"{', '.join(METRIC_BIAS_MEASURES)}")
         if metric is None:
             raise SpecError(f"{table.where('metric')} is missing: name the metric whose bias is checked (one of "
                             f"{', '.join(metric_bias.metrics)})")
         if metric.split(".")[0] not in metric_bias.metrics:
-            raise SpecError(f"{table.where('metric')} {metric!r} is not among [metric_bias] metrics "
+            raise SpecError(f"{table.where('metric')} {quoted(metric)} is not among [metric_bias] metrics "
                             f"({', '.join(metric_bias.metrics)})")
         group = group or EVERY_ATTRIBUTE
         allowed = [EVERY_ATTRIBUTE, *metric_bias.attributes]
@@ -675,8 +679,8 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
             raise SpecError(f"{table.where('undetectable')} goes with a decoding disparity")
     if group not in allowed:
         close = difflib.get_close_matches(group, allowed, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise SpecError(f"{table.where('group')} {group!r} is not in the {study} study here{hint}; choose one of "
+        hint = f" (did you mean {quoted(close[0])}?)" if close else ""
+        raise SpecError(f"{table.where('group')} {quoted(group)} is not in the {study} study here{hint}; choose one of "
                         f"{', '.join(allowed[:20])}{' …' if len(allowed) > 20 else ''}")
     name = table.text("name") or " ".join(p for p in (study, measure, metric, group, "vs baseline" if against else "")
                                           if p)

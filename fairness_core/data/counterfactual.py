@@ -160,7 +160,8 @@ def check_lists(data: object, name: str) -> WordLists:
             lengths[str(group)] = len(words)
             cleaned[str(group)] = tuple(words)
         if len(set(lengths.values())) > 1:
-            listed = ", ".join(f"{g} {n}" for g, n in lengths.items())
+            listed = ", ".join(f"{quoted(g, 40)[1:-1] if len(g) <= 40 else quoted(g, 40)} {n}"
+                               for g, n in list(lengths.items())[:12])
             raise PromptError(f"{where}: the groups list different numbers of words ({listed}); words are "
                               "counterparts by position, so every group lists the same number")
         attributes[str(attribute)] = cleaned

@@ -354,7 +354,7 @@ def parse_mapping(text: str, name: str = "mapping") -> dict[str, tuple[str, str 
     names = [(n or "").strip().lower() for n in reader.fieldnames or []]
     if "prompt" not in names or "group" not in names:
         raise GenerationsImportError(f"the mapping {name} needs a header with 'prompt' and 'group' columns "
-                                     f"(got {', '.join(names) or 'no header'})")
+                                     f"(got {', '.join(quoted(n, 40) for n in names[:12]) or 'no header'})")
     mapping: dict[str, tuple[str, str | None]] = {}
     for record in reader:
         cells = {(k or "").strip().lower(): (v or "").strip() for k, v in record.items()}
@@ -404,8 +404,9 @@ def read_generations(name: str, data: bytes, fmt: str = "auto", group_column: st
         group_column = group_column.lower()
         for needed in (*REQUIRED, *(() if mapping is not None else (group_column,))):
             if needed not in columns:
+                shown = ", ".join(quoted(c, 40) for c in columns[:12]) + (" …" if len(columns) > 12 else "")
                 raise GenerationsImportError(
-                    f"{name} has no {quoted(needed)} column (its columns: {', '.join(columns[:12])}); a generations "
+                    f"{name} has no {quoted(needed)} column (its columns: {shown}); a generations "
                     f"file needs prompt, generation and {group_column}" + (" (or a prompt -> group mapping)"
                                                                            if needed == group_column else ""))
         rows = []

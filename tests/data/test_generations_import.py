@@ -97,7 +97,7 @@ def test_lm_eval_settings_group_fields_mappings_and_the_older_format() -> None:
 
 
 @pytest.mark.parametrize("name, content, phrase", [
-    ("g.csv", "prompt,generation\nThe man,a\n", "g.csv has no 'group' column (its columns: prompt, generation)"),
+    ("g.csv", "prompt,generation\nThe man,a\n", "g.csv has no 'group' column (its columns: 'prompt', 'generation')"),
     ("g.csv", "prompt,generation,group\nThe man,a,man\nThe man,b,man\nThe woman,c,woman\n",
      "g.csv: group 'woman' of system 'imported' has one generation (line 4)"),
     ("g.csv", "prompt,generation,group,sample\nThe man,a,man,0\nThe man,b,man,0\n",
@@ -135,3 +135,9 @@ def test_bytes_that_are_not_text_or_too_many_are_named(monkeypatch: pytest.Monke
         read_generations("g.csv", CSV.encode())
     with pytest.raises(GenerationsImportError, match=r"g\.parquet is not a readable Parquet file"):
         read_generations("g.parquet", b"PAR1 not really")
+
+
+def test_a_huge_header_is_quoted_short_in_the_sentence() -> None:
+    with pytest.raises(GenerationsImportError) as caught:
+        read_generations("g.csv", ("x" * 1_000_000 + ",generation\nThe man,a\n").encode())
+    assert len(str(caught.value)) < 400 and "(1,000,000 characters)" in str(caught.value)
