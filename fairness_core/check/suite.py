@@ -105,6 +105,10 @@ def check_named_runs(spec: CheckSpec, store: Any, override: str | None) -> None:
         if info.status != "complete":
             raise CheckInputError(f"{where} {run_id} is {info.status}, not complete; finish it first (running its "
                                   "request again resumes it)")
+        if info.kind == KIND and store.query("SELECT count(*) AS n FROM results WHERE run_id = ? AND variant = ?",
+                                             [run_id, INPUT_SYSTEM])["n"].iloc[0] == 0:
+            raise CheckInputError(f"{where}: check {run_id} judged no generations (it has no decoding criterion), so "
+                                  "it cannot be a baseline")
 
 
 def _bound(on_progress: Progress | None, what: str) -> Callable[[Any], None] | None:
