@@ -207,6 +207,10 @@ def test_baselines_by_check_run_and_last_and_none(built: Built, no_generation: N
                                                              built.first.criteria[2].ci_high), rel=1e-9)
     with pytest.raises(check.CheckInputError, match="--baseline 'nope': no run or check with that id"):
         check.run_check(spec, built.store, baseline="nope")
+    audit_only = check.run_check(built.spec("audit.toml", "[audit]\nscorer = 'vader'\nresamples = 100\n" + AUDIT),
+                                 built.store)
+    with pytest.raises(check.CheckInputError, match="judged no generations"):
+        check.run_check(spec, built.store, baseline=audit_only.check_id)
 
 
 def test_the_paired_difference_is_compares(built: Built) -> None:

@@ -2,10 +2,11 @@
 
 Cost: the one slow test of the check suite. It generates 2 systems x 20 regard prompts (gender) x 10 samples with
 the offline SmolLM2-135M-Instruct (400 generations of at most 20 tokens, first sentence kept), scores them with
-VADER, the offensive-language model and the Jigsaw classifier, and audits VADER on the built-in templates: about
-1-2 minutes of CPU on this project's 2-core machine (docs/checks.md has the measured time), then reads everything
-back from the store for a repeat and a tightened threshold (seconds). The thresholds of the example leave margins
-of 0.07-0.17 on this machine's numbers; a machine whose CPU kernels sample other texts could move them."""
+VADER, the offensive-language model and the Jigsaw classifier, and audits VADER on the built-in templates: 368 s of
+CPU measured on this project's 2-core machine (3-4 minutes wall when it is quiet; docs/checks.md), then reads
+everything back from the store for a repeat and a tightened threshold (seconds each). The thresholds of the example
+leave margins of 0.07-0.17 on this machine's numbers; a machine whose CPU kernels sample other texts could move
+them."""
 
 from __future__ import annotations
 
