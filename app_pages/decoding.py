@@ -15,8 +15,10 @@ import streamlit as st
 
 from fairness_core import decoding as dec
 from ui import common, jobs
+from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
+    GROUP_COLUMNS,
     MAX_GRID_TEXT,
     build_prompts,
     cached_summary,
@@ -37,7 +39,7 @@ LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
 
 #: Selections kept in the URL: a reload keeps them and a view can be shared as a link (the grid text too).
 URL_PARAMS = (
-    common.UrlParam("dec_source", "prompts", common.one_of(["Regard templates", "BOLD", "Custom"]),
+    common.UrlParam("dec_source", "prompts", common.one_of(["Regard templates", "BOLD", "Custom", "Counterfactual"]),
                     "Regard templates"),
     common.UrlParam("dec_threshold", "threshold", common.number_in(-1.0, 0.0), -0.25),
     common.UrlParam("live_top_p", "top_p", common.number_in(0.05, 1.0), 0.9),
@@ -61,17 +63,6 @@ st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms o
            "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
 
 
-#: the live per-group table's measures: short header, and the full name on hover
-GROUP_COLUMNS = {
-    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
-    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
-    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
-    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
-    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
-    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
-    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
-    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
-}
 
 
 @st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
@@ -118,7 +109,9 @@ for note in scorer_notes:
     st.caption(common.escape_markdown(note))
 
 
-live_tab, sweep_tab = st.tabs(["Live: one setting", "Sweep: a grid"])
+live_tab, sweep_tab, import_tab = st.tabs(["Live: one setting", "Sweep: a grid", "Imported: your generations"])
+with import_tab:
+    import_generations_tab()
 
 # ---------------------------------------------------------------- live mode
 with live_tab:

@@ -16,8 +16,21 @@ from fairness_core import decoding as dec
 from fairness_core.jobs import format_seconds
 from ui import common, jobs
 from ui import decoding_charts as charts
+from ui.decoding_inputs import counterfactual_prompts
 from ui.live_cards import LiveCards
 from ui.report import report_button
+
+#: the live per-group table's measures: short header, and the full name on hover
+GROUP_COLUMNS = {
+    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
+    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
+    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
+    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
+    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
+    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
+    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
+    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
+}
 
 FIRST_LOAD_SECONDS = 25
 DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
@@ -75,7 +88,11 @@ def sweep_estimate(generations: int, max_new_tokens: int) -> str:
 
 
 def build_prompts() -> dec.PromptSet:
-    source = st.radio("Prompts", ["Regard templates", "BOLD", "Custom"], horizontal=True, key="dec_source")
+    source = st.radio("Prompts", ["Regard templates", "BOLD", "Custom", "Counterfactual"], horizontal=True,
+                      key="dec_source", help="Counterfactual: your prompts, each with a variant per group of an "
+                                             "attribute (identity words swapped with word lists).")
+    if source == "Counterfactual":
+        return counterfactual_prompts()
     if source == "Regard templates":
         templates, families = dec.default_templates()
         left, right = st.columns(2)
