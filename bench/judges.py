@@ -74,7 +74,7 @@ def main() -> None:
     import torch
 
     from fairness_core.models import cache, load_preset
-    from fairness_core.models.jigsaw import one_torch_thread
+    from fairness_core.models.threads import model_threads
 
     data = texts()
     loads = {}
@@ -100,8 +100,8 @@ def main() -> None:
     network, tokenizer = jigsaw.network, jigsaw.tokenizer  # type: ignore[attr-defined]
     ids = torch.from_numpy(tokenizer.padded(data))
     for batch in (64, 128, 256, 1024):
-        for label, context in (("1 thread", one_torch_thread), ("default threads", _default_threads)):
-            with torch.inference_mode(), context():
+        for label, cap in (("1 thread", 1), ("policy, no cap", None)):
+            with torch.inference_mode(), model_threads(cap=cap):
                 started = time.perf_counter()
                 for start in range(0, len(ids), batch):
                     network(ids[start:start + batch])
@@ -116,14 +116,6 @@ def main() -> None:
     print(f"  Keras 3 (torch backend): import keras {keras_import:.2f} s + build/load {keras_load:.2f} s, "
           f"{keras_rate:,.0f} texts/s; the torch port: load {port_load:.2f} s, "
           f"{speeds['jigsaw-toxicity']:,.0f} texts/s ({speeds['jigsaw-toxicity'] / keras_rate:.1f}x)")
-
-
-class _default_threads:  # a do-nothing context beside one_torch_thread()
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from fairness_core.models.interfaces import (
 from fairness_core.models.languages import UnknownLanguageError
 from fairness_core.models.loading import load_hf
 from fairness_core.models.spec import ModelSpec
+from fairness_core.models.threads import uses_model_threads
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
@@ -157,6 +158,7 @@ class HFCausalLM(_HFModel, CausalLM):
         return self._generate(prompts, decoding, n, seed, add_special_tokens=not self.has_chat_template,
                               on_progress=on_progress)
 
+    @uses_model_threads()
     def _generate(
         self,
         prompts: Sequence[str],
@@ -183,6 +185,7 @@ class HFCausalLM(_HFModel, CausalLM):
         texts = [row.text for row in sampled]
         return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
 
+    @uses_model_threads()
     def generate_rows(
         self,
         prompts: Sequence[str],
@@ -204,6 +207,7 @@ class HFCausalLM(_HFModel, CausalLM):
         self.sampled.record(sampled)
         return [row.text for row in sampled]
 
+    @uses_model_threads()
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
         """Per pair, log p(token) of each continuation token given the context and the tokens before it.
 
@@ -363,6 +367,7 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
             scored[:, 0] &= label_ids[:, 0] != tgt_lang_id
         return torch.log_softmax(out.logits.float(), dim=-1).cpu(), label_ids, scored
 
+    @uses_model_threads()
     def token_logprobs(
         self,
         sources: Sequence[str],
@@ -393,11 +398,13 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
                 )
         return [r for r in results if r is not None]
 
+    @uses_model_threads()
     def step_distributions(self, source: str, target: str, src_lang: str | None = None,
                            tgt_lang: str | None = None) -> np.ndarray:
         logprobs, _, scored = self._forward([source], [target], src_lang, tgt_lang)
         return logprobs[0][scored[0]].numpy()
 
+    @uses_model_threads()
     def generate(
         self,
         sources: Sequence[str],
@@ -450,6 +457,7 @@ class HFEncoder(_HFModel, Encoder):
                 self._packed = build(self.model, self.tokenizer) or False
         return self._packed or None
 
+    @uses_model_threads()
     def hidden_states(self, token_ids: Sequence[Sequence[int]], layer: int,
                       on_batch: Callable[[int, int], None] | None = None,
                       batch_size: int | None = None) -> list[np.ndarray]:
@@ -532,6 +540,7 @@ class HFTextClassifier(_HFModel, TextClassifier):
         self.labels = [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(self.model.config.num_labels))]
         self.multi_label = getattr(self.model.config, "problem_type", None) == "multi_label_classification"
 
+    @uses_model_threads()
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 
