@@ -103,6 +103,7 @@ class SampledLogprobs:
 
 class HFCausalLM(_HFModel, CausalLM):
     reports_steps = True  # generate, chat and generate_rows take on_progress (the sampler calls it every step)
+    reports_scoring_progress = True  # loglikelihood takes on_progress (after each batch)
 
     def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
         super().__init__(spec, model, tokenizer)
@@ -208,25 +209,22 @@ class HFCausalLM(_HFModel, CausalLM):
         return [row.text for row in sampled]
 
     @uses_model_threads()
-    def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
+    def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],
+                      on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
         """Per pair, log p(token) of each continuation token given the context and the tokens before it.
 
         A continuation this model has just sampled after this context (same token ids) is answered from
         the sampling pass's own record (`SampledLogprobs`): the same quantity, equal to a fresh forward
-        pass within float rounding (~1e-5), without running the model again. The rest runs the model.
+        pass within float rounding (~1e-5), without running the model again. The rest runs through
+        `models.lm_scoring.continuation_scores` (shared prefixes once, the vocabulary only where a token is
+        scored); `on_progress(pairs done, pairs)` after each of its batches, and it may raise to stop.
         """
-        import torch
+        from fairness_core.models.lm_scoring import continuation_scores
 
         if len(contexts) != len(continuations):
             raise ValueError(f"got {len(contexts)} contexts but {len(continuations)} continuations")
-        prefix = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
-        pairs = []
-        for context, continuation in zip(contexts, continuations, strict=True):
-            context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
-            continuation_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
-            if not context_ids:
-                context_ids = [prefix]  # the first continuation token needs something to be predicted from
-            pairs.append((context_ids, continuation_ids))
+        pairs = [self.scoring_ids(context, continuation)
+                 for context, continuation in zip(contexts, continuations, strict=True)]
         results: list[TokenScores | None] = [None] * len(pairs)
         for index, (context_ids, continuation_ids) in enumerate(pairs):
             recorded = self.sampled.lookup(context_ids, continuation_ids)
@@ -234,32 +232,19 @@ class HFCausalLM(_HFModel, CausalLM):
                 results[index] = TokenScores(tokens=self.tokenizer.convert_ids_to_tokens(continuation_ids),
                                              logprobs=np.asarray(recorded, dtype=np.float64))
         missing = [i for i, result in enumerate(results) if result is None]
-        pad = self.tokenizer.pad_token_id
-        for sorted_batch in length_sorted_batches([len(pairs[i][0]) + len(pairs[i][1]) for i in missing],
-                                                  self.batch_size):
-            batch = [missing[i] for i in sorted_batch]
-            sequences = [pairs[i][0] + pairs[i][1] for i in batch]
-            width = max(len(s) for s in sequences)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, sequence in enumerate(sequences):  # right padding: positions stay aligned
-                ids[row, : len(sequence)] = torch.tensor(sequence)
-                mask[row, : len(sequence)] = 1
-            with torch.no_grad():
-                logits = self.model(
-                    input_ids=ids.to(self.input_device), attention_mask=mask.to(self.input_device)
-                ).logits
-            logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
-            for row, index in enumerate(batch):
-                context_ids, continuation_ids = pairs[index]
-                start = len(context_ids)
-                positions = torch.arange(start - 1, start - 1 + len(continuation_ids))
-                target = torch.tensor(continuation_ids, dtype=torch.long)
-                token_lp = logprobs[row, positions, target].numpy().astype(np.float64)
-                results[index] = TokenScores(
-                    tokens=self.tokenizer.convert_ids_to_tokens(continuation_ids), logprobs=token_lp
-                )
+        scored = continuation_scores(self.model, [pairs[i] for i in missing], on_progress=on_progress)
+        for index, scores in zip(missing, scored, strict=True):
+            results[index] = TokenScores(tokens=self.tokenizer.convert_ids_to_tokens(pairs[index][1]),
+                                         logprobs=scores.logprobs)
         return [r for r in results if r is not None]
+
+    def scoring_ids(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        """(context ids, continuation ids) as `loglikelihood` scores them: each text tokenised on its own, no
+        special tokens; an empty context is the BOS token (or EOS), since the first token needs a predecessor."""
+        prefix = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
+        context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
+        continuation_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+        return (context_ids or [prefix]), continuation_ids
 
 
 def generation_kwargs(cfg: DecodingConfig) -> dict[str, Any]:
