@@ -111,6 +111,10 @@ class HFCausalLM(_HFModel, CausalLM):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # generation continues from the right edge
         self.sampled = SampledLogprobs()
+        from fairness_core.models.sampling import PrefillCache
+
+        # Prompts' prefill kept across calls: a live slider move samples the prompts of the move before.
+        self.prefill_cache = PrefillCache()
         if self.spec.quantization == "none":
             from fairness_core.models.cpu_linear import use_onednn_linears
 
@@ -181,6 +185,7 @@ class HFCausalLM(_HFModel, CausalLM):
             self.model, self.tokenizer, [prompts[i] for i, _ in rows], [configs[i] for i, _ in rows],
             [row_seed(seed, prompts[i], j) for i, j in rows], [configs[i].max_new_tokens for i, _ in rows],
             batch_size=self.batch_size, add_special_tokens=add_special_tokens, on_progress=on_progress,
+            prefill_cache=self.prefill_cache,
         )
         self.sampled.record(sampled)
         texts = [row.text for row in sampled]
@@ -204,7 +209,7 @@ class HFCausalLM(_HFModel, CausalLM):
 
         sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
                                        stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)),
-                                       on_step=on_step, on_progress=on_progress)
+                                       on_step=on_step, on_progress=on_progress, prefill_cache=self.prefill_cache)
         self.sampled.record(sampled)
         return [row.text for row in sampled]
 
