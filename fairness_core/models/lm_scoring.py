@@ -251,19 +251,19 @@ def _token_scores(logits_of: Callable[[int, int], Any], targets: Any,
                   with_entropy: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """log p of each target and the entropy of its step's distribution, `HEAD_ROWS` scored positions at a time
     (a row of logits is the whole vocabulary: 196 kB for SmolLM2, so a block stays in cache and a batch of
-    2,048 positions never holds its 400 MB of logits at once). log p = logit - logsumexp (= log_softmax);
-    entropy = logsumexp - sum(p * logit) (= -sum(p * log p), as the sum of p is 1; a -inf logit has p = 0 and
-    adds nothing)."""
+    2,048 positions never holds its 400 MB of logits at once): log_softmax, the target's entry, and
+    -sum(p * log p) with p = 0 adding nothing (the same arithmetic as on the full logits; the shortcut
+    logsumexp - sum(p * logit) cancels digits on a confident step: 5.6e-5 relative on BARTScore-LM's
+    entropy-weighted sums)."""
     import torch
 
     picked, entropies = [], []
     for start in range(0, len(targets), HEAD_ROWS):
         stop = min(start + HEAD_ROWS, len(targets))
-        logits = logits_of(start, stop).float()
-        normaliser = torch.logsumexp(logits, dim=-1)
-        picked.append(logits.gather(1, targets[start:stop, None]).squeeze(1) - normaliser)
+        logprobs = torch.log_softmax(logits_of(start, stop).float(), dim=-1)
+        picked.append(logprobs.gather(1, targets[start:stop, None]).squeeze(1))
         if with_entropy:
-            entropies.append(normaliser - (torch.softmax(logits, dim=-1) * logits).nansum(dim=-1))
+            entropies.append(-(logprobs.exp() * logprobs).nansum(dim=-1))
     as_numpy = lambda parts: torch.cat(parts).double().cpu().numpy()  # noqa: E731
     return as_numpy(picked), (as_numpy(entropies) if with_entropy else None)
 
