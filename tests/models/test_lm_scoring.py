@@ -163,3 +163,19 @@ def test_plan_shares_the_common_prefix_and_repeated_contexts() -> None:
     assert [s.ids for s in stems] == [()] and rows[0].ids == (1, 2, 3, 4, 5, 6, 7, 8) and rows[0].first_scored == 6
     with pytest.raises(ValueError, match="pair 0 has an empty context"):
         L.continuation_scores(None, [((), (1,))])
+
+
+def test_entropies_of_confident_steps_keep_the_full_logits_arithmetic() -> None:
+    """A real model's steps are often confident (one logit far above the rest), where logsumexp - sum(p x) loses
+    the digits that -sum(p log p) keeps; the blocked computation equals the old one on the full logits."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(70, 4096, generator=generator)
+    targets = torch.randint(0, 4096, (70,), generator=generator)
+    logits[torch.arange(70), targets] += torch.linspace(0, 18, 70)  # from flat to very confident steps
+    picked, entropies = L._token_scores(lambda start, stop: logits[start:stop], targets, with_entropy=True)
+    full = torch.log_softmax(logits, dim=-1)  # the old path: log_softmax over every row at once
+    np.testing.assert_allclose(picked, full[torch.arange(70), targets].double().numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(entropies, (-(full.exp() * full).nan_to_num(0.0).sum(-1)).double().numpy(),
+                               rtol=1e-5, atol=0)
