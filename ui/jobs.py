@@ -46,7 +46,6 @@ from fairness_core.jobs.queue import (
     Entry,
     WorkerPool,
     live_threads,
-    machine_load,
     position_message,
     release_free_memory,
     tidy_when_idle,
@@ -328,11 +327,12 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
 
 
 def threads_now() -> int:
-    """Intra-op threads for model work starting now (a live generation or a sweep): every core when no other
-    model work runs on the pool and the machine is otherwise quiet, else one each
-    (`fairness_core.jobs.queue.live_threads`; a sweep on two threads beside two busy processes took 365 s where
-    one thread took 54 s). Call it where the job starts."""
-    return live_threads(usable_cores(), pool().busy_workers(), machine_load())
+    """The most intra-op threads model work starting now may take (a live generation or a sweep): every core when
+    no other model work runs on the pool, else an even share (`fairness_core.jobs.queue.live_threads`). The load
+    of other programs is the model layer's to read when the job starts (`fairness_core.models.threads`: the
+    runnable threads right now), not the one-minute load average here, which counts this server's own last moves
+    (a move after a move on a quiet machine got one thread). Call it where the job starts."""
+    return live_threads(usable_cores(), pool().busy_workers())
 
 
 class _AllCancelled:
