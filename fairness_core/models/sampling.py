@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairness_core.models.interfaces import DecodingConfig
+from fairness_core.models.threads import uses_model_threads
 
 #: `on_progress(finished_rows, total_rows)`, called after every decoding step; raising stops the call there
 ProgressCallback = Callable[[int, int], None]
@@ -221,6 +222,7 @@ def sample_rows(
                                                       on_progress=on_progress)]
 
 
+@uses_model_threads()
 def sample_rows_detailed(
     model: Any,
     tokenizer: Any,
@@ -627,6 +629,7 @@ def categorical(probs: Any, generators: Sequence[Any]) -> Any:
     race[rows, columns] = probs[rows, columns] / _exponentials(uniform[rows, columns])
     return race.argmax(dim=-1)
 
+@uses_model_threads()
 def sample_seq2seq_rows(
     model: Any,
     tokenizer: Any,
