@@ -26,6 +26,7 @@ Per N it prints one line:
 
     .venv/bin/python -m bench.classroom --sessions 1 10 --interval 3,6
     .venv/bin/python -m bench.classroom --sessions 30 --app-dir /work/wt/classroom-base   # another checkout
+    .venv/bin/python -m bench.classroom --sessions 30 --load 4   # with 4 busy-loop processes beside the server
 """
 
 from __future__ import annotations
@@ -375,9 +376,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="the checkout whose app.py is served")
     parser.add_argument("--show-log", action="store_true", help="print the server log's tail when it has tracebacks")
+    parser.add_argument("--load", type=int, default=0,
+                        help="busy-loop processes running beside the server (bench.thread_policy's load generator)")
     args = parser.parse_args(argv)
-    for n in args.sessions:
-        print(run_one(n, args), flush=True)
+    from bench.thread_policy import busy_loops
+
+    with busy_loops(args.load):
+        for n in args.sessions:
+            print(f"{args.load} busy-loop processes beside the server; load average {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            print(run_one(n, args), flush=True)
 
 
 if __name__ == "__main__":
