@@ -74,7 +74,7 @@ def main() -> None:
     import torch
 
     from fairness_core.models import cache, load_preset
-    from fairness_core.models.threads import model_threads
+    from fairness_core.models.threads import FIXED_ENV, model_threads, usable_cores
 
     data = texts()
     loads = {}
@@ -100,12 +100,14 @@ def main() -> None:
     network, tokenizer = jigsaw.network, jigsaw.tokenizer  # type: ignore[attr-defined]
     ids = torch.from_numpy(tokenizer.padded(data))
     for batch in (64, 128, 256, 1024):
-        for label, cap in (("1 thread", 1), ("policy, no cap", None)):
-            with torch.inference_mode(), model_threads(cap=cap):
+        for label, threads in (("1 thread", 1), ("every core", usable_cores())):
+            os.environ[FIXED_ENV] = str(threads)  # the model layer's thread policy takes a fixed count from here
+            with torch.inference_mode(), model_threads():
                 started = time.perf_counter()
                 for start in range(0, len(ids), batch):
                     network(ids[start:start + batch])
                 seconds = time.perf_counter() - started
+            os.environ.pop(FIXED_ENV, None)
             print(f"  LSTM batch {batch:5d}, {label:15s} {len(ids) / seconds:9,.0f} texts/s")
 
     keras_import, keras_load, keras_rate = keras_reference(data[:1000])  # its rate on 1,000 texts
