@@ -47,7 +47,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BASE = ("config", "device", "store", "jobs", "models")
 PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
 PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "compare", "audit", "metric_quality",
-         "mitigation", "check")
+         "mitigation", "check", "planning")
 INTERFACE = ("cli", "commands", "__main__")
 LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(PAGES, 2),
           **dict.fromkeys(INTERFACE, 3)}
