@@ -119,7 +119,7 @@ def plan_design(design: PilotDesign, effect: float, target: float, samples: int 
     """The plan for `design` (a pilot read by `planning.runs`): PlanError for a bad effect, power or samples; a
     Plan whose `why` says so when the pilot cannot speak to the effect."""
     check_target(effect, target)
-    extra = dict(extra or {})
+    extra = {"effect_units": design.scale, **(extra or {})}
     planned_samples = _samples(design, samples)
     try:
         check_speaks(design)

@@ -136,20 +136,3 @@ def crossing(evaluate: Callable[[float], float], start: float, target: float, al
     if answer > high:
         return None, curve
     return clamp(answer), curve
-
-
-def interpolate(points: list[tuple[float, float]], x: float, integer: bool, n_sims: int) -> float:
-    """The power at x read from evaluated points (probit-linear in √x, resp. x, between neighbours)."""
-    if not points:
-        return float("nan")
-    xs = np.array([p[0] for p in points])
-    if x <= xs[0]:
-        return points[0][1]
-    if x >= xs[-1]:
-        return points[-1][1]
-    i = int(np.searchsorted(xs, x))
-    (x0, p0), (x1, p1) = points[i - 1], points[i]
-    transform = math.sqrt if integer else (lambda v: v)
-    share = (transform(x) - transform(x0)) / (transform(x1) - transform(x0))
-    z = _probit(p0, n_sims) + share * (_probit(p1, n_sims) - _probit(p0, n_sims))
-    return float(norm.cdf(z))
