@@ -17,7 +17,7 @@ from fairness_core.compare import (
     statistic_words,
 )
 from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue
-from ui import common
+from ui import common, plan_view
 from ui.compare_charts import difference_chart, disparity_chart, estimates_chart
 from ui.report import report_button
 
@@ -105,6 +105,7 @@ if statistics:
         "family", "arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
         "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]]), hide_index=True, width="stretch")
 
+plan_view.compare_plan(chosen)  # these runs as a pilot: the prompts a paired difference needs (issue 33)
 with st.expander("What differs, and what both sides share", expanded=not statistics):
     for contrast in comparison.contrasts:
         held = f" — both: {contrast.held}" if contrast.held else ""

@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from fairness_core import decoding as dec
-from ui import common, jobs
+from ui import common, jobs, plan_view
 from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
@@ -205,6 +205,7 @@ with live_tab:
             "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
             "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
         report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
+        plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
                        "nothing to resample, so no interval is given (None) rather than one that collapses "
@@ -289,3 +290,4 @@ with sweep_tab:
 with sweep_tab:
     if result is not None:
         sweep_views(result, result.plan.request.prompts.families, threshold)  # the groups the sweep ran with
+        plan_view.decoding_plan(result.run_ids, "sweep_plan", result.plan.request.samples)  # the sweep as a pilot

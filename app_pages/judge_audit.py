@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairness_core import audit
 from fairness_core.store import StoreError
-from ui import audit_charts, common, jobs
+from ui import audit_charts, common, jobs, plan_view
 
 JOB_KEY = "audit_job"
 SOURCES = {"builtin": "Built-in IPTTS-style templates (43, labelled toxic / non-toxic)",
@@ -141,6 +141,7 @@ if "fped" in extra and extra["fped"]["value"] is not None:
            "absolute differences is above 0 even for a judge that treats every term alike, so the test, not the "
            "interval, says whether the rates differ" if fped["p_value"] is not None else "")
         + f"; overall FPR {extra['fpr_overall']['value']:.3f}."))
+plan_view.audit_plan(result)  # this audit as a pilot: the patterns a term's shift or FPED needs (issue 33)
 
 st.subheader("Texts with the largest shift")
 pick = st.selectbox("Term", ["(all terms)", *terms["term"]], key="au_drill")

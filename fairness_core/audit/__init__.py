@@ -9,10 +9,12 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 """
 
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
+from fairness_core.audit.plan import plan_audit, plan_stored_audit
 from fairness_core.audit.report import audit_download, audit_json, examples, rows_frame
 from fairness_core.audit.request import FORMATS, AuditRequest, Judge, build_judge, build_request, stored_texts
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
 from fairness_core.audit.task import AuditResult, run_audit
+from fairness_core.planning import Plan, PlanError
 
 #: what differs from the papers, one sentence each (the page's expander; docs/audit.md "Deviations from the paper")
 DEVIATIONS = (
@@ -61,6 +63,8 @@ __all__ = [
     "AuditTable",
     "Design",
     "Judge",
+    "Plan",
+    "PlanError",
     "audit_download",
     "audit_json",
     "audit_table",
@@ -71,6 +75,8 @@ __all__ = [
     "examples",
     "metric_choices",
     "parse_terms",
+    "plan_audit",
+    "plan_stored_audit",
     "rows_frame",
     "run_audit",
     "scorer_choices",

@@ -92,6 +92,7 @@ from fairness_core.decoding.task import (
     stored_generations,
     token_usage,
 )
+from fairness_core.planning import Plan, PlanError, plan_run
 
 __all__ = [
     "BOLD_DOMAINS",
@@ -116,6 +117,8 @@ __all__ = [
     "ImportPlan",
     "ImportedGenerations",
     "LimitError",
+    "Plan",
+    "PlanError",
     "PromptError",
     "PromptItem",
     "PromptSet",
@@ -155,6 +158,7 @@ __all__ = [
     "parse_mapping",
     "plan_decoding",
     "plan_import",
+    "plan_run",
     "prewarm",
     "probe_scorers",
     "prompt_set_json",

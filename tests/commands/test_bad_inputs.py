@@ -564,6 +564,25 @@ CASES = [
              prepare=write("g.csv", GOOD_IMPORT)),
     BadInput("runs import generations --resamples 5", ("runs", "import", "generations", "{tmp}/g.csv", "--resamples",
                                                       "5"), "--resamples must be between 100 and 100,000 (got 5)"),
+    # plan (issue 33 §2): nothing is read past the first problem, nothing is written
+    BadInput("plan of an unknown run", ("plan", "nope", "--effect", "0.05"), "no run 'nope' in"),
+    BadInput("plan of a kind it cannot plan", ("plan", "{run}", "--effect", "0.05"),
+             "is a test-squares run, which the planner cannot plan from"),
+    BadInput("plan against an unknown run", ("plan", "{run}", "--effect", "0.05", "--against", "nope"),
+             "no run 'nope' in"),
+    BadInput("plan with an effect of 0", ("plan", "{run}", "--effect", "0"), "the effect must be a positive number "
+                                                                              "(got 0.0)"),
+    BadInput("plan with a negative effect", ("plan", "{run}", "--effect", "-0.1"), "the effect must be a positive "
+                                                                                   "number (got -0.1)"),
+    BadInput("plan with an effect that is not a number", ("plan", "{run}", "--effect", "nan"),
+             "the effect must be a positive number (got nan)"),
+    BadInput("plan with a word for the effect", ("plan", "{run}", "--effect", "big"), "invalid float value: 'big'"),
+    BadInput("plan with a power of 1.2", ("plan", "{run}", "--effect", "0.05", "--power", "1.2"),
+             "the power must be above 0.05"),
+    BadInput("plan with a power of 0", ("plan", "{run}", "--effect", "0.05", "--power", "0"),
+             "and at most 0.99 (got 0.0)"),
+    BadInput("plan with a term of a run that is not an audit", ("plan", "{run}", "--effect", "0.05", "--term", "gay"),
+             "--term goes with an audit run"),
 ]
 
 
