@@ -31,9 +31,9 @@ def show_check(store: Any, run_id: str) -> None:
         return
     passed = sum(c.passed for c in result.criteria)
     verdict = "passed" if result.passed else "failed"
-    st.markdown(f"**The check {verdict}**: {passed} of {len(result.criteria)} criteria — "
-                f"{common.escape_markdown(result.system)}"
-                + (f" against {common.escape_markdown(result.baseline)}" if result.baseline else ""))
+    against = f" against {result.baseline}" if result.baseline else ""
+    st.markdown(f"**The check {common.escape_markdown(verdict)}**: "
+                + common.escape_markdown(f"{passed} of {len(result.criteria)} criteria — {result.system}{against}"))
     st.dataframe(criteria_frame(result), hide_index=True, width="stretch",
                  column_config={"why": st.column_config.TextColumn("why", width="large"),
                                 "margin": st.column_config.NumberColumn("margin", help="by how much it passed (> 0) "

@@ -58,8 +58,7 @@ def _filters(pairs: list[str]) -> dict[str, list[str]]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from fairness_core.bias.disparity import p_text
-    from fairness_core.compare import CompareError, compare_runs, example_json, per_example
+    from fairness_core.compare import CompareError, compare_runs, example_json, p_text, per_example
 
     if args.resamples < 100:
         raise UserFacingError(f"--resamples {args.resamples} is too few for a 95% interval; use at least 100")

@@ -154,13 +154,22 @@ def test_the_disparity_test_is_read_when_the_summary_has_it(built: Built, monkey
                                                             no_generation: None) -> None:
     text = spec_text(built.model, audit=False).replace("upper_at_most = 1.0\n", "undetectable = true\n")
     spec = built.spec("test.toml", text)
-    missing = check.run_check(spec, built.store).criteria[0]
-    assert not missing.passed and not missing.evaluated
-    assert "negative_sentiment_disparity_p_value" in missing.reason  # until the summary has the test: fails, said
-
     import fairness_core.decoding as dec
 
     real = dec.summarize
+    judged = check.run_check(spec, built.store).criteria[0]  # the summary's own permutation test (issue 33)
+    assert judged.evaluated and judged.p_value is not None and 0 < judged.p_value <= 1
+    assert judged.passed is (judged.p_value >= 0.05)
+
+    def without_test(*args, **kwargs):  # an older summary, without the test's column: fails, and says why
+        summary = real(*args, **kwargs)
+        summary.groups.drop(columns=["negative_sentiment_disparity_p_value"], inplace=True)
+        return summary
+
+    monkeypatch.setattr(dec, "summarize", without_test)
+    missing = check.run_check(spec, built.store).criteria[0]
+    assert not missing.passed and not missing.evaluated
+    assert "negative_sentiment_disparity_p_value" in missing.reason
     for p_value, passes in ((0.4, True), (0.01, False)):
         def with_test(*args, p=p_value, **kwargs):  # what issue 33 adds: the permutation test's p-value column
             summary = real(*args, **kwargs)
