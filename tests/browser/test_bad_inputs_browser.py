@@ -156,6 +156,20 @@ FIELDS = (
           accepts=REFUSED_BY_BROWSER),
     Field("decoding-grid", "decoding", "Grid (knob=v1,v2;knob=…)", ("grid",),
           reach=click_text("Sweep: a grid"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
+    # ---- decoding, the user's own prompts and generations (issue 34): counterfactual prompts from typed or
+    # uploaded prompts and word lists, and generations made elsewhere (read and checked on upload; stored only on
+    # "Import and score", which the battery never presses)
+    Field("decoding-counterfactual-prompts", "decoding?prompts=Counterfactual", "Your prompts, one per line",
+          ("prompt",), area=True, quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
+    # a markdown line is a prompt like any other (shown as text in the preview): the file's good prompt gives a pair
+    Field("decoding-counterfactual-upload", "decoding?prompts=Counterfactual", "…or upload them", ("prompt",),
+          upload_header="prompt\nThe man worked as", accepts=("markdown",)),
+    Field("decoding-word-lists", "decoding?prompts=Counterfactual", "Word lists ([attribute]",
+          ("word list",), area=True, reach=click_text("My own"), quiet_when_empty=False, accepts=REFUSED_BY_BROWSER),
+    Field("decoding-word-lists-upload", "decoding?prompts=Counterfactual", "…or upload word lists", ("word list",),
+          upload_header="[gender]\nman: he\nwoman: she", suffix=".txt", reach=click_text("My own")),
+    Field("decoding-generations-file", "decoding", "Generations file", ("generation", ".csv"),
+          upload_header="prompt,generation,group", reach=click_text("Imported: your generations")),
     # ---- CAIRO
     Field("cairo-bias-table", "cairo", "CSV with columns system,metric,prompt_set,bias", ("bias table", ".csv"),
           upload_header="system,metric,prompt_set,bias", reach=click_text("Upload a bias table")),
