@@ -25,23 +25,40 @@ from fairness_core.store import RunStore
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `pytest -n N --dist loadgroup` (make test) a test file is one unit of work, so its module-scoped fixtures
-    (pipeline stores, servers) are built once; a test that names its own `xdist_group` (each field of the browser
-    bad-input battery) is a unit of its own.
+#: files whose every test is a unit of work of its own (each field of the browser bad-input battery opens its own page)
+ONE_UNIT_PER_TEST = ("tests/browser/test_bad_inputs_browser.py",)
 
-    Units are handed out in the order of `items`: the real-browser units, which mostly wait, are spread over the
-    first 70% of the run between the others, which mostly compute, so the workers neither all wait nor all compute
-    at once, and no long browser unit is left for the end (`make test` passes --no-loadscope-reorder)."""
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to under `make test`'s workers: its file (so module-scoped fixtures, such as
+    pipeline stores, servers and loaded models, are built once), or the test itself in `ONE_UNIT_PER_TEST`."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if path.startswith(ONE_UNIT_PER_TEST) else path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`make test`'s `--dist loadgroup` hands out `work_unit`s. xdist's own grouping reads an `xdist_group` mark by
+    renaming the node id (`item._nodeid`), which pytest 9 no longer reads: every test went to whichever worker was
+    free, and a file's module fixtures were built on every worker (measured 2026-11-28: test files split over 4)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnitScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Units (`work_unit`) are handed out in the order of `items`: the real-browser units, which mostly wait, are
+    spread over the first 70% of the run between the others, which mostly compute, so the workers neither all wait
+    nor all compute at once, and no long browser unit is left for the end (`make test` passes
+    --no-loadscope-reorder)."""
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
-        marker = item.get_closest_marker("xdist_group")
-        if marker is None:
-            group = item.nodeid.split("::", 1)[0]
-            item.add_marker(pytest.mark.xdist_group(group))
-        else:
-            group = str(marker.args[0] if marker.args else marker.kwargs.get("name"))
-        units.setdefault(group, []).append(item)
+        units.setdefault(work_unit(item.nodeid), []).append(item)
     browser = [unit for unit in units.values() if unit[0].nodeid.startswith("tests/browser/")]
     others = [unit for unit in units.values() if not unit[0].nodeid.startswith("tests/browser/")]
     keyed = [((i + 0.5) / len(browser) * 0.7, unit) for i, unit in enumerate(browser)]

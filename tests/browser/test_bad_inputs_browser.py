@@ -604,10 +604,10 @@ def check(page, spec: Field, kind: str, file_name: str, before, store: Path, bro
         assert stored_runs(store) == before, f"something was stored: {context}"
 
 
-#: under `pytest -n N` (make test) each field is a unit of its own, so the fields spread over the workers; each worker
-#: serves the dashboard once for all the fields it gets (`bad_input_server` is session-scoped)
-FIELD_PARAMS = [pytest.param(spec, id=spec.name, marks=pytest.mark.xdist_group(f"bad-input-{spec.name}"))
-                for spec in FIELDS]
+#: under `pytest -n N` (make test) each field is a unit of its own (tests/conftest.py, ONE_UNIT_PER_TEST), so the
+#: fields spread over the workers; each worker serves the dashboard once for all the fields it gets
+#: (`bad_input_server` is session-scoped)
+FIELD_PARAMS = [pytest.param(spec, id=spec.name) for spec in FIELDS]
 
 
 @pytest.mark.parametrize("spec", FIELD_PARAMS)
