@@ -309,7 +309,13 @@ def seed_store(store: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
             from fairness_core.store.store import close_warm_reads
 
             building = shared / "bad-input-seed.partial.duckdb"
-            mb.run_metric_steps(mb.load_dataset("demo"), mb.build_metrics(list(mb.DEFAULT_METRICS)), [],
+            # the page's default request exactly (ui/metric_bias_view.choose_metrics: its encoder and LM pickers'
+            # defaults name the model): a seed without the model name is another request, and the page computed
+            # BERTScore anew on every worker while the battery waited (about 5 minutes a metric-bias field)
+            names = list(mb.DEFAULT_METRICS)
+            models = {name: model for name in names
+                      if (model := mb.model_for_metric(name, "all-minilm-l6-v2", next(iter(mb.LM_PRESETS))))}
+            mb.run_metric_steps(mb.load_dataset("demo"), mb.build_metrics(names, config="default", models=models), [],
                                 RunStore(building), lambda progress: None, CancelToken())
             close_warm_reads(building)  # the file is whole and closed before it is copied
             building.rename(seed)
