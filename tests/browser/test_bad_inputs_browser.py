@@ -547,9 +547,15 @@ def feed(page, target, spec: Field, kind: str, tmp_path: Path) -> str:
             page.get_by_role("button", name=spec.submit).click()
             settle(page, since)
         return ""
+    refused_by_browser = "long-line" in spec.accepts  # a field with max_chars: any paste over it is refused
+    if kind == "long-line" and refused_by_browser:
+        # 1 MB is over every limit (the largest max_chars is 200,000) and is refused the same way; 10 MB kept the
+        # browser busy for about 45 s per field, and the 30 s wait for a rerun that cannot come was spent again
+        value = value[:CELL_LINE]
     target.fill(value)
     target.press("Control+Enter" if spec.area else "Enter")
-    settle(page, since, start_s=30 if kind == "long-line" else 1.5)  # 10 MB take a while to encode and send
+    long_wait = kind == "long-line" and not refused_by_browser  # 10 MB take a while to encode and send
+    settle(page, since, start_s=30 if long_wait else 5 if kind == "long-line" else 1.5)
     return ""
 
 
