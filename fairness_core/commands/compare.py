@@ -81,6 +81,9 @@ def run_compare(args: argparse.Namespace) -> int:
         return 0
     if comparison.message:
         print(comparison.message)
+    for gaps in comparison.gaps.values():  # a partial comparison says so before any number
+        for gap in gaps:
+            print(f"not compared: {gap}")
     for contrast in comparison.contrasts:
         both = f"; both: {contrast.held}" if contrast.held else ""
         print(f"{contrast.arm_b.label} (run {contrast.arm_b.run_id}) against {contrast.arm_a.label} "
