@@ -59,7 +59,7 @@ def request_key(dataset: mb.PairDataset, metrics: list[mb.Metric], stored: list[
 
 
 def compute(dataset: mb.PairDataset, metrics: list[mb.Metric], stored: list[str], store: RunStore,
-            executor) -> jobs.Work:
+            executor) -> jobs.Job:
     """The background job: each metric (and the stored columns) as stored runs; unavailable ones are noted."""
     return lambda on_progress, cancel: mb.run_metric_steps(dataset, metrics, stored, store, on_progress, cancel,
                                                            executor)

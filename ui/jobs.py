@@ -39,7 +39,8 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
-from fairness_core.jobs.load import LoadGauge, rescale, revised_left
+from fairness_core.jobs.estimates import SHARE, Work, calibrated_seconds, measured_ratio
+from fairness_core.jobs.load import LoadGauge, rescale, revised_left, share_slowdown
 from fairness_core.jobs.queue import (
     LIVE,
     SWEEP,
@@ -57,7 +58,7 @@ from fairness_core.jobs.queue import (
 from fairness_core.store.manifest import manifest_hash
 from ui.common import escape_markdown
 
-Work = Callable[[Callable[[Progress], None], CancelToken], Any]
+Job = Callable[[Callable[[Progress], None], CancelToken], Any]
 #: runs several jobs' items in one call: (items, on_partial(i, partial), cancel) -> one result per item
 BatchRunner = Callable[[list[Any], Callable[[int, dict], None], Any], list[Any]]
 
@@ -89,6 +90,13 @@ _RATES: dict[str, tuple[float, float]] = {}
 #: the machine's current slowdown against the quiet reference machine (a short probe, reused for a while);
 #: tests replace it with a `LoadGauge` whose probe is fixed
 LOAD = LoadGauge()
+#: the same for pure-Python work on one thread (`fairness_core.jobs.estimates.SHARE`): its share of a core only
+SHARE_LOAD = LoadGauge(probe=share_slowdown)
+#: per job kind started with a `Work`: (real over first-estimated seconds of the last job of that kind that computed
+#: everything here, the slowdown then); the next first estimate of that kind is corrected by it, within bounds
+_RATIOS: dict[str, tuple[float, float]] = {}
+#: a learnt ratio corrects an estimate by at most this factor either way (one odd job does not swing the next)
+MAX_CORRECTION = 3.0
 _POOL: WorkerPool | None = None
 NO_SESSION = "(no browser session)"
 
@@ -117,6 +125,8 @@ class BackgroundJob:
     batch: tuple[str, Any, BatchRunner] | None = None  # (group, item, runner): may run with queued companions
     slowdown: float | None = None  # the machine's slowdown when it was asked for (jobs with units): scales rates
     seconds_per_unit: float | None = None  # the page's documented cost, until a job of this kind measured one
+    work: Work | None = None  # what the job computes and its documented cost (`fairness_core.jobs.estimates`)
+    first_s: float | None = None  # the estimate shown when it was asked for (jobs started with a `Work`)
 
     @property
     def done(self) -> bool:
@@ -178,10 +188,10 @@ def eta_s(job: BackgroundJob) -> float | None:
     first = first_estimate_s(job)
     progress = job.progress
     if progress is not None:
-        computed = progress.done - progress.skipped + progress.partial
-        if computed > 0:
+        fraction = progress.computed_fraction  # weighted by cost where the study's parts cost differently
+        if fraction > 0:
             elapsed = progress.elapsed_s + (now - (job.progress_at or now))
-            return revised_left(elapsed, computed / max(progress.total - progress.skipped, computed), first)
+            return revised_left(elapsed, fraction, first)
     if first is not None:
         spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
         return max(first - spent, 0.0)
@@ -189,13 +199,31 @@ def eta_s(job: BackgroundJob) -> float | None:
 
 
 def first_estimate_s(job: BackgroundJob) -> float | None:
-    """The job's whole time as estimated when it was asked for: the rate measured by earlier jobs of its kind (else
-    the page's documented cost) times its units, rescaled to the machine's slowdown then (`job.slowdown`)."""
+    """The job's whole time as estimated when it was asked for: for a job started with a `Work`, the figure the page
+    showed (`estimate`); else the rate measured by earlier jobs of its kind (else the page's documented cost) times
+    its units, rescaled to the machine's slowdown then (`job.slowdown`)."""
+    if job.first_s is not None:
+        return job.first_s
     measured = _RATES.get(kind_of(job.key)) or ((job.seconds_per_unit, 1.0) if job.seconds_per_unit else None)
     if not job.units or measured is None:
         return None
     rate = rescale(*measured, now=job.slowdown) if job.slowdown is not None else measured[0]
     return rate * job.units
+
+
+def slowdown_for(work: Work) -> float:
+    """The machine's slowdown for this work now: the torch gauge, or a core's share for one-thread Python work."""
+    return SHARE_LOAD.slowdown() if work.scaling == SHARE else machine_slowdown()
+
+
+def estimate(work: Work, slowdown: float | None = None) -> float:
+    """Seconds `work` should take here now: its documented cost at the machine's slowdown for its kind of work,
+    corrected by what the last job of its kind measured here (`fairness_core.jobs.estimates.calibrated_seconds`)."""
+    now = slowdown_for(work) if slowdown is None else slowdown
+    measured = _RATIOS.get(work.kind)
+    if measured is not None:
+        measured = (min(max(measured[0], 1 / MAX_CORRECTION), MAX_CORRECTION), measured[1])
+    return calibrated_seconds(work, now, measured)
 
 
 def machine_slowdown() -> float:
@@ -265,9 +293,9 @@ def pool() -> WorkerPool:
         return _POOL
 
 
-def start(key: str, work: Work, label: str = "Job", units: int | None = None, lane: str = SWEEP,
+def start(key: str, work: Job, label: str = "Job", units: int | None = None, lane: str = SWEEP,
           session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None,
-          seconds_per_unit: float | None = None) -> BackgroundJob:
+          seconds_per_unit: float | None = None, estimate_of: Work | None = None) -> BackgroundJob:
     """Queue `work` for a model worker unless a job under `key` is already queued or running; return the job.
 
     `units` (optional): how much work this is in the page's units (generations, pairs); a job that
@@ -279,6 +307,9 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
     `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
     same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`; `units` is
     then its size in rows (a batch holds at most `BATCH_ROWS`).
+    `estimate_of`: the job's `Work` (`fairness_core.jobs.estimates`): its first estimate is the page's (`estimate`),
+    its progress is revised from there, and when it ends the ratio of real to estimated time corrects the next
+    estimate of its kind.
     """
     session = session or session_id()
     with _REGISTRY_LOCK:
@@ -295,7 +326,11 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
             job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session}, batch=batch)
             _REGISTRY[key] = job
             _forget_old_finished()
-    if not attach and units and (kind_of(key) in _RATES or seconds_per_unit is not None):
+    if not attach and estimate_of is not None:
+        job.work, job.units = estimate_of, int(estimate_of.units) or None
+        job.slowdown = slowdown_for(estimate_of)
+        job.first_s = estimate(estimate_of, job.slowdown)
+    elif not attach and units and (kind_of(key) in _RATES or seconds_per_unit is not None):
         job.seconds_per_unit = seconds_per_unit
         job.slowdown = machine_slowdown()  # a rate, measured here or documented, is rescaled to this load
 
@@ -322,6 +357,7 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
         return job
     _shown(discard=key)
     pool().submit(session, key, lane, target,
+                  job.first_s if job.first_s is not None else
                   estimate_s(kind_of(key), units, seconds_per_unit, job.slowdown) if units else None,
                   group=batch[0] if batch is not None else None, size=max(1, units or 0))
     return job
@@ -451,9 +487,15 @@ def follow(key: str, on_partial: Callable[[dict], None] | None = None,
 
 
 def _record_finished(job: BackgroundJob) -> None:
-    """Seconds per unit of a job that computed batches (not one answered from the store), for estimates."""
+    """Seconds per unit of a job that computed batches (not one answered from the store), for estimates; for a job
+    started with a `Work`, its real over first-estimated seconds when it computed all of its work here."""
     progress = job.progress
     if job.error is not None or job.cancel.cancelled or not job.units or progress is None or not progress.total:
+        return
+    if job.work is not None:
+        ratio = measured_ratio((job.finished or time.monotonic()) - job.started, job.first_s or 0.0)
+        if ratio is not None and progress.skipped == 0 and progress.computed_fraction >= 0.999:
+            _RATIOS[job.work.kind] = (ratio, job.slowdown or 1.0)
         return
     computed = (progress.done - progress.skipped) / progress.total
     if computed > 0 and progress.elapsed_s > 0:

@@ -103,6 +103,12 @@ def combined_slowdown(torch_probe_s: float, share_probe_s: float, torch_referenc
     return min(slowdown(torch_probe_s, torch_reference_s), bound)
 
 
+def share_slowdown() -> float:
+    """The single-thread share's slowdown now (`cpu_share_seconds` over its reference): what pure-Python work on one
+    thread feels of the load (~0.2 s quiet)."""
+    return slowdown(cpu_share_seconds(), SHARE_REFERENCE_S)
+
+
 def probe_slowdown() -> float:
     """`combined_slowdown` of both probes run now (~0.3 s on a quiet machine, a few seconds under heavy load)."""
     return combined_slowdown(probe_seconds(), cpu_share_seconds())
