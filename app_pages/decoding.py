@@ -25,7 +25,6 @@ from ui.decoding_view import (
     restore_grid_from_url,
     run_live,
     sweep_estimate,
-    sweep_units,
     sweep_views,
     sync_grid_to_url,
 )
@@ -287,9 +286,7 @@ with sweep_tab:
         st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor, threads=jobs.threads_now()),
-                   label="Sweep",
-                   units=sweep_units(sweep_plan.plan.n_to_generate, int(sweep_max_new)),
-                   seconds_per_unit=dec.LIMITS.sweep_seconds_per_token)
+                   label="Sweep", estimate_of=dec.sweep_work(sweep_plan.plan.n_to_generate, int(sweep_max_new)))
         st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None

@@ -61,8 +61,7 @@ def sweep_units(generations: int, max_new_tokens: int) -> int:
 def sweep_estimate_s(generations: int, max_new_tokens: int) -> float:
     """Seconds a sweep computing `generations` should take here now: the documented cost per new token (or the rate
     the last sweep here measured) scaled by how busy the machine is at this moment (`ui.jobs.estimate_s`)."""
-    units = sweep_units(generations, max_new_tokens)
-    return jobs.estimate_s("sweep", units, dec.LIMITS.sweep_seconds_per_token) or 0.0
+    return jobs.estimate(dec.sweep_work(generations, max_new_tokens))
 
 
 def sweep_estimate(generations: int, max_new_tokens: int) -> str:

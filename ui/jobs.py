@@ -540,8 +540,12 @@ def wait(key: str, timeout_s: float | None = None) -> BackgroundJob | None:
     return job
 
 
-def show(key: str, label: str | None = None) -> BackgroundJob | None:
-    """Progress bar with a live ETA and a Cancel button while the job runs; a status line once it ended."""
+def show(key: str, label: str | None = None, cancelled_text: str | None = None) -> BackgroundJob | None:
+    """Progress bar with a live ETA and a Cancel button while the job runs; a status line once it ended.
+
+    `cancelled_text`: what a cancelled job's line says after "was cancelled by the user" on a page that shows no
+    partial results below it ("" says nothing: the page says it itself); by default, that the results below are
+    partial."""
     job = get(key)
     if job is None:
         return None
@@ -550,11 +554,25 @@ def show(key: str, label: str | None = None) -> BackgroundJob | None:
         _live_progress(key, label)
     elif job.error is not None:
         st.error(f"{escape_markdown(label)} failed: {escape_markdown(str(job.error))}")
-    elif job.cancel.cancelled:
+    elif job.cancel.cancelled and cancelled_text is None:
         note = partial_note(job)
         st.warning(f"{label} was cancelled by the user{f' ({note})' if note else ''}; results below are partial. "
                    "Finished batches are stored and running it again resumes.")  # markdown: developer text
+    elif job.cancel.cancelled and cancelled_text:
+        st.warning(f"{label} was cancelled by the user; {cancelled_text}")  # markdown: developer text
     return job
+
+
+def computed_here(key: str, session: str | None = None) -> bool:
+    """True when job `key` finished here for this browser session, computing its result (not answering from the
+    store): a page that reads that result back from the store on its next rerun says "computed now", not "served
+    from the run store" (issue 35 §3)."""
+    job = get(key)
+    if job is None or not job.done or job.error is not None or job.cancel.cancelled or job.result is None:
+        return False
+    if (session or session_id()) not in job.sessions:
+        return False
+    return not bool(getattr(job.result, "from_cache", False))
 
 
 def partial_label(done: int, total: int, unit: str = "batches") -> str:

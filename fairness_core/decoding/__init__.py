@@ -34,6 +34,7 @@ from fairness_core.decoding.options import (
 from fairness_core.decoding.request import (
     LIMITS,
     SERVED_LIMITS,
+    SWEEP_KIND,
     DecodingRequest,
     LimitError,
     RequestError,
@@ -45,6 +46,7 @@ from fairness_core.decoding.request import (
     default_scorers,
     estimate,
     load_prompts,
+    sweep_work,
 )
 from fairness_core.decoding.summary import DecodingSummary, cli_rows, measures_for, ordering_flips, summarize
 from fairness_core.decoding.task import (
@@ -66,6 +68,7 @@ __all__ = [
     "LIMITS",
     "SERVED_LIMITS",
     "STOPWORDS",
+    "SWEEP_KIND",
     "DecodingConfig",
     "DecodingOutcome",
     "DecodingPlan",
@@ -111,6 +114,7 @@ __all__ = [
     "run_decoding",
     "stored_generations",
     "summarize",
+    "sweep_work",
     "token_usage",
     "varying_knob",
 ]

@@ -50,6 +50,17 @@ class Limits:
 
 
 LIMITS = Limits()
+#: the page's job kind for a sweep (estimates are learnt per kind)
+SWEEP_KIND = "sweep"
+
+
+def sweep_work(generations: int, max_new_tokens: int) -> Any:
+    """What a sweep costs (`fairness_core.jobs.estimates.Work`): at most `max_new_tokens` new tokens for each
+    generation it computes, at the documented cost of a whole small sweep per new token (`Limits`)."""
+    from fairness_core.jobs.estimates import Work
+
+    return Work(SWEEP_KIND, int(generations) * int(max_new_tokens), LIMITS.sweep_seconds_per_token,
+                "new tokens (at most)")
 MAX_RESAMPLES = 100_000
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 

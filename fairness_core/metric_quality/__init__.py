@@ -32,6 +32,7 @@ from fairness_core.metric_quality.agreement import (
 )
 from fairness_core.metric_quality.request import (
     DEFAULT_METRICS,
+    JOB_KIND,
     OFFLINE_METRICS,
     QualityRequest,
     RequestError,
@@ -43,6 +44,7 @@ from fairness_core.metric_quality.request import (
     parse_metric_names,
     parse_metric_options,
     parse_resamples,
+    quality_work,
 )
 from fairness_core.metric_quality.summary import (
     BIAS_SOURCE,
@@ -52,6 +54,7 @@ from fairness_core.metric_quality.summary import (
     drilldown,
     gender_bias,
     gender_bias_estimate_s,
+    gender_bias_work,
     metric_labels,
     notes,
     rule_label,
@@ -73,6 +76,7 @@ __all__ = [
     "AGREEMENT",
     "BIAS_SOURCE",
     "DEFAULT_METRICS",
+    "JOB_KIND",
     "LEVEL",
     "METRICS",
     "OFFLINE_METRICS",
@@ -108,6 +112,7 @@ __all__ = [
     "from_frame",
     "gender_bias",
     "gender_bias_estimate_s",
+    "gender_bias_work",
     "load_judgments",
     "metric_labels",
     "metric_names",
@@ -116,6 +121,7 @@ __all__ = [
     "parse_metric_names",
     "parse_metric_options",
     "parse_resamples",
+    "quality_work",
     "rule_label",
     "run_quality",
     "score_metric",

@@ -23,6 +23,8 @@ from fairness_core.mitigation.options import (
     presets_for,
 )
 from fairness_core.mitigation.request import (
+    EVALUATE_KIND,
+    TRAIN_KIND,
     EvaluationRequest,
     MitigationError,
     TrainEstimate,
@@ -32,6 +34,8 @@ from fairness_core.mitigation.request import (
     build_train_request,
     check_training_limit,
     estimate_training,
+    evaluation_work,
+    training_work,
 )
 from fairness_core.mitigation.summary import BiasChange, bias_change, changed_pairs
 from fairness_core.mitigation.task import (
@@ -51,11 +55,11 @@ from fairness_core.mitigation.task import (
 )
 
 __all__ = [
-    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "PAPER_TABLE5", "PRESETS", "PRESET_KEYS",
-    "TRAINABLE", "BiasChange", "Evaluation",
+    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "EVALUATE_KIND", "PAPER_TABLE5", "PRESETS",
+    "PRESET_KEYS", "TRAINABLE", "TRAIN_KIND", "BiasChange", "Evaluation",
     "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
     "TrainingData", "TrainingDataError", "Variant", "adapter_id_for", "bias_change", "build_evaluation",
     "build_train_request", "build_training_task", "changed", "changed_pairs", "check_training_limit",
-    "estimate_training", "evaluate", "export_adapter", "find_adapter", "import_adapter", "list_adapters", "loss_curve",
-    "preset", "presets_for", "run_evaluation", "train", "training_data",
+    "estimate_training", "evaluate", "evaluation_work", "export_adapter", "find_adapter", "import_adapter",
+    "list_adapters", "loss_curve", "preset", "presets_for", "run_evaluation", "train", "training_data", "training_work",
 ]
