@@ -39,8 +39,8 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
-from fairness_core.jobs.estimates import SHARE, Work, calibrated_seconds, measured_ratio
-from fairness_core.jobs.load import LoadGauge, rescale, revised_left, share_slowdown
+from fairness_core.jobs.estimates import SHARE_POWERS, Work, calibrated_seconds, measured_ratio
+from fairness_core.jobs.load import LoadGauge, load_average_slowdown, rescale, revised_left, share_slowdown
 from fairness_core.jobs.queue import (
     LIVE,
     SWEEP,
@@ -97,6 +97,10 @@ SHARE_LOAD = LoadGauge(probe=share_slowdown)
 _RATIOS: dict[str, tuple[float, float]] = {}
 #: a learnt ratio corrects an estimate by at most this factor either way (one odd job does not swing the next)
 MAX_CORRECTION = 3.0
+#: the time left moves towards what progress says with this time constant (seconds): the first in-batch reports of
+#: a sweep carry its warm-up and extrapolated to twice its time (the figure climbed from 17 s to 54 s left, then
+#: fell back), and a job's implied whole time should move with the load, not with each report
+ETA_SMOOTHING_S = 10.0
 _POOL: WorkerPool | None = None
 NO_SESSION = "(no browser session)"
 
@@ -127,6 +131,8 @@ class BackgroundJob:
     seconds_per_unit: float | None = None  # the page's documented cost, until a job of this kind measured one
     work: Work | None = None  # what the job computes and its documented cost (`fairness_core.jobs.estimates`)
     first_s: float | None = None  # the estimate shown when it was asked for (jobs started with a `Work`)
+    total_s: float | None = None  # the whole time the progress line implies (time so far + time left), smoothed
+    total_at: float | None = None  # the job's elapsed seconds when `total_s` was last revised
 
     @property
     def done(self) -> bool:
@@ -178,9 +184,9 @@ def eta_s(job: BackgroundJob) -> float | None:
     From progress: the time spent so far (including since the last report) over the work done so far,
     whole batches plus the in-batch fraction work units report through `fairness_core.jobs.checkpoint`, times
     the work left; a batch that takes longer than expected makes the estimate grow instead of stalling. While
-    little is done, it is blended with the first estimate (`fairness_core.jobs.load.revised_left`).
-    Before the first progress: the seconds per unit measured by earlier jobs of the same kind, if any, rescaled
-    to the machine's slowdown when this job was asked for (`job.slowdown`; never probed here, every second).
+    little is done, it is blended with the first estimate (`fairness_core.jobs.load.revised_left`), and a rise is
+    taken at a pace (`steady_left`). Before the first progress: the first estimate (`first_estimate_s`) less the
+    time spent (never probed here, every second).
     """
     if job.done:
         return 0.0
@@ -191,11 +197,28 @@ def eta_s(job: BackgroundJob) -> float | None:
         fraction = progress.computed_fraction  # weighted by cost where the study's parts cost differently
         if fraction > 0:
             elapsed = progress.elapsed_s + (now - (job.progress_at or now))
-            return revised_left(elapsed, fraction, first)
+            return steady_left(job, elapsed, revised_left(elapsed, fraction, first), first)
     if first is not None:
         spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
         return max(first - spent, 0.0)
     return None
+
+
+def steady_left(job: BackgroundJob, elapsed: float, left: float, first: float | None = None) -> float:
+    """`left`, with a rise of the whole time it implies (elapsed + left) taken at the pace of `ETA_SMOOTHING_S` of
+    the job's own time rather than at once: a warm-up or one slow batch does not make the figure jump, a job that is
+    really slower still gets there within seconds, and good news (a shorter whole time) is shown at once. The first
+    figure the line showed (`first`, the estimate before any progress) is where it starts from."""
+    total = elapsed + left
+    if job.total_s is None and first is not None:
+        job.total_s, job.total_at = first, elapsed
+    if job.total_s is None or job.total_at is None or total <= job.total_s:
+        job.total_s, job.total_at = total, elapsed
+        return left
+    weight = min(1.0, max(elapsed - job.total_at, 0.0) / ETA_SMOOTHING_S)
+    job.total_s += (total - job.total_s) * weight
+    job.total_at = elapsed
+    return max(job.total_s - elapsed, 0.0)
 
 
 def first_estimate_s(job: BackgroundJob) -> float | None:
@@ -212,8 +235,15 @@ def first_estimate_s(job: BackgroundJob) -> float | None:
 
 
 def slowdown_for(work: Work) -> float:
-    """The machine's slowdown for this work now: the torch gauge, or a core's share for one-thread Python work."""
-    return SHARE_LOAD.slowdown() if work.scaling == SHARE else machine_slowdown()
+    """The machine's slowdown for this work now: the larger of what the 1-minute load average implies
+    (`load.load_average_slowdown`) and a one-thread probe of a core's share (`SHARE_LOAD`, the median of the last two
+    minutes' probes), to the power its kind of work feels it (`estimates.SHARE_POWERS`). Each alone missed: the
+    probe read 1.1x at load 5-10 while every job ran twice as slow (bursts of other work it did not land in), the
+    load average saw 3x where two processes spinning on the cores slowed BERTScore 7x; the torch probe read 2x to 16x
+    within minutes while the jobs took the same time (2026-11-28, `python -m bench.job_estimates`). Never below 1: a
+    machine faster than the reference is learnt from its first job (`_RATIOS`)."""
+    slowdown = max(SHARE_LOAD.slowdown(), load_average_slowdown())
+    return slowdown ** SHARE_POWERS[work.scaling] if slowdown > 1.0 else slowdown
 
 
 def estimate(work: Work, slowdown: float | None = None) -> float:

@@ -21,15 +21,16 @@ SHARD = 512
 #: the page's job kind (its estimates are learnt per kind)
 JOB_KIND = "audit"
 #: seconds per distinct text a judge scores on the quiet reference machine, and which slowdown scales it
-#: (`fairness_core.jobs.estimates`): the offline judges, measured by `python -m bench.job_estimates` (docs/audit.md)
-JUDGE_SECONDS = {"jigsaw-toxicity": (0.0006, "torch"), "vader": (0.0003, "share"), "offensive": (0.0002, "share"),
-                 "negative-words": (0.0003, "share")}
+#: (`fairness_core.jobs.estimates`): the offline judges, from `python -m bench.job_estimates` (docs/audit.md). The
+#: Jigsaw classifier's BiLSTM runs small torch operations that do not spread over threads: a core's share scales it
+JUDGE_SECONDS = {"jigsaw-toxicity": (4.0e-4, "share"), "vader": (1.5e-4, "share"), "offensive": (1.5e-4, "share"),
+                 "negative-words": (1.8e-4, "share")}
 #: any other judge (a transformer classifier, a model-based metric): a small encoder's rate
 OTHER_JUDGE_SECONDS = (0.01, "torch")
 #: the summary after scoring, per judged text and bootstrap resample (the template bootstrap of every statistic)
-SUMMARY_SECONDS_PER_TEXT_RESAMPLE = 1.0e-6
+SUMMARY_SECONDS_PER_TEXT_RESAMPLE = 1.6e-7
 #: reading the scores back and building the table, per judged text
-READ_SECONDS_PER_TEXT = 2.0e-4
+READ_SECONDS_PER_TEXT = 2.0e-5
 
 
 def _text_id(text: str, reference: str) -> str:

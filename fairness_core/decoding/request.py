@@ -45,7 +45,7 @@ class Limits:
     #: first-sentence stopping, the default scorers, storing) per max new token per generation on the quiet
     #: reference machine, scaled by the machine's load (`ui.jobs.estimate_s`). 2026-11-26: real time over
     #: (units x probed slowdown) in 8 runs of `python -m bench.estimates` ranged 0.0013-0.0057, median ~0.004
-    sweep_seconds_per_token: float = 0.004
+    sweep_seconds_per_token: float = 0.004  # 2026-11-28: 880 new tokens in 3.2 s at load 0.5 (bench.job_estimates)
     confirm_seconds: float = 30 * 60
 
 

@@ -5,10 +5,11 @@ training steps), its documented cost per unit on the quiet reference machine (th
 docs/ was measured on, checked by `python -m bench.job_estimates`), a fixed part (set-up, the summary after the
 last batch) and which slowdown scales it:
 
-- TORCH: torch work on several threads, which wait for each other at every operation, so a busy machine slows it
-  by more than the share of the cores it loses (`load.LoadGauge`, the torch probe bounded by the share);
-- SHARE: pure-Python work on one thread (VADER, the n-gram metrics, bootstraps), which slows by its share of a
-  core only (`load.cpu_share_seconds`).
+- TORCH: torch work on several threads (a sweep, BERTScore);
+- SHARE: pure-Python work on one thread (VADER, the n-gram metrics, bootstraps) and small torch operations that
+  do not spread over threads (the Jigsaw classifier's BiLSTM);
+- BATCHED: long torch jobs on both threads in big batches (adapter training, the before/after comparison), which
+  a busy machine slows less (`SHARE_POWERS`). The slowdown itself is the page's (`ui.jobs.slowdown_for`).
 
     work = Work("audit", units=2_150, seconds_per_unit=0.0008, fixed_s=1.5, scaling=SHARE)
     seconds = work.seconds(slowdown=3.0)          # the first estimate on a machine 3x slower than the reference
@@ -27,8 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: the slowdowns a cost can scale with (module docstring)
-TORCH, SHARE = "torch", "share"
-SCALINGS = (TORCH, SHARE)
+TORCH, SHARE, BATCHED = "torch", "share", "batched"
+SCALINGS = (TORCH, SHARE, BATCHED)
+#: the power of the machine's slowdown (`ui.jobs.slowdown_for`: the larger of the load average's and a one-thread
+#: probe's) that slows each kind of work, fitted 2026-11-28 on the 2-core machine (`python -m bench.job_estimates`,
+#: docs/FOUNDATION.md): each kind's quiet time measured at load 0.5, its real time at loads 2.7-30 over that. A
+#: sweep, metric quality and the audits followed the slowdown itself; training and the before/after comparison,
+#: long jobs on both threads in big batches, slowed less at loads 5-10 (two threads get two of the scheduler's turns)
+SHARE_POWERS = {SHARE: 1.0, TORCH: 1.0, BATCHED: 0.8}
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ class Work:
     seconds_per_unit: float  # documented cost of one unit on the quiet reference machine (slowdown 1)
     unit: str = "units"
     fixed_s: float = 0.0  # once per job on the reference machine: set-up, the summary after the last batch
-    scaling: str = TORCH  # which slowdown scales it: TORCH or SHARE
+    scaling: str = TORCH  # which slowdown scales it: TORCH, SHARE or BATCHED
 
     def __post_init__(self) -> None:
         if self.scaling not in SCALINGS:

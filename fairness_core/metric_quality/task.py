@@ -304,10 +304,9 @@ def run_quality(request: QualityRequest, store: RunStore, on_progress: Callable[
                 return
             per_shard = n_rows / progress.total if progress.total else 0.0
             done = number * n_rows + min(n_rows, int((progress.done + progress.partial) * per_shard))
-            parts = [(cost, 1.0 if i < number else progress.fraction if i == number else 0.0)
-                     for i, cost in enumerate(costs)]
+            shares = [1.0 if i < number else progress.fraction if i == number else 0.0 for i in range(len(costs))]
             on_progress(Progress(done, total, time.monotonic() - started, unit="candidates × metrics scored",
-                                 weighted=weighted_fraction(parts)))
+                                 weighted=weighted_fraction(list(zip(costs, shares, strict=True)))))
 
         outcome = run_task(task, store, on_progress=forward, cancel=cancel, executor=executor)
         runs.append(ScoreRun(name, label, outcome.run_id, outcome.from_cache, task.manifest, outcome.status))

@@ -164,18 +164,20 @@ TRAIN_KIND, EVALUATE_KIND = "mitigation-train", "mitigation-evaluate"
 #: built, the adapter stored at the end
 TRAIN_FIXED_S = 4.0
 #: scoring one candidate with a MiniLM-sized backbone on the quiet reference machine: a WinoBias / CrowS-Pairs
-#: sentence (~12 words), a REALSumm summary (~70 words, against a ~56-word reference)
-PAIR_CANDIDATE_S, SUMMARY_CANDIDATE_S = 0.004, 0.012
+#: sentence (~12 words), a REALSumm summary (~70 words, against a ~56-word reference); measured 2026-11-28 at load
+#: 0.5 (`python -m bench.job_estimates`: 792 pairs and 480 summaries, both sides, 35.7 s with the bootstraps)
+PAIR_CANDIDATE_S, SUMMARY_CANDIDATE_S = 0.0075, 0.021
 #: the paired bootstraps after scoring (bias per attribute, agreement over documents), per resample
 EVALUATE_SECONDS_PER_RESAMPLE = 0.002
 
 
 def training_work(request: TrainRequest, cuda: bool | None = None) -> Any:
     """What training costs (`fairness_core.jobs.estimates.Work`): its steps at the estimated rate, and the set-up."""
-    from fairness_core.jobs.estimates import Work
+    from fairness_core.jobs.estimates import BATCHED, TORCH, Work
 
     estimate = estimate_training(request, cuda)
-    return Work(TRAIN_KIND, estimate.steps, estimate.seconds_per_step, "steps", TRAIN_FIXED_S)
+    return Work(TRAIN_KIND, estimate.steps, estimate.seconds_per_step, "steps", TRAIN_FIXED_S,
+                TORCH if estimate.device == "gpu" else BATCHED)
 
 
 def evaluation_phases(request: EvaluationRequest) -> list[float]:
@@ -194,12 +196,12 @@ def evaluation_phases(request: EvaluationRequest) -> list[float]:
 def evaluation_work(request: EvaluationRequest) -> Any:
     """What a before/after evaluation costs (`fairness_core.jobs.estimates.Work`): both variants' candidates on the
     pairs (and the summaries), then the paired bootstraps."""
-    from fairness_core.jobs.estimates import Work
+    from fairness_core.jobs.estimates import BATCHED, Work
 
     units = 2 * (2 * len(request.dataset) + (len(request.judgments) if request.judgments is not None else 0))
     phases = evaluation_phases(request)
     return Work(EVALUATE_KIND, units, sum(phases) / units, "candidates scored",
-                request.n_resamples * EVALUATE_SECONDS_PER_RESAMPLE)
+                request.n_resamples * EVALUATE_SECONDS_PER_RESAMPLE, BATCHED)
 
 
 def check_training_limit(work: TrainEstimate, max_hours: Any = None) -> None:
