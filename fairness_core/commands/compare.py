@@ -121,6 +121,8 @@ def run_sql_command(args: argparse.Namespace) -> int:
         print(frame.to_string(index=False) if not frame.empty else "(no rows)")
     if result.truncated:
         print(f"only the first {result.row_limit} rows are shown (--limit)", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
