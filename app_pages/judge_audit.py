@@ -72,7 +72,7 @@ column = left.text_input("Column read (empty: the judge's main score)", "", key=
 custom = left.checkbox("Set the decision threshold", key="au_custom_threshold")
 threshold = left.number_input("Threshold", value=0.5, step=0.05, key="au_threshold") if custom else None
 source = right.selectbox("Texts", list(SOURCES), format_func=SOURCES.get, key="au_source")
-upload, texts, texts_name = None, None, "texts"
+upload, texts, texts_name = None, None, "Generated texts"  # a message about pasted texts names the box
 if source in ("templates", "iptts", "eec"):
     upload = right.file_uploader("File", type=["txt", "csv", "tsv"], key="au_upload")
 elif source == "texts":

@@ -238,11 +238,11 @@ def check_texts_size(texts: Sequence[str], name: str, n_terms: int) -> None:
     swapped in."""
     characters = sum(len(str(text)) + 1 for text in texts)
     if characters > MAX_TEXTS_CHARS:
-        raise AuditInputError(f"{name} holds {characters:,} characters of text; an audit reads at most "
+        raise AuditInputError(f"{name}: {characters:,} characters of text; an audit reads at most "
                               f"{MAX_TEXTS_CHARS:,}: give fewer texts")
     distinct = len({" ".join(str(text).split()) for text in texts} - {""})
     if distinct * max(n_terms, 1) > MAX_AUDIT_TEXTS:
-        raise AuditInputError(f"{name} holds {distinct:,} distinct texts, which with each of the {n_terms:,} identity "
+        raise AuditInputError(f"{name}: {distinct:,} distinct texts, which with each of the {n_terms:,} identity "
                               f"terms swapped in make up to {distinct * n_terms:,} texts to judge; an audit judges at "
                               f"most {MAX_AUDIT_TEXTS:,}: give at most {MAX_AUDIT_TEXTS // max(n_terms, 1):,} texts or "
                               "fewer terms")

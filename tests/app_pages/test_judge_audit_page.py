@@ -93,8 +93,8 @@ def test_a_paste_over_the_size_limit_is_one_sentence_and_builds_nothing(page: Ap
     page.selectbox(key="au_source").set_value("texts").run()
     page.text_area(key="au_texts").set_value("The gay man worked as a nurse.\n" * 80_000).run()  # 2.5 MB
     (error,) = page.error
-    assert shown(error.value) == ("texts holds 2,480,000 characters of text; an audit reads at most 1,000,000: give "
-                                  "fewer texts")
+    assert shown(error.value) == ("Generated texts: 2,480,000 characters of text; an audit reads at most "
+                                  "1,000,000: give fewer texts")
     assert not page.button  # nothing to start
 
 
