@@ -8,10 +8,10 @@ read back) at a size that takes tens of seconds here, not the page's default siz
 the ratio carries over.
 
 Printed per kind: the first estimate, the real time, their ratio (the goal: within 1.5x either way), the
-slowdowns probed at the start (torch, one thread's share of a core), the 1-minute load average before and after,
+slowdown the estimate used and the one-thread probe's, the 1-minute load average before and after,
 and how much the time left the page showed climbed: the largest rise of (time so far + time left) between two
-readings, beside the change of the probed slowdown between the same readings — a climb no larger than the load's
-change is the goal. Timing assertions belong here, not in tests (the project never times tests).
+readings, beside how the machine's slowdown changed from the job's start to its end — a climb no larger than the
+load's change is the goal. Timing assertions belong here, not in tests (the project never times tests).
 
     .venv/bin/python -m bench.job_estimates [--kinds sweep,audit-jigsaw,…] [--busy 2] [--trace]
 """
@@ -139,37 +139,40 @@ PREPARE: dict[str, Callable[[], Prepared]] = {
 
 def run_kind(kind: str, every: float, max_seconds: float, trace: bool = False) -> dict[str, Any]:
     """One job of `kind` as its page runs it: the first estimate, the real time, and the readings of time left."""
+    from fairness_core.jobs.load import load_average_slowdown, share_slowdown
     from ui import jobs
 
     prepared = PREPARE[kind]()
-    torch_now, share_now = jobs.LOAD.slowdown(), jobs.SHARE_LOAD.slowdown()  # the server's gauges (main)
+    share_now = jobs.SHARE_LOAD.slowdown()  # the server's gauge (main)
     first = jobs.estimate(prepared.work)
     load_before = os.getloadavg()[0]
     key = jobs.key_for(f"bench-{kind}", {"at": time.time()})
     started = time.monotonic()
     job = jobs.start(key, prepared.run, label=kind, estimate_of=prepared.work, session="bench")
-    readings: list[tuple[float, float, float]] = []  # (seconds so far, time left shown, slowdown probed)
-    gauge = jobs.SHARE_LOAD  # what every `Work` estimate is scaled from (`ui.jobs.slowdown_for`)
+    # the time left as the page's progress line reads it, every second; the machine is not probed meanwhile (a
+    # probe in this process takes Python's lock from a one-thread job, which no page does every second)
+    readings: list[tuple[float, float]] = []  # (seconds so far, time left shown)
     while not job.ended.wait(every):
         left = jobs.eta_s(job)
         if left is not None and job.begun:
-            readings.append((time.monotonic() - started, left, gauge.slowdown()))
+            readings.append((time.monotonic() - started, left))
         if time.monotonic() - started > max_seconds:
             job.cancel.cancel()
     real = time.monotonic() - started
+    load_change = max(load_average_slowdown(), share_slowdown()) / max(load_average_slowdown(load_before),
+                                                                         share_now)
     if job.error is not None:
         raise job.error
-    climb, load_change = 1.0, 1.0
-    for i, (at_i, left_i, slow_i) in enumerate(readings):
-        for at_j, left_j, slow_j in readings[i + 1:]:
-            rise = (at_j + left_j) / (at_i + left_i) if at_i + left_i > 0 else 1.0
-            if rise > climb:
-                climb, load_change = rise, slow_j / slow_i if slow_i > 0 else 1.0
+    climb = 1.0
+    for i, (at_i, left_i) in enumerate(readings):
+        for at_j, left_j in readings[i + 1:]:
+            if at_i + left_i > 0:
+                climb = max(climb, (at_j + left_j) / (at_i + left_i))
     if trace:
         print(f"  {kind}: (seconds so far, time left shown) " + ", ".join(
-            f"({at:.0f}, {left:.0f})" for at, left, _ in readings[:: max(1, len(readings) // 12)]), flush=True)
+            f"({at:.0f}, {left:.0f})" for at, left in readings[:: max(1, len(readings) // 12)]), flush=True)
     return {"kind": kind, "units": prepared.work.units, "unit": prepared.work.unit, "scaling": prepared.work.scaling,
-            "first": first, "real": real, "ratio": first / real, "torch": torch_now, "share": share_now,
+            "first": first, "real": real, "ratio": first / real, "share": share_now,
             "load_before": load_before, "load_after": os.getloadavg()[0], "climb": climb, "load_change": load_change,
             "cancelled": job.cancel.cancelled, "reference_s": prepared.work.reference_s}
 
@@ -204,33 +207,29 @@ def main(argv: list[str] | None = None) -> None:
 
 def _bench(args: argparse.Namespace, kinds: list[str], jobs: Any, LoadGauge: Any, share_slowdown: Any) -> None:
     # the gauges of a server that has been up a minute: three probes each in their window (their median counts)
-    jobs.LOAD, jobs.SHARE_LOAD = (LoadGauge(max_age_s=0, background=False),
-                                  LoadGauge(probe=share_slowdown, max_age_s=0, background=False))
+    jobs.SHARE_LOAD = LoadGauge(probe=share_slowdown, max_age_s=0, background=False)
     for _ in range(3):
-        jobs.LOAD.slowdown(), jobs.SHARE_LOAD.slowdown()
+        jobs.SHARE_LOAD.slowdown()
         time.sleep(5)
-    jobs.LOAD.max_age_s = jobs.SHARE_LOAD.max_age_s = 20.0
-    jobs.LOAD.background = jobs.SHARE_LOAD.background = True
+    jobs.SHARE_LOAD.max_age_s, jobs.SHARE_LOAD.background = 20.0, True
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the bench", flush=True)
-    print(f"{'kind':20} {'units':>8} {'scaling':8} {'estimate':>9} {'real':>8} {'est/real':>8} {'torch':>6} "
-          f"{'share':>6} {'load':>10} {'ETA climb':>9} {'share change':>12}", flush=True)
+    print(f"{'kind':20} {'units':>8} {'scaling':8} {'estimate':>9} {'real':>8} {'est/real':>8} {'used':>6} "
+          f"{'share':>6} {'load':>10} {'ETA climb':>9} {'load change':>11}", flush=True)
     results = []
     for kind in kinds:
         found = run_kind(kind, args.every, args.max_seconds, args.trace)
         results.append(found)
         print(f"{kind:20} {found['units']:>8,.0f} {found['scaling']:8} {found['first']:>8.1f}s {found['real']:>7.1f}s "
-              f"{found['ratio']:>8.2f} {found['torch']:>5.1f}x {found['share']:>5.1f}x "
+              f"{found['ratio']:>8.2f} {found['first'] / found['reference_s']:>5.1f}x {found['share']:>5.1f}x "
               f"{found['load_before']:>4.1f}→{found['load_after']:<4.1f} {found['climb']:>8.2f}x "
-              f"{found['load_change']:>11.2f}x" + ("  (cancelled: real time is longer)" if found["cancelled"] else ""),
+              f"{found['load_change']:>10.2f}x" + ("  (cancelled: real time is longer)" if found["cancelled"] else ""),
               flush=True)
     within = [r for r in results if 1 / 1.5 <= r["ratio"] <= 1.5]
     print(f"summary: {len(within)} of {len(results)} first estimates within 1.5x of the real time; ratios "
           + ", ".join(f"{r['kind']} {r['ratio']:.2f}" for r in results), flush=True)
-    from fairness_core.jobs.estimates import SHARE_POWERS
-
-    print("reference seconds implied (real / the share's power for the work's scaling): "
-          + ", ".join(f"{r['kind']} {r['real'] / max(r['share'], 1.0) ** SHARE_POWERS[r['scaling']]:.1f} s "
-                      f"(documented {r['reference_s']:.1f} s)" for r in results), flush=True)
+    print("quiet seconds implied (real over the slowdown the estimate used): "
+          + ", ".join(f"{r['kind']} {r['real'] * r['reference_s'] / r['first']:.1f} s "
+                      f"(documented {r['reference_s']:.1f} s)" for r in results if r["first"] > 0), flush=True)
 
 
 if __name__ == "__main__":
