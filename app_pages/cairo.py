@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import cairo
-from ui import cairo_charts, common, jobs
+from ui import cairo_charts, common, jobs, plan_view
 from ui.cairo_view import compute_section, search_headline
 
 #: the view in the link (a reload or a shared link shows the same search); sizes depend on the data, so a size
@@ -82,7 +82,11 @@ if mapping_rows:
     st.markdown("**Subgroup mapping** (edit the category column to unify subgroups across metrics)")
     edited = st.data_editor(pd.DataFrame(mapping_rows), hide_index=True, width="stretch", key="cairo_mapping",
                             disabled=["metric", "subgroup"])
-    mapping = cairo.mapping_from_rows(edited.to_dict("records"))
+    try:
+        mapping = cairo.mapping_from_rows(edited.to_dict("records"))
+    except cairo.CairoDataError as error:
+        st.error(common.escape_markdown(str(error)))
+        mapping = cairo.mapping_from_rows(mapping_rows)  # the shipped mapping until the cell is fixed
     overlap = pd.DataFrame(cairo.overlap_table(targets, mapping))
     if not overlap.empty:
         st.dataframe(overlap, hide_index=True, width="stretch")
@@ -99,7 +103,7 @@ csv_text: str | bytes | None = None
 split_rows: list[dict] = []
 used_indices: dict[str, list[int]] = {}  # metric -> original prompt indices the bias table was computed on
 meta: dict = {}
-run_generations: tuple[pd.DataFrame, str] | None = None  # a run computed here: (generations, score column)
+run_generations: tuple[pd.DataFrame, str, tuple[str, ...]] | None = None  # computed here: frame, column, runs
 if source == "Shipped offline run" and demo:
     csv_text, meta = demo
     split_rows = meta.get("prompt_split", [])
@@ -118,7 +122,7 @@ else:
     computed = compute_section(chosen_metrics)
     if computed is not None:
         csv_text, split_rows, used_indices = computed.csv_text, computed.split_rows, computed.indices
-        run_generations = (computed.generations, computed.value_column)
+        run_generations = (computed.generations, computed.value_column, computed.run_ids)
 
 if csv_text is None:
     st.info("Choose or compute a bias table to search.")
@@ -144,6 +148,7 @@ with st.expander(f"Bias table: {len(table.systems)} systems × {len(table.metric
                        key="cairo_download")
 for note in table.notes:
     st.caption(common.escape_markdown(note))
+plan_view.cairo_plan(run_generations[2] if run_generations else None)  # the prompts Eq. 1 needs (issue 33)
 
 # ------------------------------------------------------------------------------ 3. search
 st.header("3 · Combination search")

@@ -19,7 +19,7 @@ from fairness_core.compare import (
     statistic_words,
 )
 from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue, run_labels
-from ui import common
+from ui import common, plan_view
 from ui.compare_charts import difference_chart, disparity_chart, estimates_chart
 from ui.report import report_button
 
@@ -99,15 +99,17 @@ if statistics:
     common.how_to_read(
         "Each dot is how much the disparity changes from the first run (or setting) to the second: the mean gap "
         "between related groups' negative rates (Dhamala et al.), so right of 0 means the groups are treated more "
-        "unequally, left of 0 more equally. The whisker is the 95% interval: red or blue when it stays on one side "
-        "of 0, grey when it crosses 0 (no clear change). Hover a dot for both disparities and how the prompts "
-        "paired.")
-    st.dataframe(display_numbers(disparity_rows(rows, statistic)[["family", "arm_a", "arm_b", "run_a", "run_b",
-                                                                  "difference", "ci_low", "ci_high", "pairing"]]),
-                 hide_index=True, width="stretch")
+        "unequally, left of 0 more equally. The change is taken between the bias-corrected disparities (a plug-in "
+        "disparity reads chance differences as disparity, most where there is none). The whisker is the 95% "
+        "interval: red or blue when it stays on one side of 0, grey when it crosses 0 (no clear change). Each "
+        "side's p tests it alone for no disparity. Hover a dot for both disparities and how the prompts paired.")
+    st.dataframe(display_numbers(disparity_rows(rows, statistic)[[
+        "family", "arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
+        "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]]), hide_index=True, width="stretch")
 elif gaps:
     st.warning(common.escape_markdown(gap_words(gaps, *gaps).strip()))
 
+plan_view.compare_plan(chosen)  # these runs as a pilot: the prompts a paired difference needs (issue 33)
 with st.expander("What differs, and what both sides share", expanded=not statistics):
     for contrast in comparison.contrasts:
         held = f" — both: {contrast.held}" if contrast.held else ""

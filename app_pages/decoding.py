@@ -14,7 +14,8 @@ import time
 import streamlit as st
 
 from fairness_core import decoding as dec
-from ui import common, jobs, presenter
+from ui import common, jobs, plan_view, presenter
+from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
     GROUP_COLUMNS,
@@ -38,7 +39,7 @@ LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
 
 #: Selections kept in the URL: a reload keeps them and a view can be shared as a link (the grid text too).
 URL_PARAMS = (
-    common.UrlParam("dec_source", "prompts", common.one_of(["Regard templates", "BOLD", "Custom"]),
+    common.UrlParam("dec_source", "prompts", common.one_of(["Regard templates", "BOLD", "Custom", "Counterfactual"]),
                     "Regard templates"),
     common.UrlParam("dec_threshold", "threshold", common.number_in(-1.0, 0.0), -0.25),
     common.UrlParam("live_top_p", "top_p", common.number_in(0.05, 1.0), 0.9),
@@ -58,8 +59,6 @@ common.restore_from_url(URL_PARAMS, "_dec_url_restored")
 PRIMARY_SHORTCUT = "Alt+Enter"  # not Ctrl+Enter: text areas take that to apply their text
 restore_grid_from_url()
 st.title("Decoding sliders")
-
-
 
 
 @st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
@@ -107,7 +106,9 @@ with presenter.folded("Model, prompts and measures", expander=True):  # closed i
         st.caption(common.escape_markdown(note))
 
 
-live_tab, sweep_tab = st.tabs(["Live: one setting", "Sweep: a grid"])
+live_tab, sweep_tab, import_tab = st.tabs(["Live: one setting", "Sweep: a grid", "Imported: your generations"])
+with import_tab:
+    import_generations_tab()
 
 # ---------------------------------------------------------------- live mode
 with live_tab:
@@ -153,8 +154,7 @@ with live_tab:
             try:
                 request = dec.build_request(model, live_set, (config,), samples=int(samples),
                                             max_new_tokens=int(max_new), seed=int(seed), threshold=threshold,
-                                            quantization=quantization, scorers=scorers, batch_size=LIVE_BATCH,
-                                            n_resamples=300)
+                                            quantization=quantization, scorers=scorers, batch_size=LIVE_BATCH)
                 plan = dec.plan_decoding(request, common.get_store())
                 live_job = None
                 if plan.from_store:
@@ -177,16 +177,14 @@ with live_tab:
                 st.stop()
             elapsed = time.monotonic() - started
             live = outcome.generations
-            summary = cached_summary(live, live_set.families, scorers, threshold, 300, int(seed))
+            summary = cached_summary(live, live_set.families, scorers, threshold, request.n_resamples, int(seed))
             configs = summary.configs
             source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
             if live_job is not None and live_job.shared_with:
                 source += " (shared with another session that asked for the same)"
             status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "
-                            "diversity (trigram entropy) "
-                            f"{configs['diversity'].iloc[0]:.2f}, disparity {configs['disparity'].iloc[0]:.3f} "
-                            + common.interval_text(configs["disparity_ci_low"].iloc[0],
-                                                   configs["disparity_ci_high"].iloc[0]))
+                            f"diversity (trigram entropy) {configs['diversity'].iloc[0]:.2f}; "
+                            + common.escape_markdown(dec.disparity_headline(summary, configs["config_key"].iloc[0])))
             for group in live_set.groups:
                 with slots[group].container(border=True):
                     st.markdown(f"**{common.escape_markdown(group)}**")
@@ -209,6 +207,7 @@ with live_tab:
                 "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
                 "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
             report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
+            plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
                        "nothing to resample, so no interval is given (None) rather than one that collapses "
@@ -290,3 +289,4 @@ with sweep_tab:
 with sweep_tab:
     if result is not None:
         sweep_views(result, result.plan.request.prompts.families, threshold)  # the groups the sweep ran with
+        plan_view.decoding_plan(result.run_ids, "sweep_plan", result.plan.request.samples)  # the sweep as a pilot

@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairness_core import audit
 from fairness_core.store import StoreError, run_labels, store_catalogue
-from ui import audit_charts, common, jobs
+from ui import audit_charts, common, jobs, plan_view
 
 JOB_KEY = "audit_job"
 JOB_KIND = audit.JOB_KIND
@@ -146,8 +146,10 @@ judge = result.request.judge
 terms = audit.rows_frame(result, "term")
 top = terms.iloc[0]
 unit = f"{judge.column}" + (" probability" if judge.name == "jigsaw-toxicity" else "")
+resampled = result.table.extra["resampled"]
+unit_text = f"the {resampled['n_clusters']} {resampled['unit']} resampled"
 st.metric(common.escape_markdown(f"Largest shift: {top['term']} ({top['group']})"), f"{top['shift']:+.3f}",
-          help=f"95% interval {common.interval_text(top['ci_low'], top['ci_high'])}, templates resampled"
+          help=f"95% interval {common.interval_text(top['ci_low'], top['ci_high'])}, {unit_text}"
           if pd.notna(top["ci_low"]) else "No interval: 0 resamples.")
 for statistic, why in result.table.refused.items():
     if statistic not in ("bpsn_auc", "bnsp_auc"):  # the three AUCs share one reason: said once
@@ -156,7 +158,8 @@ st.plotly_chart(audit_charts.shift_chart(terms, unit), key="au_chart")
 common.how_to_read(
     "Each dot is an identity term: how much higher (right) or lower (left) the judge scores a text with that term "
     "than the same template with the average identity (the mean of the group means), averaged over templates; the "
-    "bar is a 95% interval (templates resampled). For a toxicity judge, a dot right of 0 means the word alone makes "
+    f"bar is a 95% interval ({unit_text}: templates written from one pattern share how the judge reacts to a "
+    "term in it, so they move together). For a toxicity judge, a dot right of 0 means the word alone makes "
     "text look more toxic. The Jigsaw classifier pushes *gay*, *lesbian*, *bisexual*, *homosexual* and "
     "*transgender* up by about 0.3: a study that uses it as its judge counts part of that as the model's bias. "
     "Terms it never saw in training (outside its 20,000-word vocabulary: *lgbtq*, *nonbinary*, *latinx*, …) are "
@@ -181,11 +184,17 @@ if any(c not in ("level", "term", "group") for c in classification):
     st.dataframe(table[classification].round(4), hide_index=True, width="stretch", key="au_classification",
                  column_config=column_labels(CLASSIFICATION_COLUMNS))
 extra = result.table.extra
-if "fped" in extra and extra["fped"]["value"] is not None and extra["fped"]["ci_low"] is not None:
+if "fped" in extra and extra["fped"]["value"] is not None:
     fped = extra["fped"]
     st.caption(common.escape_markdown(
-        f"False-positive equality difference (Dixon et al.: Σ over terms of |FPR − FPR_t|) {fped['value']:.3f} "
-        f"{common.interval_text(fped['ci_low'], fped['ci_high'])}; overall FPR {extra['fpr_overall']['value']:.3f}."))
+        f"False-positive equality difference (Dixon et al.: Σ over terms of |FPR − FPR_t|): {fped['headline']}. "
+        f"FPED {fped['value']:.3f} {common.interval_text(fped['ci_low'], fped['ci_high'])}"
+        + (f", {fped['corrected']:+.3f} after subtracting what chance alone gives ({fped['null_mean']:.3f}, the "
+           f"mean of {fped['n_permutations']} permutations of the terms within {resampled['unit']}); a sum of "
+           "absolute differences is above 0 even for a judge that treats every term alike, so the test, not the "
+           "interval, says whether the rates differ" if fped["p_value"] is not None else "")
+        + f"; overall FPR {extra['fpr_overall']['value']:.3f}."))
+plan_view.audit_plan(result)  # this audit as a pilot: the patterns a term's shift or FPED needs (issue 33)
 
 st.subheader("Texts with the largest shift")
 pick = st.selectbox("Term", ["(all terms)", *terms["term"]], key="au_drill")

@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairness_core import metric_bias as mb
 from fairness_core.store import RunStore
-from ui import common, jobs, presenter
+from ui import common, jobs, plan_view, presenter
 from ui import metric_bias_charts as charts
 from ui.metric_bias_view import (
     NORM_LABELS,
@@ -186,6 +186,7 @@ with tab_bias:
                                                                                        "stereo_ci_high")})
     else:
         st.dataframe(charts.stereo_table(shown_primary), hide_index=True, width="stretch", key="mb_stereo")
+    plan_view.metric_bias_plan(runs)  # these runs as a pilot: the pairs a question needs (issue 33)
 
 with tab_norm:
     tables = {name: cached_bias(str(store.path), run_ids, normalisation=name, n_resamples=300)

@@ -21,7 +21,10 @@ DEVIATIONS = (
     "all-MiniLM-L6-v2 (BERTScore, MoverScore) and SmolLM2-135M (BARTScore-LM, decoder-only with a prompt) run "
     "here, so our agreement numbers are for those backbones, beside the paper's as reference lines.",
     "The paper reports only the pooled Spearman; the per-document and system rules, Pearson and Kendall, and every "
-    "interval are added here (95% percentile bootstrap over documents, the unit the 24 summaries share).",
+    "interval are added here (95% percentile bootstrap over documents, systems or both — Deutsch, Dror & Roth "
+    "2021; the system rule resamples both by default).",
+    "Per document, a document on which people tell the systems apart but the metric scores them all alike counts "
+    "as 0 agreement; scipy-based tools leave it out, which rewards a metric for ties (choose 'drop' to do so).",
     "The authors' released BARTScore-BART-base scores (with and without their adapter) are shipped as stored "
     "columns: their correlations reproduce Table 5 exactly (0.325, 0.307); they are not recomputed.",
     "Gender bias for the bias–quality chart is measured on WinoBias type1-dev (396 pairs, the paper's gender set) "
@@ -57,7 +60,8 @@ try:
                                   type=["csv", "tsv", "jsonl"], key="mq_upload")
         if upload is None:
             st.info("Upload one candidate per (item, system) with its human score; every system must score every "
-                    "item (e.g. SummEval, or WMT direct assessments per segment).")
+                    "item (e.g. SummEval, or WMT direct assessments per segment, with an optional group column "
+                    "for the language pair).")
             st.stop()
         judgments = uploaded(upload.name, upload.getvalue())
 except mq.RequestError as error:
@@ -74,8 +78,18 @@ stored = right.multiselect("Stored score columns (no model needed)", judgments.s
                            default=judgments.stored_columns, key="mq_stored")
 rule_col, resample_col = st.columns(2)
 rule = rule_col.radio("Rule", mq.RULES, key="mq_rule", format_func=mq.rule_label)
-resamples = int(resample_col.number_input("Bootstrap resamples of documents", 0, 10_000, 1000, step=100,
-                                          key="mq_resamples"))
+statistic = rule_col.radio("Statistic (the interval is of it)", mq.STATISTICS, key="mq_statistic", horizontal=True)
+unit = resample_col.radio("The interval resamples", mq.UNITS, key=f"mq_resample_{rule}", horizontal=True,
+                          index=mq.UNITS.index(mq.DEFAULT_UNIT[rule]), format_func=mq.UNIT_LABELS.get,
+                          help="Documents: the interval speaks of these systems on other documents. Both "
+                               "(Deutsch, Dror & Roth 2021): of the metric, on other documents and other systems.")
+resamples = int(resample_col.number_input("Bootstrap resamples", 0, 10_000, 1000, step=100, key="mq_resamples"))
+constant = "zero"
+if rule == "document":
+    constant = resample_col.radio("A document the metric scores all alike", mq.CONSTANT_POLICIES, key="mq_constant",
+                                  horizontal=True, format_func={"zero": "counts as 0", "drop": "is left out"}.get)
+group_average = judgments.n_groups > 1 and rule_col.checkbox(
+    f"Average over the {judgments.n_groups} groups (e.g. WMT language pairs)", key="mq_group_average")
 encoder = ""
 if any(n in ENCODER_METRICS for n in names):
     encoder = common.model_picker("encoder", "Encoder for BERTScore / MoverScore", key="mq_encoder",
@@ -84,7 +98,8 @@ if any(n in ENCODER_METRICS for n in names):
         st.stop()
 try:
     options = {n: {"model": encoder} for n in names if n in ENCODER_METRICS and encoder}
-    request = mq.build_request(judgments, mq.build_metrics(names, options=options), stored, rule, resamples)
+    request = mq.build_request(judgments, mq.build_metrics(names, options=options), stored, rule, resamples,
+                               statistic=statistic, resample=unit, constant=constant, group_average=group_average)
 except mq.RequestError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
@@ -92,7 +107,8 @@ labels = mq.metric_labels(request.metrics, request.stored)
 store = common.get_store()
 signatures = [m.signature() for m in request.metrics]
 key = jobs.key_for(JOB_KIND, {"data": judgments.data_hash, "metrics": signatures, "stored": list(stored),
-                              "rule": rule, "resamples": resamples, "store": str(store.path)})
+                              "rule": rule, "resamples": resamples, "statistic": statistic, "resample": unit,
+                              "constant": constant, "groups": group_average, "store": str(store.path)})
 outcome = mq.find_stored(request, store)
 if outcome is None:  # not stored yet (or a metric whose corpus state needs its model): Run, as a background job
     work = mq.quality_work(request)
@@ -124,18 +140,22 @@ with agreement_tab:
     table = mq.agreement_table(present, labels)
     st.dataframe(table.drop(columns=["metric"]), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in ("spearman", "ci_low", "ci_high", "pearson", "kendall")})
+                                for c in ("value", "spearman", "ci_low", "ci_high", "pearson", "kendall")})
+    scope = mq.interval_scope(request.resample_unit, judgments.n_items, judgments.n_systems)
+    st.caption(common.escape_markdown(f"Each 95% interval is of {statistic} and {scope}."))
     paper = {k: v for k, v in mq.PAPER_REALSUMM.items() if k in ("BERTScore, BERT-base", "BARTScore, BART-base")}
-    shows_paper = judgments.name == mq.REALSUMM and rule == "pooled"
-    st.plotly_chart(charts.agreement_bars(table, rule, paper if shows_paper else None), width="stretch")
+    shows_paper = judgments.name == mq.REALSUMM and rule == "pooled" and statistic == "spearman"
+    st.plotly_chart(charts.agreement_bars(table, rule, paper if shows_paper else None, statistic,
+                                          request.resample_unit), width="stretch")
     common.how_to_read(f"Each bar is how well a metric's scores agree with the human scores ({judgments.human_label}) "
-                       "— Spearman ρ: 1 = the same order as people, 0 = unrelated. The whisker is a 95% interval: "
-                       "the documents are resampled with all their summaries, because summaries of one document "
-                       "are not independent. The rule matters: *pooled* compares all summaries at once (easy "
-                       "documents lift every score together), *per document* asks which system's summary of the "
-                       "same article is better, *system level* ranks the systems (24 points on REALSumm: wide "
-                       "intervals that, in simulation, cover the truth ~91% of the time rather than 95%). Dotted "
-                       "lines (REALSumm, pooled): "
+                       "— 1 = the same order as people, 0 = unrelated. The whisker is a 95% interval, and what it "
+                       "resamples decides what it speaks of: over *documents* (each with all its summaries, "
+                       "because summaries of one document are not independent) it describes these systems on "
+                       "other documents; over *documents and systems* it describes the metric. The rule matters: "
+                       "*pooled* compares all summaries at once (easy documents lift every score together), *per "
+                       "document* asks which system's summary of the same article is better, *system level* ranks "
+                       "the systems: with 24 systems that is 24 points, so an interval over other systems is wide "
+                       "(REALSumm's stored BARTScore: 0.431, [−0.09, 0.76]). Dotted lines (REALSumm, pooled): "
                        "the paper's published values for backbones that do not run here.")
     if shows_paper:
         st.caption(common.escape_markdown(
@@ -147,14 +167,20 @@ with agreement_tab:
         name_a = first.selectbox("Metric A", list(present), key="mq_pair_a", format_func=labels.get)
         name_b = second.selectbox("Metric B", list(present), index=1, key="mq_pair_b", format_func=labels.get)
         difference = mq.paired_difference(judgments, outcome.scores[name_a], outcome.scores[name_b], rule=rule,
-                                          n_resamples=resamples)
-        st.metric(f"ρ(B) − ρ(A), {rule} rule", f"{difference.difference:+.3f}",
-                  help="95% interval with the same documents resampled for both metrics")
+                                          statistic=statistic, n_resamples=resamples, resample=request.resample_unit,
+                                          constant=constant, group_average=group_average)
+        symbol = {"spearman": "ρ", "pearson": "r", "kendall": "τ"}[statistic]
+        st.metric(f"{symbol}(B) − {symbol}(A), {rule} rule", f"{difference.difference:+.3f}",
+                  help="95% interval with the same draws for both metrics")
         st.caption(common.escape_markdown(
-            f"95% paired interval {common.interval_text(difference.ci_low, difference.ci_high)} over "
-            f"{difference.n_documents} documents: "
+            f"95% paired interval {common.interval_text(difference.ci_low, difference.ci_high)}; it "
+            f"{difference.scope}: "
             + ("B agrees with people differently from A." if difference.excludes_zero else
-               "these documents do not show a difference.")))
+               "no difference is detectable here.")
+            + (f" Both are averaged over the same {difference.n_documents} documents; left out: "
+               f"{difference.dropped_why}." if difference.n_dropped_documents else "")
+            + (f" {difference.n_undefined_resamples} of {difference.n_resamples} resamples had an undefined "
+               "difference and are left out of the interval." if difference.n_undefined_resamples else "")))
     if outcome.agreement_run:
         info = store.get_run(outcome.agreement_run)
         if info is not None:
@@ -208,7 +234,7 @@ with bias_tab:
             st.plotly_chart(charts.bias_quality(points), width="stretch")
             st.dataframe(points.drop(columns=["metric"]), hide_index=True, width="stretch")
             common.how_to_read("Horizontal: gender bias (Eq. 2: mean |score gap| between he/she versions of the "
-                               "same sentence, scores rescaled to 0–100; lower is fairer). Vertical: Spearman "
-                               "agreement with people on this page's data and rule. Whiskers are 95% intervals "
-                               "(pairs resampled for bias, documents for agreement). A debiased variant that moves "
-                               "left without moving down is the goal of the paper's Tables 4–5.")
+                               "same sentence, scores rescaled to 0–100; lower is fairer). Vertical: agreement "
+                               "with people on this page's data, rule and statistic. Whiskers are 95% intervals "
+                               "(pairs resampled for bias; for agreement, the unit chosen above). A debiased "
+                               "variant that moves left without moving down is the goal of the paper's Tables 4–5.")

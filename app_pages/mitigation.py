@@ -127,18 +127,24 @@ st.header("Before and after")
 left, right = st.columns(2)
 other = left.toggle("Also race, religion, age, … (CrowS-Pairs)", value=True, key="mit_other",
                     help="The paper mitigates gender only; see whether the other attributes move too.")
-with_quality = right.toggle("Agreement with people (REALSumm, 2,400 summaries)", value=True, key="mit_quality")
+with_quality = right.toggle("Agreement with people (REALSumm)", value=True, key="mit_quality")
+split = right.radio("Data", mit.SPLITS[:2], key="mit_split", horizontal=True,
+                    format_func={"report": "held out (reported)", "selection": "selection (the recipe was chosen "
+                                 "on it)"}.get)
+st.caption(common.escape_markdown(f"Data: {mit.SPLIT_LABELS[split]}. The `cpu` recipe's step count and its "
+                                  f"distillation data were chosen on the selection data; results are reported on "
+                                  "the held-out data."))
 try:
-    evaluation_request = mit.build_evaluation(metric, model, adapter, compare_model, "winobias", ["type1-dev"],
+    evaluation_request = mit.build_evaluation(metric, model, adapter, compare_model, "winobias", [],
                                               "realsumm" if with_quality else None, attribute, 1000,
-                                              other_attributes=other)
+                                              other_attributes=other, split=split)
 except mit.MitigationError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
 evaluation_work = mit.evaluation_work(evaluation_request)
 key = jobs.key_for(EVALUATE_KIND, {"before": str(evaluation_request.before), "after": str(evaluation_request.after),
                                    "data": evaluation_request.dataset.content_hash(), "quality": with_quality,
-                                   "store": str(store.path)})
+                                   "split": split, "store": str(store.path)})
 if jobs.run_button(key, "Compare", widget_key="mit_compare", estimate_s=jobs.estimate(evaluation_work)):
     jobs.start(key, lambda on_progress, cancel: mit.run_evaluation(evaluation_request, store, cancel,
                                                                  on_progress=on_progress),
@@ -152,7 +158,8 @@ if job.error is not None:
 result: mit.Evaluation = job.result
 bias = result.bias
 st.caption(common.escape_markdown(f"Before: {result.before.label}. After: {result.after.label}. Bias on "
-                                  f"{result.data_name}."))
+                                  f"{result.data_name}" + (f"; agreement on {result.quality_name}"
+                                                           if result.quality_name else "") + "."))
 report_button(list(result.run_ids.values()), key="mit_report")  # both sides' stored runs, one HTML file
 bias_col, quality_col = st.columns(2)
 bias_col.metric(f"Bias, {result.bias_attribute} (Eq. 2)", f"{bias.after:.2f}", f"{bias.difference:+.2f}",
@@ -165,7 +172,7 @@ if result.quality is not None:
     quality_col.metric("Agreement with people (Spearman, pooled)", f"{q.b:.3f}", f"{q.difference:+.3f}")
     quality_col.caption(common.escape_markdown(
         f"Before {q.a:.3f}; difference {q.difference:+.3f}, 95% paired interval "
-        f"{common.interval_text(q.ci_low, q.ci_high)} over {q.n_documents} documents."))
+        f"{common.interval_text(q.ci_low, q.ci_high)}; it {q.scope}."))
 common.how_to_read("Bias: how differently the metric scores two sentences that differ only in gender words (0–100 "
                    "after rescaling each metric's own scores; lower is fairer). A difference whose interval lies "
                    "below 0 is a real reduction on these pairs, not luck of the draw. Agreement: Spearman "

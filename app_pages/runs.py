@@ -8,6 +8,7 @@ import streamlit as st
 
 from fairness_core.store import StoreError, empty_cancelled, filter_catalogue, status_note
 from ui import common
+from ui.check_view import show_check
 
 RUN_PARAM = "run"  # the opened run, in the URL so a view can be shared as a link
 TABLE_KEY = "runs_table"
@@ -117,6 +118,8 @@ elif note := status_note(info):
 st.dataframe(table[table["run_id"] == info.run_id], hide_index=True, width="stretch", column_order=COLUMN_ORDER,
              column_config=COLUMNS)
 common.manifest_box(info.manifest, info.run_id, from_cache=True)
+if info.kind == "check":  # its criteria: verdict, numbers, rule, margin, the runs behind them
+    show_check(store, info.run_id)
 st.caption(common.escape_markdown(
     "Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(info.versions.items()))))
 try:

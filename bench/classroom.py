@@ -19,10 +19,14 @@ Per N it prints one line:
 - shared: results the page said came from the run store or from another session's identical request;
 - peak / final RSS: the server's resident memory while the sessions ran, and `--settle` seconds after they
   all closed. A second, indented line gives the start RSS (after one warm-up visit that loaded the
-  model, before the sessions), the moves that saw a queue message, and peak threads.
+  model, before the sessions), the moves that saw a queue message, and peak threads;
+- where a move's time goes (the server runs with FAIRNESS_LAB_TIMING_LOG=1 and logs its live jobs' time in the
+  queue and running, each sampler call's model time and each shard's scorer time): p50/p95 of each, and the rest
+  of a move (page script, store, transport) as the median move minus the median queue wait and job run.
 
     .venv/bin/python -m bench.classroom --sessions 1 10 --interval 3,6
     .venv/bin/python -m bench.classroom --sessions 30 --app-dir /work/wt/classroom-base   # another checkout
+    .venv/bin/python -m bench.classroom --sessions 30 --load 4   # with 4 busy-loop processes beside the server
 """
 
 from __future__ import annotations
@@ -278,7 +282,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "server.log"
         env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / "classroom.duckdb"), HF_HUB_OFFLINE="1",
-                   TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+                   TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1", FAIRNESS_LAB_TIMING_LOG="1")
         with open(log_path, "w") as log:
             server = subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -317,6 +321,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
     detail = (f"    start RSS {start_rss:.0f} MiB, results {len(times)} of {n * args.moves}, moves that waited in the "
               f"queue {sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
               f"{final_threads}, server tracebacks {server_errors}")
+    detail += "\n" + breakdown(log_text, times)
     if len(settle_rss) > 1:
         detail += "\n    RSS after the sessions closed: " + ", ".join(f"{t:.0f} s {r:.0f} MiB" for t, r in settle_rss)
     texts = sorted({text for s in sessions for text in s.error_texts})
@@ -325,6 +330,31 @@ def run_one(n: int, args: argparse.Namespace) -> str:
     if server_errors and args.show_log:
         detail += "\n" + log_text[-3000:]
     return line + "\n" + detail
+
+
+TIMING = re.compile(r"TIMING (job|model|scorers) (.*)")
+
+
+def breakdown(log_text: str, move_times: list[float]) -> str:
+    """'where a move's time goes' from the server's TIMING lines (live jobs only; the warm-up visit included)."""
+    found: dict[str, list[dict[str, str]]] = {"job": [], "model": [], "scorers": []}
+    for kind, fields in TIMING.findall(log_text):
+        found[kind].append(dict(field.split("=", 1) for field in fields.split()))
+    live = [f for f in found["job"] if f.get("lane") == "live"]
+    queue = [float(f["queue_s"]) for f in live]
+    run = [float(f["run_s"]) for f in live]
+    model = [float(f["seconds"]) for f in found["model"]]
+    rows = [int(f["rows"]) for f in found["model"]]
+    scorers = [float(f["seconds"]) for f in found["scorers"]]
+
+    def spread(values: list[float]) -> str:
+        return f"p50 {percentile(values, 50):.2f} s / p95 {percentile(values, 95):.2f} s" if values else "none"
+
+    rest = (statistics.median(move_times) - statistics.median(queue) - statistics.median(run)
+            if move_times and queue and run else float("nan"))
+    return (f"    where a move's time goes: queue {spread(queue)}; job run {spread(run)} (model calls: {len(model)}, "
+            f"median {statistics.median(rows) if rows else 0:.0f} rows, {spread(model)}; scorers {spread(scorers)}); "
+            f"page, store and transport ~{rest:.2f} s (median move - median queue - median run)")
 
 
 def parse_interval(text: str) -> tuple[float, float]:
@@ -346,9 +376,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="the checkout whose app.py is served")
     parser.add_argument("--show-log", action="store_true", help="print the server log's tail when it has tracebacks")
+    parser.add_argument("--load", type=int, default=0,
+                        help="busy-loop processes running beside the server (bench.thread_policy's load generator)")
     args = parser.parse_args(argv)
-    for n in args.sessions:
-        print(run_one(n, args), flush=True)
+    from bench.thread_policy import busy_loops
+
+    with busy_loops(args.load):
+        for n in args.sessions:
+            print(f"{args.load} busy-loop processes beside the server; load average {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            print(run_one(n, args), flush=True)
 
 
 if __name__ == "__main__":

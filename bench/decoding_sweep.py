@@ -36,13 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="interleaved rounds, each side computing 1/rounds of the grid per round (keep "
                              "rows per round above --batch-size, or there is nothing to refill)")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: the model layer's policy)")
     args = parser.parse_args(argv)
 
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.threads:  # the model layer's thread policy (models/threads.py) takes a fixed count from here
+        os.environ["FAIRNESS_TORCH_THREADS"] = str(args.threads)
 
     from fairness_core.data.prompts import regard_prompts
     from fairness_core.generation.grid import expand_grid, parse_grid
@@ -59,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         by_group.setdefault(item.group, item.text)
     prompts = (list(by_group.values()) + [i.text for i in items if i.text not in by_group.values()])[: args.prompts]
     load = os.getloadavg()[0]
-    print(f"SmolLM2-135M-Instruct, {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, load average "
+    threads = args.threads or "policy-chosen"
+    print(f"SmolLM2-135M-Instruct, {threads} torch threads, {os.cpu_count()} CPUs, load average "
           f"{load:.1f}; {len(configs)} configs x {len(prompts)} prompts x {args.samples} samples = "
           f"{len(configs) * len(prompts) * args.samples} outputs, max {args.max_new_tokens} new tokens, "
           f"batch size {args.batch_size}", flush=True)

@@ -74,7 +74,7 @@ def main() -> None:
     import torch
 
     from fairness_core.models import cache, load_preset
-    from fairness_core.models.jigsaw import one_torch_thread
+    from fairness_core.models.threads import FIXED_ENV, model_threads, usable_cores
 
     data = texts()
     loads = {}
@@ -100,12 +100,14 @@ def main() -> None:
     network, tokenizer = jigsaw.network, jigsaw.tokenizer  # type: ignore[attr-defined]
     ids = torch.from_numpy(tokenizer.padded(data))
     for batch in (64, 128, 256, 1024):
-        for label, context in (("1 thread", one_torch_thread), ("default threads", _default_threads)):
-            with torch.inference_mode(), context():
+        for label, threads in (("1 thread", 1), ("every core", usable_cores())):
+            os.environ[FIXED_ENV] = str(threads)  # the model layer's thread policy takes a fixed count from here
+            with torch.inference_mode(), model_threads():
                 started = time.perf_counter()
                 for start in range(0, len(ids), batch):
                     network(ids[start:start + batch])
                 seconds = time.perf_counter() - started
+            os.environ.pop(FIXED_ENV, None)
             print(f"  LSTM batch {batch:5d}, {label:15s} {len(ids) / seconds:9,.0f} texts/s")
 
     keras_import, keras_load, keras_rate = keras_reference(data[:1000])  # its rate on 1,000 texts
@@ -116,14 +118,6 @@ def main() -> None:
     print(f"  Keras 3 (torch backend): import keras {keras_import:.2f} s + build/load {keras_load:.2f} s, "
           f"{keras_rate:,.0f} texts/s; the torch port: load {port_load:.2f} s, "
           f"{speeds['jigsaw-toxicity']:,.0f} texts/s ({speeds['jigsaw-toxicity'] / keras_rate:.1f}x)")
-
-
-class _default_threads:  # a do-nothing context beside one_torch_thread()
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 if __name__ == "__main__":

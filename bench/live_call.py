@@ -19,6 +19,8 @@ import os
 import threading
 import time
 
+from fairness_core.models.threads import FIXED_ENV
+
 PROMPTS = [f"The {who} worked as" for who in ("man", "woman", "Black person", "White person", "gay person",
                                                "straight person", "Muslim person", "Christian person",
                                                "Jewish person", "Asian person", "Hispanic person")]
@@ -26,15 +28,13 @@ PROMPTS = [f"The {who} worked as" for who in ("man", "woman", "Black person", "W
 
 def timed_call(lm: object, rows: int, threads: int) -> float:
     """Seconds of one `generate_rows` call of `rows` rows on `threads` intra-op threads (this thread only)."""
-    import torch
-
     from fairness_core.models.interfaces import DecodingConfig
     from fairness_core.models.sampling import row_seed
 
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(rows)]
     configs = [DecodingConfig(top_p=0.5 + 0.05 * (i // len(PROMPTS)), max_new_tokens=15) for i in range(rows)]
     seeds = [row_seed(i // len(PROMPTS), prompt, 0) for i, prompt in enumerate(prompts)]
-    torch.set_num_threads(threads)
+    os.environ[FIXED_ENV] = str(threads)  # the model layer's thread policy takes the count from here
     started = time.perf_counter()
     lm.generate_rows(prompts, configs, seeds, 15, stop_at_sentence_end=True)  # type: ignore[attr-defined]
     return time.perf_counter() - started

@@ -85,11 +85,11 @@ def main(argv: list[str] | None = None) -> None:
         default_threads = torch.get_num_threads()
         for name, threads in (("local", default_threads), ("local 1t", 1)):
             plan, store = plan_in(name.replace(" ", "-"))
-            torch.set_num_threads(threads)
+            os.environ["FAIRNESS_TORCH_THREADS"] = str(threads)  # the model layer's thread policy reads it
             started = time.perf_counter()
             run_task(plan.task, store, executor=LocalExecutor())
             timings[name] = time.perf_counter() - started
-            torch.set_num_threads(default_threads)
+            del os.environ["FAIRNESS_TORCH_THREADS"]
             rows[name] = generations(store)
             threads_text = f"{threads} torch thread{'s' if threads > 1 else ''}"
             print(f"{name} ({threads_text}): {timings[name]:.1f} s; load average {os.getloadavg()[0]:.2f}", flush=True)

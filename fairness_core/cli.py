@@ -34,6 +34,9 @@ COMMAND_MODULES = (
     "fairness_core.commands.serve",  # a local OpenAI-compatible server for the --endpoint* flags
     "fairness_core.commands.compare",  # compare, sql, report
     "fairness_core.commands.audit",  # audit-scorer: is the judge itself biased? (issue 29)
+    "fairness_core.commands.check",  # check: a fairness test suite in one file, for CI (issue 34)
+    "fairness_core.commands.counterfactual",  # counterfactual: prompt variants from the user's prompts (issue 34)
+    "fairness_core.commands.plan",  # plan: the units a question needs, from a stored pilot run (issue 33)
 )
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-STUDIES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "audit", "metric_quality", "mitigation")
+STUDIES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "audit", "metric_quality", "mitigation",
+           "check")
 HEAVY = ("torch", "transformers", "sentence_transformers", "spacy", "ray")
 
 

@@ -4,8 +4,9 @@ Layers, lowest first (a module may import its own layer and the layers below, ne
 
   base       fairness_core.{config, device, store, jobs, models}
   plug-ins   fairness_core.{metrics, scorers, generation, bias, data}
-  pages      fairness_core.{metric_bias, decoding, cairo, adaptation, datscore, compare}   (page pipeline packages;
-             compare reads runs of every kind: alignment, paired differences, SQL console, report)
+  pages      fairness_core.{metric_bias, decoding, cairo, adaptation, datscore, compare, planning}   (page pipeline
+             packages; compare reads runs of every kind: alignment, paired differences, SQL console, report;
+             planning plans studies from stored pilot runs, read through compare)
   interface  fairness_core.{cli, commands, __main__}
   app        ui/, app_pages/, app.py   (the only code that may import streamlit)
 
@@ -47,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BASE = ("config", "device", "store", "jobs", "models")
 PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
 PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "compare", "audit", "metric_quality",
-         "mitigation")
+         "mitigation", "check", "planning")
 INTERFACE = ("cli", "commands", "__main__")
 LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(PAGES, 2),
           **dict.fromkeys(INTERFACE, 3)}

@@ -143,3 +143,21 @@ def build_tiny_m2m100(directory: Path) -> Path:
     M2M100ForConditionalGeneration(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def build_tiny_llama(directory: Path, chat_template: bool = False) -> Path:
+    """A tiny random LlamaForCausalLM (SmolLM2's architecture: rotary positions, grouped key/value heads, RMSNorm,
+    tied embeddings), with an optional ChatML template like SmolLM2-Instruct's."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = _bpe_tokenizer()
+    if chat_template:
+        tokenizer.chat_template = ("{% for m in messages %}<s>{{ m['role'] }}\n{{ m['content'] }}</s>\n{% endfor %}"
+                                   "{% if add_generation_prompt %}<s>assistant\n{% endif %}")
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

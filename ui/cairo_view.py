@@ -22,6 +22,7 @@ class ComputedTable:
     indices: dict[str, list[int]]  # metric -> original prompt indices the table was computed on
     generations: pd.DataFrame
     value_column: str
+    run_ids: tuple[str, ...] = ()  # the stored runs behind it (the planner's pilot)
 
 
 def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
@@ -81,7 +82,7 @@ def compute_section(chosen_metrics: list[str]) -> ComputedTable | None:
             for note in result.notes:
                 st.caption(common.escape_markdown(note))
             return ComputedTable(result.bias_table.to_csv(index=False), result.split_rows, result.indices,
-                                 result.generations, result.value_column)
+                                 result.generations, result.value_column, tuple(result.run_ids))
     return None
 
 

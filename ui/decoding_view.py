@@ -16,8 +16,21 @@ from fairness_core import decoding as dec
 from fairness_core.jobs import format_seconds
 from ui import common, jobs
 from ui import decoding_charts as charts
+from ui.decoding_inputs import counterfactual_prompts
 from ui.live_cards import LiveCards
 from ui.report import report_button
+
+#: the live per-group table's measures: short header, and the full name on hover
+GROUP_COLUMNS = {
+    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
+    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
+    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
+    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
+    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
+    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
+    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
+    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
+}
 
 FIRST_LOAD_SECONDS = 25
 DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
@@ -111,7 +124,11 @@ def sweep_estimate(generations: int, max_new_tokens: int) -> str:
 
 
 def build_prompts() -> dec.PromptSet:
-    source = st.radio("Prompts", ["Regard templates", "BOLD", "Custom"], horizontal=True, key="dec_source")
+    source = st.radio("Prompts", ["Regard templates", "BOLD", "Custom", "Counterfactual"], horizontal=True,
+                      key="dec_source", help="Counterfactual: your prompts, each with a variant per group of an "
+                                             "attribute (identity words swapped with word lists).")
+    if source == "Counterfactual":
+        return counterfactual_prompts()
     if source == "Regard templates":
         templates, families = dec.default_templates()
         left, right = st.columns(2)
@@ -221,8 +238,11 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
     st.caption(common.escape_markdown(
         f"95% intervals (the paper reports none): template bootstrap, {summary.n_resamples} resamples — "
                f"{summary.design}. Diversity's interval is centred on the estimate, because a resample repeats "
-               "prompts and repeated trigrams lower the entropy by construction. Quality is a proxy (mean token "
-               "log-probability under a scorer model), not the paper's human ratings."))
+               "prompts and repeated trigrams lower the entropy by construction. Each disparity is also tested for "
+               f"no disparity ({summary.n_permutations} permutations of the group labels within the design) and "
+               "given a bias-corrected estimate and the smallest disparity the design could detect (the paper "
+               "reports the plug-in disparity only). Quality is a proxy (mean token log-probability under a scorer "
+               "model), not the paper's human ratings."))
 
     rates = {m.label: m for m in summary.rates}
     measure = rates[st.selectbox("Fairness measure", list(rates), key="sweep_measure")]
@@ -248,6 +268,10 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
 
     st.subheader("Disparity against the hyper-parameter")
     st.caption(common.escape_markdown(f"Measure: {measure.label}."))
+    # the headline is worded from the permutation test of "no disparity", not from an interval that cannot hold 0
+    st.markdown("\n".join(f"- **{common.escape_markdown(label)}**: "
+                           + common.escape_markdown(dec.disparity_headline(summary, key, measure.name))
+                           for key, label in zip(configs["config_key"], configs["label"], strict=True)))
     per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
     columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
     if columns[0] in per_family:
@@ -262,8 +286,12 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
     common.how_to_read(
         "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
         "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
-        "Because it averages absolute differences, its interval sits above a near-zero estimate; whether two "
-        "groups really differ is what the flip rule above reads, from the signed paired gap.")
+        "Because it averages absolute differences, it is above 0 whenever rates differ by chance, and so is its "
+        "interval: whether the groups differ at all is what the sentences above say, from a permutation test (the "
+        "group labels swapped within each template, or whole prompts moved between groups; p is how often "
+        "swapped labels give a disparity at least this large). *bias-corrected* removes most of the chance part "
+        "and can be below 0, and its interval can hold 0; *smallest detectable* is the true disparity this design "
+        "would detect 80% of the time.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
     st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
@@ -289,9 +317,11 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         "log-probability under a scorer model, not human ratings.) Bottom: Pareto-front settings are those no "
         "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
         "marked when it is in the grid.")
-    st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "diversity",
-                          "diversity_ci_low", "diversity_ci_high", "quality", "negative_rate", "n", "n_empty",
-                          "pareto", "library_default"]], hide_index=True, width="stretch")
+    st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "disparity_corrected",
+                          "disparity_corrected_ci_low", "disparity_corrected_ci_high", "disparity_p_value",
+                          "disparity_smallest_detectable", "diversity", "diversity_ci_low", "diversity_ci_high",
+                          "quality", "negative_rate", "n", "n_empty", "pareto", "library_default"]],
+                 hide_index=True, width="stretch")
 
     st.subheader("Example browser")
     prompt_ids = list(dict.fromkeys(generations["prompt_id"]))

@@ -29,6 +29,9 @@ documented cost, scaled by how busy the machine is now: `machine_slowdown`, `fai
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 import threading
 import time
 import uuid
@@ -47,7 +50,6 @@ from fairness_core.jobs.queue import (
     Entry,
     WorkerPool,
     live_threads,
-    machine_load,
     position_message,
     release_free_memory,
     tidy_when_idle,
@@ -102,6 +104,20 @@ MAX_CORRECTION = 3.0
 #: fell back), and a job's implied whole time should move with the load, not with each report
 ETA_SMOOTHING_S = 10.0
 _POOL: WorkerPool | None = None
+
+#: "TIMING job ..." lines (time in the queue, time running) beside the generation task's model and scorer lines, for
+#: `bench.classroom`'s breakdown of a move; written to stderr only when FAIRNESS_LAB_TIMING_LOG=1
+timing_log = logging.getLogger("fairness_core.timing")
+if os.environ.get("FAIRNESS_LAB_TIMING_LOG") == "1" and not timing_log.handlers:
+    timing_log.addHandler(logging.StreamHandler(sys.stderr))
+    timing_log.setLevel(logging.INFO)
+    timing_log.propagate = False
+
+
+def _log_timing(job: BackgroundJob, rows: int | None) -> None:
+    if job.finished is not None:
+        timing_log.info("TIMING job lane=%s rows=%s queue_s=%.3f run_s=%.3f", job.lane, rows or job.units or 0,
+                        job.started - job.asked, job.finished - job.started)
 NO_SESSION = "(no browser session)"
 
 
@@ -114,6 +130,7 @@ class BackgroundJob:
     result: Any = None
     error: BaseException | None = None
     started: float = field(default_factory=time.monotonic)
+    asked: float = field(default_factory=time.monotonic)  # when it was queued (`started` is when a worker took it)
     started_wall: float = field(default_factory=time.time)
     finished: float | None = None
     units: int | None = None  # what the job computes, in the page's units (generations, pairs); for rates
@@ -380,6 +397,7 @@ def start(key: str, work: Job, label: str = "Job", units: int | None = None, lan
             job.finished = time.monotonic()
             job.partials.clear()  # for display while it ran; the store has the rows
             _record_finished(job)
+            _log_timing(job, None)
             job.ended.set()
 
     if attach:
@@ -394,11 +412,12 @@ def start(key: str, work: Job, label: str = "Job", units: int | None = None, lan
 
 
 def threads_now() -> int:
-    """Intra-op threads for model work starting now (a live generation or a sweep): every core when no other
-    model work runs on the pool and the machine is otherwise quiet, else one each
-    (`fairness_core.jobs.queue.live_threads`; a sweep on two threads beside two busy processes took 365 s where
-    one thread took 54 s). Call it where the job starts."""
-    return live_threads(usable_cores(), pool().busy_workers(), machine_load())
+    """The most intra-op threads model work starting now may take (a live generation or a sweep): every core when
+    no other model work runs on the pool, else an even share (`fairness_core.jobs.queue.live_threads`). The load
+    of other programs is the model layer's to read when the job starts (`fairness_core.models.threads`: the
+    runnable threads right now), not the one-minute load average here, which counts this server's own last moves
+    (a move after a move on a quiet machine got one thread). Call it where the job starts."""
+    return live_threads(usable_cores(), pool().busy_workers())
 
 
 class _AllCancelled:
@@ -428,9 +447,11 @@ def _run_batch(entries: list[Entry]) -> None:
         for job in batch_jobs:
             job.error = error
     finally:
+        rows = sum(job.units or 0 for job in batch_jobs)
         for job in batch_jobs:
             job.finished = time.monotonic()
             job.partials.clear()
+            _log_timing(job, rows)
             job.ended.set()
 
 

@@ -17,25 +17,33 @@ def _errors(frame: pd.DataFrame, value: str, low: str, high: str) -> tuple[np.nd
     return np.nan_to_num(plus), np.nan_to_num(minus)
 
 
-def agreement_bars(table: pd.DataFrame, rule: str, paper: dict[str, float] | None = None) -> go.Figure:
-    """One horizontal bar per metric: Spearman with people and its 95% interval (documents resampled)."""
-    frame = table.sort_values("spearman", na_position="first")
-    plus, minus = _errors(frame, "spearman", "ci_low", "ci_high")
-    figure = go.Figure(go.Bar(y=frame["label"], x=frame["spearman"], orientation="h", marker_color=POSITIVE_COLOR,
+SYMBOLS = {"spearman": "Spearman ρ", "pearson": "Pearson r", "kendall": "Kendall τ"}
+
+
+def agreement_bars(table: pd.DataFrame, rule: str, paper: dict[str, float] | None = None,
+                   statistic: str = "spearman", resample: str = "documents") -> go.Figure:
+    """One horizontal bar per metric: the statistic with people (`value`) and its 95% interval, which resamples
+    `resample` (documents, systems or both)."""
+    frame = table.sort_values("value", na_position="first")
+    plus, minus = _errors(frame, "value", "ci_low", "ci_high")
+    symbol = SYMBOLS.get(statistic, statistic)
+    figure = go.Figure(go.Bar(y=frame["label"], x=frame["value"], orientation="h", marker_color=POSITIVE_COLOR,
                               error_x={"type": "data", "array": plus, "arrayminus": minus, "color": NEUTRAL_COLOR},
-                              hovertemplate="%{y}: ρ = %{x:.3f}<extra></extra>", name="computed here"))
+                              hovertemplate=f"%{{y}}: {symbol.split()[-1]} = %{{x:.3f}}<extra></extra>",
+                              name="computed here"))
     # the published values as dotted lines named in the legend: labels written at the lines' tops were drawn over
     # the top bar (chrF) and over each other, where nobody could read them
     labels = list(frame["label"])
     for (name, value), dash in zip((paper or {}).items(), ("dot", "dash", "dashdot", "longdash"), strict=False):
         figure.add_scatter(x=[value, value], y=[labels[0], labels[-1]] if labels else [0, 1], mode="lines",
                            line={"dash": dash, "color": NEUTRAL_COLOR, "width": 1.5},
-                           name=f"{name}: {value:.3f} (paper)", hovertemplate=f"{name} (paper): ρ = {value:.3f}"
-                                                                           "<extra></extra>")
+                           name=f"{name}: {value:.3f} (paper)",
+                           hovertemplate=f"{name} (paper): {symbol.split()[-1]} = {value:.3f}<extra></extra>")
     figure.update_layout(height=max(240, 44 * len(frame) + 120 + (24 * len(paper) if paper else 0)),
                          margin={"t": 20, "b": 10}, showlegend=bool(paper),
                          legend={"orientation": "h", "y": -0.25, "x": 0},
-                         xaxis_title=f"Spearman ρ with people ({rule} rule), 95% interval", yaxis_title="")
+                         xaxis_title=f"{symbol} with people ({rule} rule), 95% interval over "
+                                     f"{'documents and systems' if resample == 'both' else resample}", yaxis_title="")
     return figure
 
 
@@ -74,5 +82,5 @@ def bias_quality(points: pd.DataFrame) -> go.Figure:
                            f"Spearman with people %{{y:.3f}} ({row.rule} rule)<extra></extra>"))
     figure.update_layout(height=460, margin={"t": 20, "b": 10}, legend={"title": "metric"},
                          xaxis_title="gender bias (Eq. 2, min-max; lower = fairer), 95% interval over pairs",
-                         yaxis_title="Spearman ρ with people, 95% interval over documents")
+                         yaxis_title="Spearman ρ with people, 95% interval (resampling unit in the table)")
     return figure

@@ -9,6 +9,7 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 """
 
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
+from fairness_core.audit.plan import plan_audit, plan_stored_audit
 from fairness_core.audit.report import audit_download, audit_json, examples, rows_frame
 from fairness_core.audit.request import (
     CONFIRM_AUDIT_TEXTS,
@@ -23,6 +24,7 @@ from fairness_core.audit.request import (
 )
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
 from fairness_core.audit.task import JOB_KIND, AuditResult, audit_parts, audit_work, run_audit
+from fairness_core.planning import Plan, PlanError
 
 #: what differs from the papers, one sentence each (the page's expander; docs/audit.md "Deviations from the paper")
 DEVIATIONS = (
@@ -31,8 +33,9 @@ DEVIATIONS = (
     "their 50 identity adjectives grouped by the project into six groups (2,150 texts); their file can be uploaded.",
     "Shift: each term is compared with the across-group background of its template (VBCM's β, Quiroga et al. 2025 "
     "§3.1) rather than with the overall mean, so a group with more terms does not pull the reference.",
-    "Intervals: every statistic carries a 95% bootstrap interval over templates; Dixon et al. and Borkan et al. "
-    "report point values.",
+    "Intervals: every statistic carries a 95% bootstrap interval over the design's clusters (the built-in set's 11 "
+    "patterns, an IPTTS file's templates), and FPED a permutation test of 'every term alike'; Dixon et al. and "
+    "Borkan et al. report point values.",
     "Swapped texts: Dhamala et al.'s Table 3 edits generated texts by shuffling word positions (a quality check); "
     "here the identity word is swapped (a counterfactual check of the judge), and their shuffle is not implemented.",
 )
@@ -74,6 +77,8 @@ __all__ = [
     "AuditTable",
     "Design",
     "Judge",
+    "Plan",
+    "PlanError",
     "audit_download",
     "audit_json",
     "audit_parts",
@@ -86,6 +91,8 @@ __all__ = [
     "examples",
     "metric_choices",
     "parse_terms",
+    "plan_audit",
+    "plan_stored_audit",
     "rows_frame",
     "run_audit",
     "scorer_choices",

@@ -1,8 +1,13 @@
-"""What a judge audit scores: every template filled with every identity term (the unit resampled is the template).
+"""What a judge audit scores: every template filled with every identity term.
 
 A `Design` is a table of texts, one per (template, term), with the term's group, the template's toxic / non-toxic
-label where it has one (IPTTS and the built-in set), and a neutral reference (the template with the identity slot
-left out) for metrics that compare a candidate with a reference. It comes from:
+label where it has one (IPTTS and the built-in set), a neutral reference (the template with the identity slot
+left out) for metrics that compare a candidate with a reference, and the template's **cluster**: the unit the
+intervals resample. Templates written from one pattern with different filler words ("Being {person} is
+wonderful." / "... is kind.") share how the judge reacts to a term in that pattern, so they are not independent:
+the cluster of a built-in template is its pattern (11 patterns make the 43 templates), of an IPTTS row its
+`Template` column, of an EEC sentence its template; a user's template or a swapped text is its own cluster. It
+comes from:
 - templates with a ``{person}`` slot (built-in IPTTS-style set or a user's file) x identity terms;
 - an IPTTS or EEC file through the template importers (`fairness_core.adaptation.templates`): the file's own
   sentences;
@@ -28,7 +33,9 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "audit"
 LABELS = {"toxic": "toxic", "bad": "toxic", "1": "toxic", "true": "toxic",
           "non-toxic": "non-toxic", "nontoxic": "non-toxic", "not toxic": "non-toxic", "not_bad": "non-toxic",
           "0": "non-toxic", "false": "non-toxic", "": ""}
-TEXT_COLUMNS = ["template_id", "term", "group", "text", "reference", "label"]
+TEXT_COLUMNS = ["template_id", "term", "group", "text", "reference", "label", "cluster"]
+#: the columns the content hash covers (the cluster is derived from the template ids' source)
+HASHED_COLUMNS = ["template_id", "term", "group", "text", "reference", "label"]
 
 
 class AuditInputError(ValueError):
@@ -40,6 +47,7 @@ class LabelledTemplate:
     template_id: str
     text: str  # with SLOT exactly once
     label: str = ""  # toxic | non-toxic | "" (unlabelled)
+    cluster: str = ""  # the pattern it was written from ("" = its own cluster)
 
 
 @dataclass
@@ -54,18 +62,31 @@ class Design:
     def n_templates(self) -> int:
         return int(self.texts["template_id"].nunique())
 
+    @property
+    def n_clusters(self) -> int:
+        return int(self.texts["cluster"].nunique())
+
+    @property
+    def cluster_unit(self) -> str:
+        """What a cluster is, in words: what the intervals resample."""
+        if self.n_clusters == self.n_templates:
+            return "templates"
+        return {"builtin": "patterns", "iptts": "IPTTS templates", "eec": "EEC templates"}.get(self.source,
+                                                                                                "template families")
+
     def labels(self) -> pd.Series:
         """template_id -> label (toxic, non-toxic or empty)."""
         return self.texts.drop_duplicates("template_id").set_index("template_id")["label"]
 
     def content_hash(self) -> str:
-        payload = json.dumps(self.texts[TEXT_COLUMNS].to_numpy().tolist(), ensure_ascii=False)
+        payload = json.dumps(self.texts[HASHED_COLUMNS].to_numpy().tolist(), ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def record(self) -> dict[str, Any]:
         labels = self.labels()
         return {"name": self.name, "source": self.source, "hash": self.content_hash(),
-                "n_templates": self.n_templates, "n_texts": len(self.texts),
+                "n_templates": self.n_templates, "n_clusters": self.n_clusters, "resampled": self.cluster_unit,
+                "n_texts": len(self.texts),
                 "n_toxic_templates": int((labels == "toxic").sum()),
                 "n_non_toxic_templates": int((labels == "non-toxic").sum()),
                 "groups": {g: list(t) for g, t in self.groups.items()}}
@@ -130,13 +151,14 @@ def builtin_templates() -> list[LabelledTemplate]:
     out = []
     for pattern in data["patterns"]:
         filler = pattern.get("filler")
+        cluster = f"builtin:{pattern['name']}"
         if filler is None:
-            out.append(LabelledTemplate(f"builtin:{pattern['name']}", pattern["text"], pattern["label"]))
+            out.append(LabelledTemplate(cluster, pattern["text"], pattern["label"], cluster))
             continue
         slot = "{adjective}" if "{adjective}" in pattern["text"] else "{verb}"
         for word in data["fillers"][filler]:
-            out.append(LabelledTemplate(f"builtin:{pattern['name']}:{word}", pattern["text"].replace(slot, word),
-                                        pattern["label"]))
+            out.append(LabelledTemplate(f"{cluster}:{word}", pattern["text"].replace(slot, word), pattern["label"],
+                                        cluster))
     return out
 
 
@@ -168,7 +190,7 @@ def parse_labelled_templates(text: str, name: str = "templates") -> list[Labelle
 def design_from_templates(templates: Sequence[LabelledTemplate], groups: dict[str, tuple[str, ...]],
                           name: str, source: str = "templates") -> Design:
     rows = [{"template_id": t.template_id, "term": term, "group": group, "text": fill(t.text, term),
-             "reference": reference_of(t.text), "label": t.label}
+             "reference": reference_of(t.text), "label": t.label, "cluster": t.cluster or t.template_id}
             for t in templates for group, terms in groups.items() for term in terms]
     notes = []
     distinct = {t.text for t in templates}
@@ -201,7 +223,8 @@ def design_from_import(imported: ImportedSet, groups: dict[str, tuple[str, ...]]
             label = LABELS.get(str(template.attrs.get("label", "")).strip().lower(), "") if template else ""
             rows.setdefault((p.template_id, p.group), {
                 "template_id": p.template_id, "term": p.group, "group": group, "text": p.text,
-                "reference": reference_of(template.text) if template else p.text, "label": label})
+                "reference": reference_of(template.text) if template else p.text, "label": label,
+                "cluster": (template.family if template and template.family else p.template_id)})
         notes = list(imported.notes)
         if dropped:
             notes.append(f"{dropped} row(s) whose identity term is in no group of the terms file were left out")
@@ -218,7 +241,9 @@ def design_from_import(imported: ImportedSet, groups: dict[str, tuple[str, ...]]
             template = slotted.get(template_id)
             rows[(template_id, person)] = {"template_id": template_id, "term": person, "group": group,
                                            "text": entry["text"], "label": "",
-                                           "reference": reference_of(template.text) if template else entry["text"]}
+                                           "reference": reference_of(template.text) if template else entry["text"],
+                                           "cluster": template.family if template and template.family else
+                                           template_id}
             if person not in groups.get(group, ()):
                 groups[group] = (*groups.get(group, ()), person)
         notes = list(imported.notes)

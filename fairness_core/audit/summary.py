@@ -13,9 +13,17 @@
   the other terms vs toxic texts of the term (an AUC below the others' means the term's texts are pushed up or
   down against the rest).
 
-Every number carries a 95% percentile-bootstrap interval that resamples templates (the sampled unit: a drawn
-template brings all of its terms' texts), as one matrix product per statistic. A statistic that cannot be
-computed is refused with its reason (`refused`), never shown as NaN.
+Every number carries a 95% percentile-bootstrap interval that resamples the design's clusters — the patterns of
+the built-in set, the `Template` of IPTTS rows, or single templates where nothing groups them (`design.py`): a
+drawn cluster brings all of its templates and all of their terms' texts, because fillers of one pattern share
+how the judge reacts to a term in it. One matrix product per statistic. A statistic that cannot be computed is
+refused with its reason (`refused`), never shown as NaN.
+
+FPED is a sum of absolute values, so its plug-in estimate is above 0 whenever the per-term rates differ by
+chance, and a bootstrap interval of it sits above 0 by construction. Beside it: a permutation test of "the judge
+treats every term alike" that holds its size — the term labels are permuted within each cluster (one permutation
+for all the cluster's templates, so a pattern × term reaction moves as a block), the p-value is (1 + #{FPED* ≥
+FPED}) / (1 + B) — and the corrected estimate FPED − mean(FPED*), what is left above what chance alone gives.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import pandas as pd
 from fairness_core.audit.request import Judge
 
 LEVEL = 0.95
+ALPHA = 0.05
+PERMUTATIONS = 1000
 ROW_KEYS = ("term", "group", "n", "mean", "shift", "ci_low", "ci_high", "fpr", "flip_rate", "subgroup_auc",
             "bpsn_auc", "bnsp_auc")
 
@@ -43,6 +53,7 @@ class Matrix:
     group_of: np.ndarray  # term index -> group index
     scores: np.ndarray  # (J, T)
     labels: np.ndarray  # (J,) "toxic" | "non-toxic" | ""
+    clusters: np.ndarray  # (J,) the cluster index of each template (the resampled unit)
 
     @classmethod
     def of(cls, frame: pd.DataFrame, groups: dict[str, tuple[str, ...]]) -> Matrix:
@@ -56,9 +67,12 @@ class Matrix:
         known = frame[frame["term"].isin(col)]
         scores[known["template_id"].map(row).to_numpy(), known["term"].map(col).to_numpy()] = known["score"].to_numpy(
             dtype=float)
-        labels = frame.drop_duplicates("template_id").set_index("template_id")["label"].reindex(templates).fillna("")
+        first = frame.drop_duplicates("template_id").set_index("template_id")
+        labels = first["label"].reindex(templates).fillna("")
+        cluster_of = first["cluster"].reindex(templates) if "cluster" in first else pd.Series(templates)
+        clusters = pd.Categorical(cluster_of.to_numpy(), categories=list(dict.fromkeys(cluster_of))).codes
         return cls(templates, terms, group_names, np.array([group_of[t] for t in terms], dtype=int), scores,
-                   labels.to_numpy(dtype=object))
+                   labels.to_numpy(dtype=object), clusters.astype(np.int64))
 
     def group_means(self) -> np.ndarray:
         """(J, G): φ_jg, the mean of the group's terms in template j."""
@@ -77,13 +91,17 @@ class Matrix:
         return np.where(counts > 0, np.nansum(means, axis=1) / np.maximum(counts, 1), np.nan)
 
 
-def multiplicities(n_templates: int, resamples: int, seed: int) -> np.ndarray:
-    """(1 + B, J): row 0 all ones (the point estimate), then how often each template is drawn in each resample."""
+def multiplicities(n_templates: int, resamples: int, seed: int, clusters: np.ndarray | None = None) -> np.ndarray:
+    """(1 + B, J): row 0 all ones (the point estimate), then how often each template is drawn in each resample:
+    the clusters (`clusters[j]`: template j's cluster; None = each template its own) are drawn with replacement
+    and a drawn cluster brings all its templates."""
+    clusters = np.arange(n_templates) if clusters is None else np.asarray(clusters)
+    n_clusters = int(clusters.max()) + 1 if clusters.size else 0
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_templates, size=(resamples, n_templates))
-    counts = np.zeros((resamples, n_templates))
+    draws = rng.integers(0, n_clusters, size=(resamples, n_clusters))
+    counts = np.zeros((resamples, n_clusters))
     np.add.at(counts, (np.arange(resamples)[:, None], draws), 1.0)
-    return np.vstack([np.ones((1, n_templates)), counts])
+    return np.vstack([np.ones((1, n_templates)), counts[:, clusters]])
 
 
 def weighted_mean(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -130,6 +148,45 @@ def weighted_auc(weights: np.ndarray, positives: tuple[np.ndarray, np.ndarray],
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
 
 
+def fped_of(flagged: np.ndarray) -> np.ndarray:
+    """Dixon et al.'s FPED of (..., J, T) flags on non-toxic templates (NaN = not counted): Σ_t |FPR − FPR_t|, FPR
+    over all the texts, FPR_t over the term's."""
+    present = ~np.isnan(flagged)
+    hits = np.where(present, flagged, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_term = hits.sum(axis=-2) / present.sum(axis=-2)
+        overall = hits.sum(axis=(-2, -1)) / present.sum(axis=(-2, -1))
+    return np.nansum(np.abs(per_term - overall[..., None]), axis=-1)
+
+
+def fped_test(flagged: np.ndarray, clusters: np.ndarray, permutations: int = PERMUTATIONS,
+              seed: int = 0) -> dict[str, Any]:
+    """The permutation test of "every term alike" for FPED (module docstring): each cluster's templates get one
+    random order of the terms per permutation. Returns the p-value, the null's mean, the corrected estimate and
+    the headline sentence."""
+    rows = ~np.isnan(flagged).all(axis=1)
+    flagged, clusters = flagged[rows], np.asarray(clusters)[rows]
+    observed = float(fped_of(flagged))
+    if permutations < 1 or not flagged.size:
+        return {"p_value": None, "null_mean": None, "corrected": None, "n_permutations": 0,
+                "headline": "no permutation test (no non-toxic template was scored)"}
+    rng = np.random.default_rng(seed + 7919)  # its own stream: the bootstrap's draws stay as they were
+    n_clusters, n_terms = int(clusters.max()) + 1, flagged.shape[1]
+    orders = np.argsort(rng.random((permutations, n_clusters, n_terms)), axis=2)  # one order per cluster
+    permuted = np.take_along_axis(np.broadcast_to(flagged, (permutations, *flagged.shape)),
+                                  orders[:, clusters, :], axis=2)
+    null = fped_of(permuted)
+    p_value = float((1 + np.sum(null >= observed - 1e-12)) / (1 + permutations))
+    corrected = observed - float(null.mean())
+    if p_value >= ALPHA:
+        headline = f"no difference between the terms' false-positive rates is detectable here (p = {p_value:.2f})"
+    else:
+        headline = (f"the terms' false-positive rates differ (p = {p_value:.3f}; FPED {observed:.2f}, "
+                    f"{corrected:.2f} above what chance alone gives)")
+    return {"p_value": p_value, "null_mean": float(null.mean()), "corrected": corrected,
+            "n_permutations": permutations, "headline": headline}
+
+
 @dataclass
 class AuditTable:
     judge: Judge
@@ -140,19 +197,20 @@ class AuditTable:
 
 
 def audit_table(frame: pd.DataFrame, groups: dict[str, tuple[str, ...]], judge: Judge, resamples: int = 1000,
-                seed: int = 0) -> AuditTable:
-    """The audit of one judge from its scores (`frame`: template_id, term, group, text, label, score)."""
+                seed: int = 0, cluster_unit: str = "templates") -> AuditTable:
+    """The audit of one judge from its scores (`frame`: template_id, term, group, text, label, score, and the
+    template's `cluster` — without it each template is its own; `cluster_unit` names what a cluster is)."""
     from threadpoolctl import threadpool_limits
 
     # many small matrix products: one BLAS thread is 5-40x faster than two fighting other processes for 2 cores
     with threadpool_limits(1):
-        return _audit_table(frame, groups, judge, resamples, seed)
+        return _audit_table(frame, groups, judge, resamples, seed, cluster_unit)
 
 
 def _audit_table(frame: pd.DataFrame, groups: dict[str, tuple[str, ...]], judge: Judge, resamples: int,
-                 seed: int) -> AuditTable:
+                 seed: int, cluster_unit: str) -> AuditTable:
     matrix = Matrix.of(frame, groups)
-    weights = multiplicities(len(matrix.templates), resamples, seed)
+    weights = multiplicities(len(matrix.templates), resamples, seed, matrix.clusters)
     beta = matrix.background()
     group_means = matrix.group_means()
     refused: dict[str, str] = {}
@@ -260,6 +318,8 @@ def _audit_table(frame: pd.DataFrame, groups: dict[str, tuple[str, ...]], judge:
         fped = np.nansum(np.abs(fpr_t - overall[:, None]), axis=1)  # Dixon et al.'s FPED, summed over terms
         extra["fpr_overall"] = dict(zip(("value", "ci_low", "ci_high"), interval(overall), strict=True))
         extra["fped"] = dict(zip(("value", "ci_low", "ci_high"), interval(fped), strict=True))
+        extra["fped"] |= fped_test(on_non_toxic, matrix.clusters, PERMUTATIONS, seed)
+    extra["resampled"] = {"unit": cluster_unit, "n_clusters": int(matrix.clusters.max()) + 1 if n_j else 0}
 
     texts = frame.copy()
     where = {t: i for i, t in enumerate(matrix.templates)}

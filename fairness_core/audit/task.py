@@ -145,5 +145,6 @@ def run_audit(request: AuditRequest, store: Any, on_progress: Callable[[Any], No
                strict=True)
     frame["score"] = pd.to_numeric(pd.Series([by_pair.get(k) for k in keys], index=frame.index), errors="coerce")
     result.scores = frame
-    result.table = audit_table(frame, request.design.groups, request.judge, request.resamples, request.seed)
+    result.table = audit_table(frame, request.design.groups, request.judge, request.resamples, request.seed,
+                               request.design.cluster_unit)
     return result

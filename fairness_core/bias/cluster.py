@@ -34,16 +34,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: joins the parts of a unit key (a character no prompt, group or family name contains); Compare's SQL writes the
+#: same keys, so a run's units are the same, in the same order, on every page that reads it
+UNIT_SEP = "\u241f"
+
+
+def unit_key(family: str, group: str, source: str, prompt: str, shared: bool) -> str:
+    """A prompt's resampling unit as text: "template␟family␟source" for a template shared by the groups of a family,
+    "prompt␟family␟group␟prompt text" for any other prompt (keyed by text, so two runs' prompts meet)."""
+    if shared:
+        return UNIT_SEP.join(("template", str(family), str(source)))
+    return UNIT_SEP.join(("prompt", str(family), str(group), str(prompt)))
+
 
 @dataclass(frozen=True)
 class Design:
-    """Which resampling unit each row belongs to, and the stratum each unit is drawn within."""
+    """Which resampling unit each row belongs to, and the stratum each unit is drawn within.
+
+    Units are numbered in the sorted order of their keys (`unit_key`) and strata in the sorted order of theirs, so
+    the same prompts give the same numbering, and the same resamples for a seed, whatever order the rows come in.
+    """
 
     unit: np.ndarray  # per row: unit index in 0..n_units-1
     stratum: np.ndarray  # per unit: stratum index
     n_units: int
     n_paired: int  # units that are templates shared by several groups of a family
     description: str
+    keys: tuple[str, ...] = ()  # per unit: its key (`unit_key`)
+    shared: np.ndarray | None = None  # per unit: a template shared by the groups of a family (bool)
+    family: tuple[str, ...] = ()  # per unit: its family
 
     def weights(self, n_resamples: int, seed: int = 0) -> np.ndarray:
         """(n_resamples, n_units) counts: how often each unit is drawn in each resample."""
@@ -59,36 +78,39 @@ class Design:
         return out
 
 
+def design_from_keys(keys: Sequence[str]) -> Design:
+    """The design of rows whose unit keys (`unit_key`) are `keys`, one per row: units in sorted key order, a template
+    drawn within its family, any other prompt within its family and group (see the module docstring)."""
+    ordered = sorted(set(map(str, keys)))
+    index = {key: i for i, key in enumerate(ordered)}
+    parts = [key.split(UNIT_SEP) for key in ordered]
+    shared = np.array([p[0] == "template" for p in parts], dtype=bool)
+    stratum_keys = [UNIT_SEP.join(p[1:2] if is_shared else p[1:3]) for p, is_shared in zip(parts, shared,
+                                                                                            strict=True)]
+    strata = {key: i for i, key in enumerate(sorted(set(stratum_keys)))}
+    n_paired = int(shared.sum())
+    description = (f"{len(ordered)} prompt units resampled with replacement ({n_paired} templates shared by the "
+                   f"groups of a family, kept together; {len(ordered) - n_paired} single prompts, resampled within "
+                   "their group); all samples of a prompt stay together")
+    return Design(np.array([index[str(key)] for key in keys], dtype=np.int64),
+                  np.array([strata[k] for k in stratum_keys], dtype=np.int64), len(ordered), n_paired, description,
+                  tuple(ordered), shared, tuple(p[1] if len(p) > 1 else "" for p in parts))
+
+
 def template_design(families: Sequence[str], groups: Sequence[str], sources: Sequence[str],
-                    prompt_ids: Sequence[str]) -> Design:
-    """The design of a prompt set's rows (one entry per generation): see the module docstring."""
+                    prompts: Sequence[str]) -> Design:
+    """The design of a prompt set's rows (one entry per generation; `prompts` are the prompt texts, or any id that
+    names a prompt within its group): see the module docstring."""
     n = len(groups)
-    if not (len(families) == len(sources) == len(prompt_ids) == n):
-        raise ValueError("families, groups, sources and prompt_ids must have one entry per row")
+    if not (len(families) == len(sources) == len(prompts) == n):
+        raise ValueError("families, groups, sources and prompts must have one entry per row")
     groups_of: dict[tuple[str, str], set[str]] = {}
     for family, group, source in zip(families, groups, sources, strict=True):
         groups_of.setdefault((str(family), str(source)), set()).add(str(group))
-    units: dict[tuple[str, ...], int] = {}
-    strata: dict[tuple[str, ...], int] = {}
-    unit_stratum: list[int] = []
-    unit = np.empty(n, dtype=np.int64)
-    paired = set()
-    for row, (family, group, source, prompt_id) in enumerate(zip(families, groups, sources, prompt_ids,
-                                                                 strict=True)):
-        family, group, source = str(family), str(group), str(source)
-        shared = bool(source) and len(groups_of[(family, source)]) > 1
-        key = ("template", family, source) if shared else ("prompt", family, group, str(prompt_id))
-        stratum_key = (family,) if shared else (family, group)
-        if key not in units:
-            units[key] = len(units)
-            unit_stratum.append(strata.setdefault(stratum_key, len(strata)))
-            if shared:
-                paired.add(key)
-        unit[row] = units[key]
-    description = (f"{len(units)} prompt units resampled with replacement ({len(paired)} templates shared by the "
-                   f"groups of a family, kept together; {len(units) - len(paired)} single prompts, resampled within "
-                   "their group); all samples of a prompt stay together")
-    return Design(unit, np.asarray(unit_stratum, dtype=np.int64), len(units), len(paired), description)
+    keys = [unit_key(str(family), str(group), str(source), str(prompt),
+                     bool(source) and len(groups_of[(str(family), str(source))]) > 1)
+            for family, group, source, prompt in zip(families, groups, sources, prompts, strict=True)]
+    return design_from_keys(keys)
 
 
 def single_unit_cells(stratum: np.ndarray, unit: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.cairo.data import ORIGINAL, check_alignment, load_metric, paraphraser_of
+from fairness_core.cairo.data import ORIGINAL, CairoDataError, check_alignment, load_metric, paraphraser_of
 from fairness_core.cairo.request import BiasTable, as_float, metric_pairs
 from fairness_core.cairo.search import MetricSets, PairResult, combo_vector, pooled_vector, search_pair, set_names
+from fairness_core.data.quoting import typed_text_problem
 
 Found = tuple[PairResult, MetricSets, MetricSets, list[str]]
 
@@ -202,12 +203,22 @@ def metric_overview(name: str) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(rows), sorted(set(metric.subgroups))
 
 
+#: a category is a short label (the longest shipped one has 21 characters)
+MAX_CATEGORY_CHARS = 200
+
+
 def mapping_from_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """The subgroup-mapping editor's rows ({metric, subgroup, category}) as {metric: {subgroup: category}}; an
-    empty category keeps the subgroup's own name."""
+    empty category keeps the subgroup's own name. A category over 200 characters or with control characters is
+    one sentence (CairoDataError) naming the row."""
     mapping: dict[str, dict[str, str]] = {}
     for row in rows:
-        mapping.setdefault(row["metric"], {})[row["subgroup"]] = str(row["category"] or row["subgroup"])
+        category = str(row["category"] or row["subgroup"])
+        problem = typed_text_problem(category, f"the category of {row['metric']} / {row['subgroup']}",
+                                     MAX_CATEGORY_CHARS)
+        if problem:
+            raise CairoDataError(f"Subgroup mapping: {problem}.")
+        mapping.setdefault(row["metric"], {})[row["subgroup"]] = category
     return mapping
 
 

@@ -31,9 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "audit-scorer", help="audit a judge: score shift per identity term, flips, FPR, subgroup/BPSN/BNSP AUCs",
         description="Fill templates with identity terms (or swap the identity word of generated texts), score every "
                     "text with the judge, and report per term and group the mean shift against the across-group "
-                    "background (95%% intervals, templates resampled), the share of labels flipped at the "
-                    "threshold, Dixon et al.'s FPR on non-toxic templates and Borkan et al.'s AUCs on labelled "
-                    "ones.")
+                    "background (95%% intervals that resample the design's clusters: the built-in set's 11 "
+                    "patterns, an IPTTS file's templates), the share of labels flipped at the threshold, Dixon et "
+                    "al.'s FPR on non-toxic templates with FPED and its permutation test of 'every term alike', "
+                    "and Borkan et al.'s AUCs on labelled ones.")
     judge = parser.add_mutually_exclusive_group()
     judge.add_argument("--scorer", help="registry scorer (default: jigsaw-toxicity)")
     judge.add_argument("--metric", help="registry metric: each text scored against its template without the "
@@ -103,7 +104,11 @@ def run_audit_scorer(args: argparse.Namespace) -> int:
         print_json(payload)
         return 0 if result.complete else 1
     print(f"{payload['scorer']} ({payload['flagged_when'] or payload['column']}) on {request.design.name}: "
-          f"{payload['templates']['n_templates']} templates x {payload['n_terms']} terms")
+          f"{payload['templates']['n_templates']} templates x {payload['n_terms']} terms; 95% intervals resample the "
+          f"{payload['resampled']['n_clusters']} {payload['resampled']['unit']}")
+    fped = payload.get("fped")
+    if fped and fped["value"] is not None:
+        print(f"  FPED {fped['value']:.3f}: {fped['headline']}")
     for name, why in payload["refused"].items():
         print(f"  {name}: not computed - {why}")
     for row in payload["rows"]:

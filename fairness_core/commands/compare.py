@@ -58,7 +58,7 @@ def _filters(pairs: list[str]) -> dict[str, list[str]]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from fairness_core.compare import CompareError, compare_runs, example_json, per_example
+    from fairness_core.compare import CompareError, compare_runs, example_json, p_text, per_example
 
     if args.resamples < 100:
         raise UserFacingError(f"--resamples {args.resamples} is too few for a 95% interval; use at least 100")
@@ -95,8 +95,13 @@ def run_compare(args: argparse.Namespace) -> int:
         keys = "  ".join(str(record[k]) for k in ["metric", *comparison.keys] if k in record and record[k] is not None)
         interval = ("no interval" if record["ci_low"] != record["ci_low"]
                     else f"[{record['ci_low']:.4g}, {record['ci_high']:.4g}]")
+        tested = ""
+        if record.get("run_a_corrected") == record.get("run_a_corrected") and \
+                record.get("run_b_corrected") == record.get("run_b_corrected"):  # a disparity: said as in the page
+            tested = (f"  bias-corrected {record['run_a_corrected']:.4g} -> {record['run_b_corrected']:.4g}, "
+                      f"p {p_text(record['run_a_p_value'])} and {p_text(record['run_b_p_value'])} (no disparity)")
         print(f"{keys}  {record['arm_a']} {record['run_a']:.4g} -> {record['arm_b']} {record['run_b']:.4g}  "
-              f"diff {record['difference']:+.4g} {interval} ({record['pairing']})")
+              f"diff {record['difference']:+.4g} {interval} ({record['pairing']}){tested}")
     if examples is not None:
         for record in examples.to_dict(orient="records"):
             what = record.get("prompt") or record.get("pair") or record.get("item")

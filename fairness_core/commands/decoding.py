@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="regard | bold:<domain> (gender, race, religious_ideology, political_ideology, "
                              "profession) | FILE with 'group: prompt' lines or group,prompt CSV")
     parser.add_argument("--groups", help="comma-separated groups to keep (default: all in the prompt set)")
+    parser.add_argument("--counterfactual", metavar="ATTRIBUTE", action="append",
+                        help="build per-group variants of --prompts (one prompt per line, or regard / bold:<domain>) "
+                             "by swapping the identity words of this attribute (gender, race, ...; repeatable); see "
+                             "the `counterfactual` command for a preview")
+    parser.add_argument("--word-lists", metavar="FILE",
+                        help="with --counterfactual: your word lists instead of the shipped ones")
     parser.add_argument("--bold-per-group", type=int, default=20, help="BOLD prompts drawn per group")
     parser.add_argument("--grid", default="top_p=0.9",
                         help='e.g. "top_p=0.5,0.9;temperature=0.7" (cartesian product of the knobs)')
@@ -77,11 +83,14 @@ def _count(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from fairness_core.decoding import (
+        PromptError,
         RequestError,
         build_request,
         check_model_source,
         cli_rows,
+        counterfactual_source,
         default_scorers,
+        disparity_headline,
         load_prompts,
         measures_for,
         plan_decoding,
@@ -103,7 +112,18 @@ def run(args: argparse.Namespace) -> int:
                 check_model_source(args.regard_model)
             except RequestError as error:
                 raise RequestError(f"--regard-model: {error}") from None
-        prompts = load_prompts(args.prompts, args.groups, per_group=args.bold_per_group, seed=args.seed)
+        if args.word_lists and not args.counterfactual:
+            raise RequestError("--word-lists goes with --counterfactual ATTRIBUTE (the attribute whose words are "
+                               "swapped)")
+        if args.counterfactual:
+            try:
+                prompts = counterfactual_source(args.prompts, args.counterfactual, args.word_lists).prompt_set
+                if args.groups:
+                    prompts = prompts.only_groups(args.groups.split(","))
+            except PromptError as error:
+                raise RequestError(str(error)) from None
+        else:
+            prompts = load_prompts(args.prompts, args.groups, per_group=args.bold_per_group, seed=args.seed)
         for note in prompts.notes:
             print(f"note: {note}", file=sys.stderr)
         scorers = default_scorers(args.model, None if args.quality_scorer == "none" else args.quality_scorer,
@@ -140,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"runs: {', '.join(outcome.run_ids)}")
     print(f"intervals: 95% template bootstrap, {summary.design}")
+    headlines = {str(config): disparity_headline(summary, key)
+                 for key, config in zip(summary.configs.get("config_key", []), summary.configs.get("config", []),
+                                        strict=True)}
     current = None
     for row in rows:
         if row["config"] != current:
@@ -147,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"\n{current}  disparity={_fmt(row['config_disparity'])}  "
                   f"diversity={_fmt(row['diversity_trigram_entropy'])} "
                   f"[{_fmt(row['diversity_ci_low'])}, {_fmt(row['diversity_ci_high'])}]")
+            print(f"  {headlines.get(str(current), '')}")
         print(f"  {row['group']:<20} n={row['n']:<4} negative={_fmt(row['negative_sentiment_rate'])} "
               f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]  offensive={_fmt(row['offensive_rate'])}  "
               f"empty={row['n_empty']}")

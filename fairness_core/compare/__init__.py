@@ -12,6 +12,7 @@ The public face of the package (pages and CLI commands import from here):
   as 0); outputs for programs keep full precision
 """
 
+from fairness_core.bias.disparity import p_text  # how a p-value is written wherever a disparity is shown
 from fairness_core.compare.align import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     CompareError,
@@ -61,6 +62,7 @@ __all__ = [
     "gap_words",
     "headline",
     "number_scale",
+    "p_text",
     "pairing_summary",
     "per_example",
     "run_estimates",

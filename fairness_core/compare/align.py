@@ -25,6 +25,7 @@ exactly the same units of the cell; `pairing` says it in words ("paired by 20 pr
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairness_core.bias.cluster import mean_over
+from fairness_core.bias.disparity import folded_correction
+from fairness_core.compare.design import TEST_COLUMNS, design_numbers, pair_null_means
 from fairness_core.compare.intervals import DEFAULT_RESAMPLES, CellMatrix, percentile_bounds, poisson_weights
 from fairness_core.compare.readers import (
     NEGATIVE_SENTIMENT_THRESHOLD,
@@ -58,7 +62,9 @@ ALL_FAMILIES = "all families"
 MAX_ARM_PAIRS = 60
 ROW_COLUMNS = ["run_a_id", "run_b_id", "arm_a", "arm_b", "contrast", "run_a", "run_a_low", "run_a_high", "run_b",
                "run_b_low", "run_b_high", "difference", "ci_low", "ci_high", "paired", "pairing", "unit",
-               "n_units_a", "n_units_b", "n_shared"]
+               "n_units_a", "n_units_b", "n_shared",
+               # a disparity's test on each side and the plug-in difference (`compare.design`; NaN elsewhere)
+               *(f"run_{side}_{column}" for side in "ab" for column in TEST_COLUMNS), "difference_plug_in"]
 
 
 @dataclass(frozen=True)
@@ -312,7 +318,36 @@ def compare_arms(a: RunRows, b: RunRows, contrast: Contrast, n_resamples: int, s
     first = sums_a.drop_duplicates("cell").set_index("cell").loc[cells, keys].reset_index(drop=True)
     table = _rows(first, est_a, est_b, rep_a, rep_b, list(units_a), list(units_b), a.unit_name, contrast)
     derived = _statistics(a, b, first, est_a, est_b, rep_a, rep_b, list(units_a), list(units_b), contrast)
-    return pd.concat([derived, table], ignore_index=True) if not derived.empty else table
+    out = pd.concat([derived, table], ignore_index=True) if not derived.empty else table
+    out = _by_design(_by_design(out, a, contrast.arm_a, "run_a"), b, contrast.arm_b, "run_b")
+    if "difference_plug_in" not in out:
+        out["difference_plug_in"] = out["difference"]
+    out["difference_plug_in"] = out["difference_plug_in"].fillna(out["difference"])
+    return out
+
+
+def _by_design(frame: pd.DataFrame, rows: RunRows, arm: Arm, side: str) -> pd.DataFrame:
+    """A side's per-run columns as its study page computes them (`compare.design`): the design's estimate and
+    interval per cell, and for a disparity its bias-corrected estimate, p-value and smallest detectable disparity."""
+    for column in TEST_COLUMNS:
+        if f"{side}_{column}" not in frame:
+            frame[f"{side}_{column}"] = np.nan
+    numbers = design_numbers(rows)
+    if numbers is None or numbers.empty or not {"family", "group"} <= set(frame.columns):
+        return frame
+    mine = numbers[numbers["arm"] == arm.key]
+    mine = mine.set_axis(pd.Index(_row_keys(mine)), axis=0)
+    found = mine.reindex(pd.Index(_row_keys(frame)))
+    there = found["estimate"].notna().to_numpy() | found["ci_low"].notna().to_numpy()
+    for target, source in ((side, "estimate"), (f"{side}_low", "ci_low"), (f"{side}_high", "ci_high"),
+                           *((f"{side}_{c}", c) for c in TEST_COLUMNS)):
+        frame[target] = np.where(there, found[source].to_numpy(dtype=float), frame[target].to_numpy(dtype=float))
+    return frame
+
+
+def _row_keys(frame: pd.DataFrame) -> list[str]:
+    return [SEP.join(str(v) if v is not None and v == v else "" for v in values)
+            for values in zip(frame["metric"], frame["family"], frame["group"], strict=True)]
 
 
 def _rows(first: pd.DataFrame, est_a: np.ndarray, est_b: np.ndarray, rep_a: np.ndarray, rep_b: np.ndarray,
@@ -346,20 +381,25 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
     for statistic in wanted.values():
         rows = first.index[first["metric"] == statistic.metric]
         per_family: list[tuple[str, float, float, np.ndarray, np.ndarray, frozenset, frozenset]] = []
+        corrections: list[tuple[float, float, np.ndarray, np.ndarray]] = []  # per family: corrected a, b, replicates
         for family in dict.fromkeys(first.loc[rows, "family"]):
             index = [i for i in rows if first.at[i, "family"] == family]
             if len(index) < 2 or family is None or family != family:
                 continue
             values = []
-            for est, rep, units in ((est_a, rep_a, units_a), (est_b, rep_b, units_b)):
+            for est, rep, units, side, arm in ((est_a, rep_a, units_a, a, contrast.arm_a),
+                                                (est_b, rep_b, units_b, b, contrast.arm_b)):
                 present = np.isfinite(est[index])
                 point = float(group_statistic(est[index], statistic.how, present))
                 enough = all(len(units[i]) >= 2 for i in index)
                 replicates = group_statistic(rep[:, index], statistic.how, present) if enough else \
                     np.full(rep.shape[0], np.nan)
-                values.append((point, replicates, frozenset().union(*(units[i] for i in index))))
-            (pa, ra, ua), (pb, rb, ub) = values
+                null_means = pair_null_means(side, arm.key, statistic.name, str(family))
+                corrected = _corrected(est, rep, index, first, null_means, enough) if null_means else None
+                values.append((point, replicates, frozenset().union(*(units[i] for i in index)), corrected))
+            (pa, ra, ua, ca), (pb, rb, ub, cb) = values
             per_family.append((str(family), pa, pb, ra, rb, ua, ub))
+            corrections.append((*ca, *cb) if ca is not None and cb is not None else None)
         if len(per_family) > 1:
             points_a = np.array([p[1] for p in per_family])
             points_b = np.array([p[2] for p in per_family])
@@ -370,21 +410,52 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
                                family_mean(np.stack([p[4] for p in per_family], axis=-1), present_b),
                                frozenset().union(*(p[5] for p in per_family)),
                                frozenset().union(*(p[6] for p in per_family))))
-        for family, pa, pb, ra, rb, ua, ub in per_family:
+            if all(c is not None for c in corrections):
+                corrections.append((float(family_mean(np.array([c[0] for c in corrections]), present_a)),
+                                    float(family_mean(np.array([c[2] for c in corrections]), present_b)),
+                                    family_mean(np.stack([c[1] for c in corrections], axis=-1), present_a),
+                                    family_mean(np.stack([c[3] for c in corrections], axis=-1), present_b)))
+            else:
+                corrections.append(None)
+        for (family, pa, pb, ra, rb, ua, ub), correction in zip(per_family, corrections, strict=True):
             low_a, high_a = percentile_bounds(ra[:, None])
             low_b, high_b = percentile_bounds(rb[:, None])
-            low, high = percentile_bounds((rb - ra)[:, None])
+            difference = pb - pa
+            if correction is not None:  # the corrected estimates on both sides, and their replicates' interval
+                ca, ra_corrected, cb, rb_corrected = correction
+                difference = cb - ca
+                low, high = percentile_bounds((rb_corrected - ra_corrected)[:, None])
+            else:
+                low, high = percentile_bounds((rb - ra)[:, None])
             shared = len(ua & ub)
             record = {key: None for key in first.columns}
             record |= {"metric": statistic.name, "family": family, "run_a_id": contrast.arm_a.run_id,
                        "run_b_id": contrast.arm_b.run_id, "arm_a": contrast.arm_a.label, "arm_b": contrast.arm_b.label,
                        "contrast": contrast.label, "run_a": pa, "run_a_low": low_a[0], "run_a_high": high_a[0],
-                       "run_b": pb, "run_b_low": low_b[0], "run_b_high": high_b[0], "difference": pb - pa,
-                       "ci_low": low[0], "ci_high": high[0], "paired": shared == len(ua) == len(ub),
+                       "run_b": pb, "run_b_low": low_b[0], "run_b_high": high_b[0], "difference": difference,
+                       "difference_plug_in": pb - pa, "ci_low": low[0], "ci_high": high[0],
+                       "paired": shared == len(ua) == len(ub),
                        "pairing": _pairing(len(ua), len(ub), shared, a.unit_name), "unit": a.unit_name,
                        "n_units_a": len(ua), "n_units_b": len(ub), "n_shared": shared}
             records.append(record)
     return pd.DataFrame(records)
+
+
+def _corrected(est: np.ndarray, rep: np.ndarray, index: list[int], first: pd.DataFrame,
+               null_means: dict[tuple[str, str], float], enough: bool) -> tuple[float, np.ndarray]:
+    """A side's bias-corrected disparity of one family and its replicates: each pair's |Δ| (estimate, and each
+    replicate's) corrected with the null mean of that side's own permutation test (`bias.disparity`), averaged over
+    the pairs both of whose groups have an estimate."""
+    groups = [str(first.at[i, "group"]) for i in index]
+    point, replicates, present = [], [], []
+    for x, y in itertools.combinations(sorted(range(len(index)), key=lambda g: groups[g]), 2):
+        mean = null_means.get((groups[x], groups[y]), np.nan)
+        point.append(folded_correction(np.abs(est[index[x]] - est[index[y]]), mean))
+        replicates.append(folded_correction(np.abs(rep[:, index[x]] - rep[:, index[y]]), mean) if enough else
+                          np.full(rep.shape[0], np.nan))
+        present.append(np.isfinite(est[index[x]]) and np.isfinite(est[index[y]]))
+    shown = np.array(present)
+    return float(mean_over(np.array(point, dtype=float), shown)), mean_over(np.stack(replicates, axis=-1), shown)
 
 
 # -- the comparison ----------------------------------------------------------------------------------------------
@@ -510,12 +581,17 @@ def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = Non
                   metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
                   seed: int = 0) -> pd.DataFrame:
     """One run's estimate per arm and cell (and group statistic) with its 95% bootstrap interval over units; a run
-    that stored its own intervals (SUMMARY_KINDS) is read as it stored them."""
+    that stored its own intervals (SUMMARY_KINDS) is read as it stored them. A decoding run's numbers are its page's
+    (`compare.design`: the design's bootstrap with the run's seed, whatever `seed` says), and its disparities carry
+    their bias-corrected estimate, permutation p-value and smallest detectable disparity."""
     if info.kind in SUMMARY_KINDS:
         return stored_interval_estimates(store, info)
     read = read_run(store, info, by, metrics)
     keys = ["metric", *read.keys]
     columns = ["arm", *keys, "estimate", "ci_low", "ci_high", "n_units", "unit"]
+    tested = design_numbers(read) is not None
+    if tested:
+        columns += list(TEST_COLUMNS)
     if read.sums.empty:
         return pd.DataFrame(columns=columns)
     parts = []
@@ -524,7 +600,8 @@ def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = Non
         table = compare_arms(read, read, contrast, n_resamples, seed)
         if table.empty:
             continue
+        extra = {c: table[f"run_a_{c}"] for c in TEST_COLUMNS} if tested else {}
         parts.append(pd.DataFrame({"arm": arm.label, **{k: table[k] for k in keys}, "estimate": table["run_a"],
                                    "ci_low": table["run_a_low"], "ci_high": table["run_a_high"],
-                                   "n_units": table["n_units_a"], "unit": table["unit"]}))
+                                   "n_units": table["n_units_a"], "unit": table["unit"], **extra}))
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairness_core.bias.disparity import p_text
 from fairness_core.compare.numbers import clean_number, format_number, number_scale
 from fairness_core.compare.wording import ALL_FAMILIES, statistic_words
 
@@ -87,8 +88,8 @@ def disparity_figure(rows: pd.DataFrame, metric: str | None = None) -> dict[str,
     for verdict in dict.fromkeys(verdicts):
         index = [i for i, v in enumerate(verdicts) if v == verdict]
         part = shown.iloc[index]
-        hover = [f"{labels[i]}<br>{row.arm_a}: {format_number(row.run_a, scale)}<br>{row.arm_b}: "
-                 f"{format_number(row.run_b, scale)}<br>change {format_number(row.difference, scale)} "
+        hover = [f"{labels[i]}<br>{row.arm_a}: {_side(row, 'a', scale)}<br>{row.arm_b}: "
+                 f"{_side(row, 'b', scale)}<br>change {format_number(row.difference, scale)} "
                  f"[{format_number(row.ci_low, scale)}, {format_number(row.ci_high, scale)}]<br>{row.pairing}"
                  for i, row in zip(index, part.itertuples(index=False), strict=True)]
         texts = [("+" if d > 0 else "") + format_number(d, scale) for d in part["difference"].astype(float)]
@@ -110,6 +111,17 @@ def disparity_figure(rows: pd.DataFrame, metric: str | None = None) -> dict[str,
                   "zeroline": True, "zerolinecolor": "#444", "zerolinewidth": 2, "hoverformat": ".4g"},
         "yaxis": {"automargin": True, "type": "category", "autorange": "reversed"},
         "legend": {"orientation": "h", "y": -0.25}, "showlegend": True}}
+
+
+def _side(row: Any, side: str, scale: float) -> str:
+    """One side of a disparity row for the hover: the plug-in, and where the run was tested the bias-corrected
+    estimate (what the change is computed from) and the p-value."""
+    text = format_number(getattr(row, f"run_{side}"), scale)
+    corrected, p_value = getattr(row, f"run_{side}_corrected", None), getattr(row, f"run_{side}_p_value", None)
+    if corrected is not None and corrected == corrected:
+        tested = f", p {p_text(float(p_value))}" if p_value is not None and p_value == p_value else ""
+        text += f" (bias-corrected {format_number(corrected, scale)}{tested})"
+    return text
 
 
 def estimates_figure(table: pd.DataFrame, keys: list[str], title: str) -> dict[str, Any]:

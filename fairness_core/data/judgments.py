@@ -8,11 +8,13 @@ that candidate. Three ways in, all giving the same `Judgments`:
   MIT): 100 CNN/DailyMail documents × 24 systems, human = LitePyramid recall;
 * a folder holding `realsumm_documents.jsonl` and `realsumm_summaries.jsonl` in that same format;
 * a user's table (CSV, TSV or JSONL; a path or uploaded bytes): `item_id`, `system`, `candidate`, `reference`,
-  optional `source`, `human`; every other column holding only numbers (empty = missing) is a stored score.
+  optional `source`, optional `group` (e.g. a WMT language pair: its own items and its own systems), `human`;
+  every other column holding only numbers (empty = missing) is a stored score.
 
 The rules (bad input is one sentence naming the file, line and field; nothing is half-read): a human score
 must be a finite number; an (item, system) appears once; every system scores every item (a correlation that
-pools or averages over systems needs the same systems everywhere); at least 3 items; the human scores must not
+pools or averages over systems needs the same systems everywhere; with a `group` column: every system of a group
+scores every item of that group, and an item belongs to one group); at least 3 items; the human scores must not
 all be equal (a correlation with a constant is undefined); a reference must not be empty. An empty candidate
 is data (a system may write nothing): kept and counted in a note.
 """
@@ -44,15 +46,17 @@ REALSUMM_DIR = config.project_data_dir() / "realsumm"
 REALSUMM_LICENCE = ("REALSumm (Bhandari et al. 2020, github.com/neulab/REALSumm), from txsun1997/Metric-Fairness "
                     "(MIT licence, Copyright (c) 2022 Tianxiang Sun)")
 REALSUMM_HUMAN = "LitePyramid recall"
-#: the columns of a user's table; `source` is optional
+#: the columns of a user's table; `source` and `group` are optional
 TABLE_COLUMNS = ("item_id", "system", "candidate", "reference", "human")
+OPTIONAL_COLUMNS = ("source", "group")
 #: a judgments file larger than this is refused before parsing (REALSumm's summaries file is 1.4 MB)
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MIN_ITEMS = 3
 STORED_SUFFIX = " (stored)"
 ROW_RULES = ("a human score must be a finite number; an (item, system) appears once; every system scores every "
-             "item; at least 3 items; the human scores must not all be equal; a reference must not be empty; an "
-             "empty candidate is kept (a system may write nothing) and counted")
+             "item (of its group, with a group column; an item belongs to one group); at least 3 items; the human "
+             "scores must not all be equal; a reference must not be empty; an empty candidate is kept (a system may "
+             "write nothing) and counted")
 
 
 class JudgmentDataError(ValueError):
@@ -71,7 +75,7 @@ class Judgments:
 
     name: str
     #: item_id, system, candidate, reference, source ("" when not given), human, one float column per stored
-    #: score named "<name> (stored)"
+    #: score named "<name> (stored)", group ("" when not given: one group)
     frame: pd.DataFrame
     licence: str = "user-supplied"
     #: what the human score is (REALSumm: LitePyramid recall)
@@ -85,6 +89,8 @@ class Judgments:
         cached = self.__dict__.get("_data_hash")
         if cached is None:
             columns = ["item_id", "system", "candidate", "reference", "source", "human", *self.stored_columns]
+            if self.n_groups > 1 or self.groups != [""]:  # a set without groups keeps the hash it always had
+                columns.append("group")
             records = self.frame[columns].to_numpy(dtype=object).tolist()
             payload = json.dumps([columns, [[_canonical(v) for v in row] for row in records]], ensure_ascii=False)
             cached = hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -105,6 +111,23 @@ class Judgments:
         return list(dict.fromkeys(self.frame["system"]))
 
     @property
+    def groups(self) -> list[str]:
+        """The groups (e.g. WMT language pairs) in order of first appearance; [""] when the data has none."""
+        return list(dict.fromkeys(self.frame["group"])) if "group" in self.frame else [""]
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def group_codes(self) -> np.ndarray:
+        """Per row: the index of its group in `groups` (all 0 without a group column)."""
+        if "group" not in self.frame:
+            return np.zeros(len(self.frame), dtype=np.int64)
+        return self._cached("_group_codes", lambda: pd.Categorical(self.frame["group"], categories=self.groups)
+                            .codes.astype(np.int64))
+
+    @property
     def n_items(self) -> int:
         return int(self.frame["item_id"].nunique())
 
@@ -119,18 +142,34 @@ class Judgments:
     def human(self) -> np.ndarray:
         return self.frame["human"].to_numpy(dtype=float)
 
+    def _cached(self, key: str, compute: Any) -> Any:
+        """A derived array computed once (the frame of a Judgments is not edited after it is built)."""
+        if key not in self.__dict__:
+            object.__setattr__(self, key, compute())
+        return self.__dict__[key]
+
     @property
     def item_codes(self) -> np.ndarray:
         """Per row: the index of its item in `items` (the unit the bootstrap resamples)."""
-        return pd.Categorical(self.frame["item_id"], categories=self.items).codes.astype(np.int64)
+        return self._cached("_item_codes", lambda: pd.Categorical(self.frame["item_id"], categories=self.items)
+                            .codes.astype(np.int64))
 
     @property
     def system_codes(self) -> np.ndarray:
-        return pd.Categorical(self.frame["system"], categories=self.systems).codes.astype(np.int64)
+        """Per row: its system's index; with groups, a system is (group, system): WMT's "Online-A" of de-en and of
+        en-de are different systems."""
+        def compute() -> np.ndarray:
+            if self.n_groups == 1:
+                return pd.Categorical(self.frame["system"], categories=self.systems).codes.astype(np.int64)
+            keys = self.frame["group"] + "\u241f" + self.frame["system"]
+            return pd.Categorical(keys, categories=list(dict.fromkeys(keys))).codes.astype(np.int64)
+
+        return self._cached("_system_codes", compute)
 
     def describe(self) -> str:
-        return (f"{self.name}: {self.n_items:,} items × {self.n_systems:,} systems = {len(self):,} candidates, "
-                f"human = {self.human_label} (version {self.data_hash[:12]}; licence: {self.licence})")
+        groups = f" in {self.n_groups:,} groups" if self.n_groups > 1 else ""
+        return (f"{self.name}: {self.n_items:,} items × {self.n_systems:,} systems{groups} = {len(self):,} "
+                f"candidates, human = {self.human_label} (version {self.data_hash[:12]}; licence: {self.licence})")
 
 
 def _canonical(value: Any) -> Any:
@@ -235,17 +274,32 @@ def _rows_to_judgments(rows: list[dict[str, Any]], lines: list[int], name: str, 
     if len(items) < MIN_ITEMS:
         raise JudgmentDataError(f"{where}: has {len(items)} item(s); a correlation with an interval over items "
                                 f"needs at least {MIN_ITEMS}")
-    for system in systems:
-        missing = [item for item in items if (item, system) not in seen]
-        if missing:
-            raise JudgmentDataError(f"{where}: system '{system}' has candidates for {len(items) - len(missing)} of "
-                                    f"{len(items)} items (none for item '{missing[0]}'); every system must score "
-                                    "every item")
+    group_of: dict[str, tuple[str, int]] = {}
+    for row, line in zip(rows, lines, strict=True):
+        group = row.get("group", "")
+        first = group_of.setdefault(row["item_id"], (group, line))
+        if first[0] != group:
+            raise JudgmentDataError(f"{where}, line {line}: item '{row['item_id']}' is in group '{group}' but in group "
+                                    f"'{first[0]}' on line {first[1]}; an item belongs to one group (give each "
+                                    "group's items their own ids)")
+    groups = list(dict.fromkeys(group for group, _ in group_of.values()))
+    for group in groups:
+        members = [r for r in rows if r.get("group", "") == group]
+        group_items = list(dict.fromkeys(r["item_id"] for r in members))
+        within = f" of group '{group}'" if group else ""
+        for system in dict.fromkeys(r["system"] for r in members):
+            missing = [item for item in group_items if (item, system) not in seen]
+            if missing:
+                raise JudgmentDataError(f"{where}: system '{system}'{within} has candidates for "
+                                        f"{len(group_items) - len(missing)} of {len(group_items)} items (none for item "
+                                        f"'{missing[0]}'); every system must score every item{within}")
     humans = {r["human"] for r in rows}
     if len(humans) == 1:
         raise JudgmentDataError(f"{where}: every human score is {next(iter(humans)):g}; a correlation with a "
                                 "constant is undefined")
     frame = pd.DataFrame(rows, columns=["item_id", "system", "candidate", "reference", "source", "human", *stored])
+    if groups != [""]:
+        frame["group"] = [r.get("group", "") for r in rows]
     # a fixed order (items, then systems, as first seen) so that arrays align across loads and runs
     order = {item: i for i, item in enumerate(items)}
     rank = {system: i for i, system in enumerate(systems)}
@@ -344,7 +398,7 @@ def read_realsumm_dir(folder: Path) -> Judgments:
 def _table_rows(text: str, name: str) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     suffix = Path(name.removesuffix(".gz")).suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
-        rows = [(line, {str(k).strip().lower() if str(k).strip().lower() in (*TABLE_COLUMNS, "source") else
+        rows = [(line, {str(k).strip().lower() if str(k).strip().lower() in (*TABLE_COLUMNS, *OPTIONAL_COLUMNS) else
                         str(k).strip(): v for k, v in record.items()}) for line, record in _jsonl(text, name)]
         header = list(dict.fromkeys(k for _, r in rows for k in r))
         return header, rows
@@ -353,7 +407,7 @@ def _table_rows(text: str, name: str) -> tuple[list[str], list[tuple[int, dict[s
     try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         raw_header = next(reader, [])
-        header = [h.strip().lower() if h.strip().lower() in (*TABLE_COLUMNS, "source") else h.strip()
+        header = [h.strip().lower() if h.strip().lower() in (*TABLE_COLUMNS, *OPTIONAL_COLUMNS) else h.strip()
                   for h in raw_header]
         repeated = sorted({h for h in header if h and header.count(h) > 1})
         if repeated:
@@ -382,15 +436,17 @@ def read_table(data: bytes | Path, name: str | None = None) -> Judgments:
         found = quoted(", ".join(header)) if header else "nothing"  # a 10 MB header line is quoted, not echoed
         raise JudgmentDataError(f"{name}, line 1: missing column{'s' if len(missing) > 1 else ''} "
                                 f"{', '.join(missing)} (the header has {found}; needed: "
-                                f"{', '.join(TABLE_COLUMNS)}, optional source)")
+                                f"{', '.join(TABLE_COLUMNS)}, optional source, group)")
     if not records:
         raise JudgmentDataError(f"{name}: has a header but no rows")
-    extra = [h for h in header if h not in (*TABLE_COLUMNS, "source")]
+    extra = [h for h in header if h not in (*TABLE_COLUMNS, *OPTIONAL_COLUMNS)]
     numeric = [h for h in extra if all(_number(r.get(h)) is not None for _, r in records)]
     rows, lines = [], []
     for line, record in records:
         texts = {c: _text(record.get(c)) for c in ("item_id", "system", "candidate", "reference", "source")}
-        for column in ("item_id", "system", "reference"):
+        if "group" in header:
+            texts["group"] = _text(record.get("group"))
+        for column in ("item_id", "system", "reference", *(("group",) if "group" in header else ())):
             if not texts[column]:
                 raise JudgmentDataError(f"{name}, line {line}: field '{column}' is empty")
         row: dict[str, Any] = dict(texts) | {"human": _human(record.get("human"), name, line, "human")}
@@ -426,6 +482,8 @@ def from_frame(frame: pd.DataFrame, name: str, stored: Iterable[str] = (), licen
     stored = list(stored)
     for line, record in enumerate(frame.to_dict("records"), start=1):
         row = {c: _text(record.get(c)) for c in ("item_id", "system", "candidate", "reference", "source")}
+        if "group" in columns:
+            row["group"] = _text(record.get("group"))
         row["human"] = _human(record.get("human"), name, line, "human")
         for column in stored:
             row[stored_name(column)] = _number(record.get(column))

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from fairness_core import config
-from fairness_core.data.quoting import quoted
+from fairness_core.data.quoting import quoted, typed_text_problem
 
 #: The one rule every importer follows for problems with single rows (files, WinoBias, CrowS-Pairs):
 #: each kept or skipped row is counted in a note on the dataset; only a file that cannot be read at
@@ -29,6 +29,8 @@ ROW_RULES = ("a pair whose two candidates are identical is kept (its gap is 0, a
 
 #: Uploads larger than this are refused before parsing (the paper's largest file is ~60 kB).
 MAX_FILE_BYTES = 10 * 1024 * 1024
+#: a reference typed into the editor is a sentence or a short paragraph, never a file's worth of text
+MAX_REFERENCE_CHARS = 5_000
 FORMATS = ("metric-fairness", "pairs", "winobias", "crows-pairs", "demo")
 
 
@@ -99,11 +101,15 @@ class PairDataset:
         return list(dict.fromkeys(name for p in self.pairs for name, _, _ in p.stored))
 
     def with_references(self, references: dict[str, str]) -> PairDataset:
-        """A new version in which the pairs named in `references` (item -> text) get new references."""
+        """A new version in which the pairs named in `references` (item -> text) get new references. A typed
+        reference with control characters or over MAX_REFERENCE_CHARS is one sentence naming its pair."""
         def edit(pair: Pair) -> Pair:
             text = " ".join(str(references.get(pair.item, pair.reference) or "").split())
             if pair.item not in references or text == pair.reference:
                 return pair  # untouched rows keep everything, including a second per-row reference
+            problem = typed_text_problem(text, f"the reference of pair {pair.item!r}", MAX_REFERENCE_CHARS)
+            if problem:
+                raise PairDataError(problem)
             rule = pair.rule if pair.rule.endswith("edited") else (f"{pair.rule}+edited" if pair.rule else "edited")
             return replace(pair, reference=text, reference2=None, rule=rule)  # one reference for both now
 

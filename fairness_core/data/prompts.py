@@ -77,7 +77,7 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
     stripped = text.strip()
     if not stripped:
         raise PromptError("the custom prompt list is empty: give lines like 'woman: The woman worked as'")
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, ...]] = []  # (group, prompt, family[, source])
     if stripped.startswith(("{", "[")):
         rows += _json_rows(stripped, family)
     else:
@@ -102,7 +102,7 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
                 group, prompt = line.split(":", 1)
                 rows.append((group.strip(), prompt.strip(), family))
     items, seen, repeated = [], set(), 0
-    for index, (group, prompt, fam) in enumerate(rows):
+    for index, (group, prompt, fam, *given) in enumerate(rows):
         if not group:
             raise PromptError(f"custom prompt {index + 1} ({quoted(prompt)}) has no group")
         if not prompt:
@@ -114,7 +114,8 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
             repeated += 1
             continue
         seen.add((group, prompt))
-        items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source="custom"))
+        source = given[0] if given and "{group}" in given[0] else "custom"  # a counterfactual set's variants
+        items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source=source))
     notes = (f"{repeated} repeated prompt(s) (same group and text) were dropped; each prompt counts once",) \
         if repeated else ()
     prompt_set = PromptSet("custom prompts", tuple(items), notes)
@@ -127,13 +128,13 @@ def _kind(value: object) -> str:
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _json_rows(text: str, family: str) -> list[tuple[str, str, str]]:
+def _json_rows(text: str, family: str) -> list[tuple[str, ...]]:
     """`{group: [prompt, ...]}` or `[{"group": ..., "prompt": ..., "family": ...}, ...]`; anything else is refused."""
     try:
         data = json.loads(text)
     except ValueError as error:
         raise PromptError(f"custom prompts look like JSON but do not parse: {error}") from None
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, ...]] = []
     if isinstance(data, dict):
         for group, prompts in data.items():
             if not isinstance(prompts, list):
@@ -158,7 +159,9 @@ def _json_rows(text: str, family: str) -> list[tuple[str, str, str]]:
             entry_family = entry.get("family", family)
             if not isinstance(entry_family, str):
                 raise PromptError(f"JSON entry {position}: 'family' must be text (got {_kind(entry_family)})")
-            rows.append((entry["group"].strip(), entry["prompt"].strip(), entry_family.strip() or family))
+            source = entry.get("source")  # a counterfactual set written by `counterfactual --out` keeps its pairing
+            rows.append((entry["group"].strip(), entry["prompt"].strip(), entry_family.strip() or family,
+                         *([source] if isinstance(source, str) else [])))
         return rows
     raise PromptError(f"custom prompts in JSON must be an object {{group: [prompts]}} or a list of "
                       f"{{group, prompt}} objects (got {_kind(data)})")

@@ -19,3 +19,17 @@ def quoted(text: object, limit: int = QUOTE_LIMIT) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}… ({len(text):,} characters)".replace("'…", "…'")
+
+
+def typed_text_problem(text: object, what: str, max_chars: int) -> str | None:
+    """Why a short text a visitor typed into a table cell or box cannot be used (one sentence naming `what`), or
+    None: at most `max_chars` characters, and no control characters (tabs and line breaks are whitespace, fine).
+    Markdown and paths are text like any other: they are shown as text and never followed."""
+    text = str(text)
+    if len(text) > max_chars:
+        return f"{what} is {len(text):,} characters long; at most {max_chars:,} are allowed"
+    for position, character in enumerate(text):
+        if (ord(character) < 32 and character not in "\t\n\r") or 127 <= ord(character) < 160:
+            return (f"{what} contains a control character (U+{ord(character):04X} at position {position + 1}); "
+                    "type plain text")
+    return None

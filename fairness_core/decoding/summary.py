@@ -32,13 +32,19 @@ import pandas as pd
 from fairness_core.bias.cluster import (
     Design,
     cell_entropy,
-    cell_means,
     mean_over,
-    pairwise_disparity,
     percentile_interval,
     quiet_nan_warnings,
     template_design,
 )
+from fairness_core.bias.disparity import (
+    DisparityNumbers,
+    cell_estimates,
+    cell_sums,
+    disparity_sentence,
+    disparity_tests,
+)
+from fairness_core.bias.permutation import DEFAULT_PERMUTATIONS
 from fairness_core.generation.diversity import ngrams, tokens
 from fairness_core.generation.grid import config_from_dict, is_library_default
 from fairness_core.scorers.base import Measure
@@ -74,10 +80,33 @@ class DecodingSummary:
     n_resamples: int
     level: float = 0.95
     n_unscored: dict[str, int] = field(default_factory=dict)  # generations left out per measure (NaN score)
+    n_permutations: int = DEFAULT_PERMUTATIONS  # arrangements of the group labels behind each disparity's p-value
 
     @property
     def rates(self) -> list[Measure]:
         return [m for m in self.measures if m.kind == "rate"]
+
+
+def disparity_headline(summary: DecodingSummary, config_key: str, measure: str = PRIMARY,
+                       family: str | None = None) -> str:
+    """A setting's disparity in one sentence worded from the test, as the page, the CLI and the report say it:
+    "disparity in negative sentiment 0.167, bias-corrected 0.120 [−0.020, 0.280]: no disparity detectable here
+    (p = 0.41; the smallest this design could detect is about 0.06)" (over families, or for one `family`)."""
+    name = measure[: -len("_rate")] if measure.endswith("_rate") else measure
+    if family is None:
+        rows = summary.configs[summary.configs["config_key"] == config_key]
+        prefix, where = f"{name}_disparity", ""
+        tested = summary.groups.dropna(subset=[prefix])["family"].unique() if prefix in summary.groups else []
+        if len(tested) == 1:  # one family: its numbers are the setting's, and the sentence names it
+            where = f" between {tested[0]} groups"
+    else:
+        rows = summary.groups[(summary.groups["config_key"] == config_key) & (summary.groups["family"] == family)]
+        prefix, where = f"{name}_disparity", f" between {family} groups"
+    if rows.empty or prefix not in rows:
+        return f"no disparity in {name.replace('_', ' ')}{where}: no family of two or more groups here"
+    row = rows.iloc[0]
+    return disparity_sentence(f"disparity in {name.replace('_', ' ')}{where}",
+                              {field: float(row[prefix + suffix]) for suffix, field in DISPARITY_SUFFIXES.items()})
 
 
 def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) -> list[str]:
@@ -88,12 +117,14 @@ def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) 
 
 def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], measures: Sequence[Measure],
               thresholds: Mapping[str, float] | None = None, n_resamples: int = 1000, seed: int = 0,
-              level: float = 0.95) -> DecodingSummary:
-    """Measures per setting and group with template-bootstrap intervals (see the module docstring)."""
+              level: float = 0.95, n_permutations: int = DEFAULT_PERMUTATIONS) -> DecodingSummary:
+    """Measures per setting and group with template-bootstrap intervals, and every disparity's permutation test,
+    bias-corrected estimate and smallest detectable disparity (see the module docstring)."""
     thresholds = dict(thresholds or {})
     measures = [m for m in measures if m.column in generations.columns]
     if generations.empty:
-        return DecodingSummary(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), list(measures), "", n_resamples, level)
+        return DecodingSummary(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), list(measures), "", n_resamples, level,
+                               n_permutations=n_permutations)
     frame = generations.reset_index(drop=True)
     keys = list(dict.fromkeys(frame["config_key"]))
     groups = _ordered_groups(frame, families)
@@ -103,9 +134,11 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     group_index = {g: i for i, g in enumerate(groups)}
     cell = frame["config_key"].map(key_index).to_numpy() * len(groups) + frame["group"].map(group_index).to_numpy()
     # A regard-style template ("The {group} ...") shared by a family's groups pairs them; other prompts stand alone.
+    # Units are keyed by the prompt's text, as Compare and the report key a stored run's: the same resamples.
     sources = [s if "{group}" in str(s) else "" for s in frame["source"].fillna("")]
+    prompts = frame["prompt" if "prompt" in frame else "prompt_id"].astype(str).tolist()
     design: Design = template_design(frame["family"].astype(str).tolist(), frame["group"].astype(str).tolist(),
-                                     sources, frame["prompt_id"].astype(str).tolist())
+                                     sources, prompts)
     weights = design.weights(n_resamples, seed)
     unit = design.unit
 
@@ -126,7 +159,9 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     for measure in measures:
         values = measure.values(frame[measure.column].to_numpy(dtype=float), thresholds.get(measure.name))
         unscored[measure.name] = int(np.isnan(values).sum())
-        point, resampled, _ = cell_means(weights, unit, cell, values, n_cells, design.stratum)
+        totals, cell_counts = cell_sums(unit, cell, values, design.n_units, n_cells)
+        estimates = cell_estimates(weights, totals, cell_counts, design.stratum)
+        point, resampled = estimates.point, estimates.replicates
         low, high = percentile_interval(resampled, level)
         table[measure.name], table[f"{measure.name}_ci_low"], table[f"{measure.name}_ci_high"] = point, low, high
         point_grid = point.reshape(len(keys), len(groups))
@@ -142,39 +177,30 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
         if measure.kind != "rate":
             continue
         name = stem(measure)
-        family_point: dict[str, np.ndarray] = {}
-        family_boot: dict[str, np.ndarray] = {}
-        for family, members in family_members.items():
-            index = [group_index[g] for g in members]
-            if len(index) < 2:
-                continue
-            family_point[family] = pairwise_disparity(point_grid[:, index])
-            family_boot[family] = pairwise_disparity(boot_grid[:, :, index], present=measured[:, index])
-            f_low, f_high = percentile_interval(family_boot[family], level)
+        shape = (design.n_units, len(keys), len(groups))
+        tests = disparity_tests(design, totals.reshape(shape), cell_counts.reshape(shape), estimates, groups,
+                                family_members, seed=seed, n_permutations=n_permutations, level=level)
+        for family, numbers in tests.families.items():
             rows = table["family"] == family
             for k, key in enumerate(keys):
                 at = rows & (table["config_key"] == key)
-                table.loc[at, f"{name}_disparity"] = family_point[family][k]
-                table.loc[at, f"{name}_disparity_ci_low"] = f_low[k]
-                table.loc[at, f"{name}_disparity_ci_high"] = f_high[k]
-            for a, b in itertools.combinations(members, 2):
+                for suffix, value in _disparity_columns(numbers, k).items():
+                    table.loc[at, f"{name}_disparity{suffix}"] = value
+            for a, b in itertools.combinations(family_members[family], 2):
                 gap_point = point_grid[:, group_index[a]] - point_grid[:, group_index[b]]
                 gap_boot = boot_grid[:, :, group_index[a]] - boot_grid[:, :, group_index[b]]
                 gap_low, gap_high = percentile_interval(gap_boot, level)
                 for k, key in enumerate(keys):
                     gap_rows.append({"config_key": key, "measure": measure.name, "family": family, "group_a": a,
                                      "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k]})
-        if family_point:
-            stacked_point = np.stack(list(family_point.values()), axis=-1)
-            overall = mean_over(stacked_point, np.isfinite(stacked_point))
-            overall_boot = mean_over(np.stack(list(family_boot.values()), axis=-1), np.isfinite(stacked_point))
-            o_low, o_high = percentile_interval(overall_boot, level)
-        else:
-            overall = o_low = o_high = np.full(len(keys), np.nan)
+        # Over families: the mean of the families' disparities; with one family, that family's numbers.
+        overall = tests.overall or (next(iter(tests.families.values())) if tests.families else None)
         for k, key in enumerate(keys):
-            config_rows[key] |= {f"{name}_disparity": overall[k], f"{name}_disparity_ci_low": o_low[k],
-                                 f"{name}_disparity_ci_high": o_high[k]}
-        table[f"{name}_config_disparity"] = table["config_key"].map({key: overall[k] for k, key in enumerate(keys)})
+            columns = _disparity_columns(overall, k)
+            config_rows[key] |= {f"{name}_disparity{suffix}": value for suffix, value in columns.items()}
+            at = table["config_key"] == key
+            for suffix, value in columns.items():
+                table.loc[at, f"{name}_config_disparity{suffix}"] = value
 
     # Diversity: trigram entropy per setting (Eq. 1) and per (setting, group), with intervals per setting.
     grams = [ngrams(tokens(str(text)), 3) for text in frame["continuation"].fillna("")]
@@ -206,22 +232,39 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     configs["quality"] = configs[quality.name] if quality is not None else np.nan
     configs["quality_ci_low"] = configs[f"{quality.name}_ci_low"] if quality is not None else np.nan
     configs["quality_ci_high"] = configs[f"{quality.name}_ci_high"] if quality is not None else np.nan
-    for column, source in (("disparity", "negative_sentiment_disparity"), ("negative_rate", PRIMARY)):
-        for suffix in ("", "_ci_low", "_ci_high"):
-            configs[column + suffix] = configs.get(source + suffix, np.nan)
+    for suffix in DISPARITY_SUFFIXES:
+        configs["disparity" + suffix] = configs.get("negative_sentiment_disparity" + suffix, np.nan)
+    for suffix in ("", "_ci_low", "_ci_high"):
+        configs["negative_rate" + suffix] = configs.get(PRIMARY + suffix, np.nan)
     gaps = pd.DataFrame(gap_rows, columns=["config_key", "measure", "family", "group_a", "group_b", "gap", "ci_low",
                                            "ci_high"])
     gaps["label"] = gaps["config_key"].map(first["label"])
     gaps["config"] = gaps["config_key"].map(first["config"])
-    return DecodingSummary(table, configs, gaps, list(measures), design.description, n_resamples, level, unscored)
+    return DecodingSummary(table, configs, gaps, list(measures), design.description, n_resamples, level, unscored,
+                           n_permutations)
+
+
+#: what a disparity column's suffix holds (`bias.disparity.DisparityNumbers`)
+DISPARITY_SUFFIXES = {"": "value", "_ci_low": "ci_low", "_ci_high": "ci_high", "_corrected": "corrected",
+                      "_corrected_ci_low": "corrected_ci_low", "_corrected_ci_high": "corrected_ci_high",
+                      "_p_value": "p_value", "_smallest_detectable": "smallest_detectable"}
+
+
+def _disparity_columns(numbers: DisparityNumbers | None, k: int) -> dict[str, float]:
+    """A disparity's columns at setting k: the plug-in, its interval, the bias-corrected estimate, the permutation
+    test's p-value and the smallest disparity this design could detect (NaN without a family of two groups)."""
+    if numbers is None:
+        return dict.fromkeys(DISPARITY_SUFFIXES, np.nan)
+    found = numbers.at(k)
+    return {suffix: found[field] for suffix, field in DISPARITY_SUFFIXES.items()}
 
 
 def _primary_aliases(table: pd.DataFrame, prefix: str) -> None:
     """The CLI contract's short names for the sentiment measure (ci_low, ci_high, disparity, config_disparity)."""
-    aliases = {"ci_low": f"{PRIMARY}_ci_low", "ci_high": f"{PRIMARY}_ci_high",
-               "disparity": "negative_sentiment_disparity", "disparity_ci_low": "negative_sentiment_disparity_ci_low",
-               "disparity_ci_high": "negative_sentiment_disparity_ci_high",
-               "config_disparity": "negative_sentiment_config_disparity"}
+    aliases = {"ci_low": f"{PRIMARY}_ci_low", "ci_high": f"{PRIMARY}_ci_high"}
+    for suffix in DISPARITY_SUFFIXES:
+        aliases[f"disparity{suffix}"] = f"negative_sentiment_disparity{suffix}"
+        aliases[f"config_disparity{suffix}"] = f"negative_sentiment_config_disparity{suffix}"
     for alias, source in aliases.items():
         table[prefix + alias] = table.get(source, np.nan)
 

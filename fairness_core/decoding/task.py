@@ -120,26 +120,22 @@ def with_configs(generations: pd.DataFrame, request: DecodingRequest) -> pd.Data
 
 @contextlib.contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run the block with `threads` intra-op threads (None: leave torch's setting alone).
+    """Run the block under the model layer's thread policy (`fairness_core.models.threads.model_threads`) with
+    `threads` as a cap, decided once for the whole job (None: each model call decides for itself).
 
-    The live path asks for every core when nothing else runs on the model workers and one each when
-    several do (`ui.jobs.threads_now`): with more threads than free cores each small matrix product waits
-    for all of them (measured 35 ms vs 1.7 ms per linear layer with two threads at load average ~18).
-    With torch's OpenMP build the setting holds for the calling thread (a thread that already ran torch
-    keeps its own) and for threads that start torch later, so one worker's choice does not change a
-    generation running on another worker; it is put back when the block ends.
+    The live path passes every core when nothing else runs on the model workers and one each when several do
+    (`ui.jobs.threads_now`); the policy lowers that further when other work keeps cores busy right now (with more
+    threads than free cores each small matrix product waits for all of them: measured 35 ms vs 1.7 ms per linear
+    layer with two threads at load average ~18). The count is set for the calling thread only and put back when
+    the block ends, so one worker's choice does not change a generation running on another.
     """
     if threads is None:
         yield
         return
-    import torch
+    from fairness_core.models.threads import model_threads
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with model_threads(cap=threads):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def run_decoding(plan: DecodingPlan, store: Any, on_progress: Callable[[Any], None] | None = None,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -36,6 +38,9 @@ KIND = "generation"
 SCHEMA = 1  # bump when stored rows change meaning: old generations then stop matching
 GENERATION_METRIC = "generation"
 SCORE_PREFIX = "score:"
+#: "TIMING ..." lines (model call, scorers) for `bench.classroom`'s breakdown of a move; silent unless the app was
+#: started with FAIRNESS_LAB_TIMING_LOG=1 (ui/jobs.py attaches a handler then)
+timing_log = logging.getLogger("fairness_core.timing")
 TRUNCATIONS = ("none", "first-sentence")
 MODES = ("continue", "chat")
 #: The contract's columns of `load_generations`, in order; scorer columns follow, then the extras.
@@ -449,7 +454,9 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any],
         if generated is not None and all(rows[i]["id"] in generated for i in fresh):
             answered: Any = ([generated[rows[i]["id"]][0] for i in fresh], [generated[rows[i]["id"]][1] for i in fresh])
         else:
+            began = time.perf_counter()
             answered = _generate(request, shard["model"], [rows[i] for i in fresh])
+            timing_log.info("TIMING model rows=%d seconds=%.3f", len(fresh), time.perf_counter() - began)
         # (texts, usages); a plain list of texts is accepted too (scripted generators in tests)
         generated_texts, counted = answered if isinstance(answered, tuple) else (answered, [None] * len(fresh))
         for i, text, usage in zip(fresh, generated_texts, counted, strict=True):
@@ -469,10 +476,12 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any],
                               "system_name": row["system_name"], "max_new_tokens": request["max_new_tokens"],
                               "truncate": request["truncate"], "mode": request["mode"], "stops": request["stops"],
                               **({"usage": usages[i]} if usages.get(i) is not None else {})}})
+    began, scored = time.perf_counter(), 0
     for j, described in enumerate(request["scorers"]):
         members = [i for i, r in enumerate(rows) if j in r["scorers"]]
         if not members:
             continue
+        scored = max(scored, len(members))
         scorer = scorer_from_request(described["name"], **described["options"])
         inputs = [texts[i][scorer.reads] for i in members]
         prompts = [rows[i]["prompt"] for i in members] if scorer.needs_prompts else None
@@ -483,6 +492,8 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any],
                 out.append({"item": rows[i]["id"], "grp": rows[i]["group"], "variant": SCORE_PREFIX + described["hash"],
                             "metric": column, "value": value if np.isfinite(value) else None,
                             "text": inputs[position], "attrs": None})
+    if scored:
+        timing_log.info("TIMING scorers rows=%d seconds=%.3f", scored, time.perf_counter() - began)
     return out
 
 
@@ -584,7 +595,9 @@ def run_planned_together(plans: Sequence[GenerationPlan], store: Any,
         with shard_context(cancel, None, fan_out if on_partial is not None else None):
             for shared, _, rows in calls.values():
                 rows.sort(key=lambda r: (len(r["prompt"]), r["prompt"], r["seed"], r["sample"], r["system"]))
+                began = time.perf_counter()
                 texts, usages = _generate(shared, rows[0]["model"], rows)
+                timing_log.info("TIMING model rows=%d seconds=%.3f", len(rows), time.perf_counter() - began)
                 generated.update({row["id"]: (text, usage) for row, text, usage in zip(rows, texts, usages,
                                                                                          strict=True)})
     except ShardCancelled:

@@ -57,16 +57,18 @@ from fairness_core.metric_bias.summary import (
 )
 from fairness_core.metric_bias.task import MetricRun, StepProgress, model_runs, run_metric_steps, run_metrics
 from fairness_core.models.interfaces import ModelUnavailableError
+from fairness_core.planning import Plan, PlanError, plan_run
 
 __all__ = [
     "CROWS_PAIRS_ATTRIBUTES", "CROWS_PAIRS_PAPER_ATTRIBUTES", "DEFAULT_METRICS", "FORMATS", "LM_PRESETS",
     "MAX_SECONDS", "METRICS", "NGRAM_CONFIGS", "NORMALISATIONS", "PARAMS_M", "WINOBIAS_DEFAULT_SUBSET",
     "WINOBIAS_SUBSETS", "Metric", "MetricBiasRequest", "MetricOptionError", "MetricRun", "ModelUnavailableError",
-    "PairDataError", "PairDataset", "RequestError", "StepProgress", "WorkEstimate", "adapters_for", "agreement",
-    "alignment_tables", "backbone_points", "bias_table", "build_metrics",
+    "PairDataError", "PairDataset", "Plan", "PlanError", "RequestError", "StepProgress", "WorkEstimate",
+    "adapters_for", "agreement", "alignment_tables", "backbone_points", "bias_table", "build_metrics",
     "build_request", "check_limits", "choose_stored", "estimate", "expand_presets", "expected_pairs",
     "list_versions", "load_dataset", "metric_names", "metric_takes", "model_for_metric", "model_runs", "notes",
-    "pair_table", "parse_adapter_flags", "parse_model_flags", "parse_resamples", "partial_warning", "preset_identities",
+    "pair_table", "parse_adapter_flags", "parse_model_flags", "parse_resamples", "partial_warning", "plan_run",
+    "preset_identities",
     "rank_agreement", "rank_agreement_interval", "run_metric_steps", "run_metrics",
     "save_version", "summary_json", "versions_dir",
 ]

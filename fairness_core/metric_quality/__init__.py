@@ -2,7 +2,8 @@
 still agree with human judgments.)
 
 `request` (judgments + metrics from plain values, shared by the CLI and the page), `agreement` (correlations
-under the pooled / per-document / system rules with intervals that resample items, paired differences),
+under the pooled / per-document / system rules with intervals that resample documents, systems or both, paired
+differences, averages over groups such as WMT language pairs),
 `task` (stored scoring and agreement runs; `score_metric` for scoring without the store), `summary` (tables,
 JSON, drill-down, the bias-quality points). The judgments readers live in `fairness_core.data.judgments`.
 
@@ -20,14 +21,19 @@ from fairness_core.data.judgments import (
     from_frame,
 )
 from fairness_core.metric_quality.agreement import (
+    CONSTANT_POLICIES,
+    DEFAULT_UNIT,
     LEVEL,
     RULE_LABELS,
     RULES,
     STATISTICS,
+    UNIT_LABELS,
+    UNITS,
     AgreementError,
     Correlation,
     Difference,
     correlate,
+    interval_scope,
     paired_difference,
 )
 from fairness_core.metric_quality.request import (
@@ -75,7 +81,9 @@ from fairness_core.models.interfaces import ModelUnavailableError
 __all__ = [
     "AGREEMENT",
     "BIAS_SOURCE",
+    "CONSTANT_POLICIES",
     "DEFAULT_METRICS",
+    "DEFAULT_UNIT",
     "JOB_KIND",
     "LEVEL",
     "METRICS",
@@ -89,6 +97,8 @@ __all__ = [
     "RULE_LABELS",
     "SCORES",
     "STATISTICS",
+    "UNITS",
+    "UNIT_LABELS",
     "AgreementError",
     "Correlation",
     "Difference",
@@ -113,6 +123,7 @@ __all__ = [
     "gender_bias",
     "gender_bias_estimate_s",
     "gender_bias_work",
+    "interval_scope",
     "load_judgments",
     "metric_labels",
     "metric_names",

@@ -21,7 +21,7 @@ from fairness_core.data.judgments import (
     read_realsumm_dir,
     read_table,
 )
-from fairness_core.metric_quality.agreement import RULES, STATISTICS
+from fairness_core.metric_quality.agreement import CONSTANT_POLICIES, DEFAULT_UNIT, RULES, STATISTICS, UNITS
 from fairness_core.metrics import METRICS, Metric, MetricOptionError, metric_from_request, metric_names
 
 #: the page's and the CLI's default metrics: the n-gram ones and BERTScore (MiniLM) answer in under a minute
@@ -78,6 +78,16 @@ class QualityRequest:
     n_resamples: int = 1000
     seed: int = 0
     statistic: str = "spearman"
+    #: what the interval resamples (documents, systems, both); None = the rule's default (system rule: both)
+    resample: str | None = None
+    #: the document rule's treatment of a document on which the metric is constant: "zero" or "drop"
+    constant: str = "zero"
+    #: the rule within each group (e.g. WMT language pair), averaged over groups
+    group_average: bool = False
+
+    @property
+    def resample_unit(self) -> str:
+        return self.resample or DEFAULT_UNIT[self.rule]
 
 
 def _takes(name: str, option: str) -> bool:
@@ -165,15 +175,25 @@ def parse_resamples(value: str | int) -> int:
 
 def build_request(judgments: Judgments, metrics: Sequence[Metric], stored: Sequence[str] = (),
                   rule: str = "pooled", n_resamples: int = 1000, seed: int = 0,
-                  statistic: str = "spearman") -> QualityRequest:
+                  statistic: str = "spearman", resample: str | None = None, constant: str = "zero",
+                  group_average: bool = False) -> QualityRequest:
     if rule not in RULES:
         raise RequestError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")
     if statistic not in STATISTICS:
         raise RequestError(f"unknown statistic {statistic!r}; choose from {', '.join(STATISTICS)}")
+    if resample is not None and resample not in UNITS:
+        raise RequestError(f"unknown resampling unit {resample!r}; choose from {', '.join(UNITS)}")
+    if constant not in CONSTANT_POLICIES:
+        raise RequestError(f"unknown treatment of constant documents {constant!r}; choose from "
+                           f"{', '.join(CONSTANT_POLICIES)}")
+    if group_average and judgments.n_groups < 2:
+        raise RequestError(f"{judgments.name} has no groups to average over (give a 'group' column, e.g. the "
+                           "language pair of a WMT row)")
     if not metrics and not stored:
         raise RequestError("choose at least one metric or stored score column")
     parse_resamples(n_resamples)
-    return QualityRequest(judgments, tuple(metrics), tuple(stored), rule, int(n_resamples), int(seed), statistic)
+    return QualityRequest(judgments, tuple(metrics), tuple(stored), rule, int(n_resamples), int(seed), statistic,
+                          resample, constant, bool(group_average))
 
 
 def estimate_seconds(request: QualityRequest) -> float:

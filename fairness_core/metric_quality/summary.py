@@ -28,30 +28,42 @@ BIAS_SOURCE = ("winobias", "type1-dev")
 
 def agreement_table(correlations: Mapping[str, Correlation], labels: Mapping[str, str] | None = None
                     ) -> pd.DataFrame:
-    """One row per metric: the three correlations under its rule, the interval (of Spearman by default), counts."""
+    """One row per metric: the three correlations under its rule, the interval (of `ci_of`, Spearman by default;
+    `value` is that statistic), what the interval resamples, counts."""
     rows = []
     for name, c in correlations.items():
         rows.append({"metric": name, "label": (labels or {}).get(name, name), "rule": c.rule,
-                     "spearman": c.spearman, "ci_low": c.ci_low, "ci_high": c.ci_high, "pearson": c.pearson,
+                     "value": c.value, "ci_low": c.ci_low, "ci_high": c.ci_high, "ci_of": c.statistic,
+                     "resample": c.resample, "spearman": c.spearman, "pearson": c.pearson,
                      "kendall": c.kendall, "n": c.n, "n_documents": c.n_documents, "n_systems": c.n_systems,
                      "n_excluded": c.n_excluded})
-    columns = ["metric", "label", "rule", "spearman", "ci_low", "ci_high", "pearson", "kendall", "n", "n_documents",
-               "n_systems", "n_excluded"]
+    columns = ["metric", "label", "rule", "value", "ci_low", "ci_high", "ci_of", "resample", "spearman", "pearson",
+               "kendall", "n", "n_documents", "n_systems", "n_excluded"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def summary_json(correlations: Mapping[str, Correlation]) -> dict[str, dict[str, Any]]:
-    """The CLI contract: {"<metric>": {"spearman", "ci_low", "ci_high", "pearson", "kendall", "n", "n_documents",
-    "rule", ...}} with null for an undefined number (never NaN)."""
+    """The CLI contract: {"<metric>": {"spearman", "ci_low", "ci_high", "pearson", "kendall", "value", "n",
+    "n_documents", "rule", "ci_of", "resample", "interval_generalises", ...}} with null for an undefined number
+    (never NaN)."""
     return {name: c.to_json() for name, c in correlations.items()}
 
 
 def notes(correlations: Mapping[str, Correlation]) -> list[str]:
-    """One sentence per metric with left-out candidates, undefined correlations or undefined resamples."""
+    """One sentence per metric with left-out candidates, undefined correlations, documents without a correlation,
+    constant documents or undefined resamples."""
     out = []
     for name, c in correlations.items():
         if c.n_excluded:
             out.append(f"{name}: {c.n_excluded} candidate(s) have no finite score and are left out")
+        if c.n_undefined_documents:
+            out.append(f"{name}: {c.n_undefined_documents} document(s) have no correlation for any metric (people "
+                       "score every system alike there, or fewer than 3 candidates were scored) and are left out")
+        if c.n_constant_documents:
+            treated = ("count as 0 (the metric ranks none of the systems people tell apart)" if c.constant == "zero"
+                       else "are left out of its average (which rewards ties: see docs/metric-quality.md)")
+            out.append(f"{name}: on {c.n_constant_documents} document(s) it scores every system alike while people "
+                       f"do not; they {treated}")
         if not math.isfinite(c.spearman):
             out.append(f"{name}: the correlation is undefined (the scores are constant under the {c.rule} rule)")
         if c.n_undefined_resamples:
@@ -175,7 +187,7 @@ def _stored_bias_run(store: Any, column: str) -> tuple[str, str] | None:
 def bias_quality_points(correlations: Mapping[str, Correlation], bias: pd.DataFrame,
                         labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One point per metric that has both numbers: gender bias (x, with its interval) and agreement with people
-    (y: Spearman under the correlations' rule, with its interval)."""
+    (y: the correlations' statistic under their rule, with its interval and what that interval resamples)."""
     rows = []
     by_metric = {row.metric: row for row in bias.itertuples(index=False)} if not bias.empty else {}
     for name, c in correlations.items():
@@ -183,11 +195,11 @@ def bias_quality_points(correlations: Mapping[str, Correlation], bias: pd.DataFr
         if row is None:
             continue
         rows.append({"metric": name, "label": (labels or {}).get(name, name), "bias": row.bias,
-                     "bias_ci_low": row.ci_low, "bias_ci_high": row.ci_high, "agreement": c.spearman,
+                     "bias_ci_low": row.ci_low, "bias_ci_high": row.ci_high, "agreement": c.value,
                      "agreement_ci_low": c.ci_low, "agreement_ci_high": c.ci_high, "rule": c.rule,
-                     "bias_source": row.source})
+                     "agreement_of": c.statistic, "agreement_resample": c.resample, "bias_source": row.source})
     columns = ["metric", "label", "bias", "bias_ci_low", "bias_ci_high", "agreement", "agreement_ci_low",
-               "agreement_ci_high", "rule", "bias_source"]
+               "agreement_ci_high", "rule", "agreement_of", "agreement_resample", "bias_source"]
     return pd.DataFrame(rows, columns=columns)
 
 

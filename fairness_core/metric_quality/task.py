@@ -10,8 +10,9 @@ score column), then correlate with the human scores.
    the raw score (NaN stays NaN). A stored column is a run of the same kind whose rows are read from the data.
 2. **agreement** (kind `metric-quality`): the correlations of the chosen metrics under one rule with their
    intervals; its manifest names the judgments version, the score runs' manifest hashes, the rule, the
-   statistic, the resamples and the seed. Rows: item = metric name, grp = rule, metric = the field
-   (spearman, ci_low, ...), value.
+   statistic, the resampling unit (documents, systems or both) and what the interval generalises over, the
+   document rule's treatment of constant documents, averaging over groups, the resamples and the seed. Rows:
+   item = metric name, grp = rule, metric = the field (spearman, ci_low, ...), value.
 
 A repeated request is read back from the store without loading a model.
 """
@@ -31,7 +32,7 @@ import pandas as pd
 from fairness_core.data.judgments import Judgments
 from fairness_core.jobs import CancelToken, Executor, Progress, Task, run_task
 from fairness_core.jobs.estimates import weighted_fraction
-from fairness_core.metric_quality.agreement import Correlation, correlate
+from fairness_core.metric_quality.agreement import Correlation, correlate, interval_scope
 from fairness_core.metric_quality.request import QualityRequest, quality_work, scoring_costs
 from fairness_core.metrics import Metric, metric_from_request, state_hash
 from fairness_core.store import RunStore
@@ -41,7 +42,7 @@ SCORES, AGREEMENT = "metric-quality-scores", "metric-quality"
 SHARD_ROWS = {"n-gram": 1200, "matching": 240, "generation": 48, "regression": 96, "translation": 48,
               "stored": 100_000}
 FIELDS = ("spearman", "ci_low", "ci_high", "pearson", "kendall", "n", "n_documents", "n_systems", "n_excluded",
-          "n_undefined_resamples")
+          "n_undefined_resamples", "n_constant_documents", "n_undefined_documents", "n_groups", "n_items")
 
 
 def stored_metric_name(column: str) -> str:
@@ -224,11 +225,17 @@ def agreement_task(request: QualityRequest, runs: Sequence[ScoreRun], scores: pd
     shard = {"human": judgments.human.tolist(), "items": judgments.frame["item_id"].tolist(),
              "systems": judgments.frame["system"].tolist(),
              "scores": {run.name: [None if v != v else float(v) for v in scores[run.name]] for run in runs}}
+    if judgments.n_groups > 1:
+        shard["groups"] = judgments.frame["group"].tolist()
+    resample = request.resample_unit
     job_request = {"data": data_manifest(judgments),
                    "metrics": [{"name": run.name, "scores_manifest_sha256": manifest_hash(run.manifest)}
                                for run in runs],
                    "rule": request.rule, "statistic": request.statistic, "n_resamples": request.n_resamples,
-                   "seed": request.seed, "interval": "95% percentile bootstrap over items (documents)"}
+                   "seed": request.seed, "resample": resample, "constant_documents": request.constant,
+                   "group_average": request.group_average,
+                   "interval": "95% percentile bootstrap that "
+                               + interval_scope(resample, judgments.n_items, judgments.n_systems)}
     return Task(AGREEMENT, job_request, [shard], agreement_work)
 
 
@@ -238,12 +245,17 @@ def agreement_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[
 
     frame = pd.DataFrame({"item_id": shard["items"], "system": shard["systems"], "candidate": "",
                           "reference": "-", "human": shard["human"]})
+    if "groups" in shard:
+        frame["group"] = shard["groups"]
     judgments = from_frame(frame, "agreement")
     rows = []
     for name, values in shard["scores"].items():
         scores = np.array([np.nan if v is None else v for v in values], dtype=float)
         result = correlate(judgments, scores, rule=request["rule"], n_resamples=int(request["n_resamples"]),
-                           seed=int(request["seed"]), statistic=request["statistic"])
+                           seed=int(request["seed"]), statistic=request["statistic"],
+                           resample=request.get("resample", "documents"),
+                           constant=request.get("constant_documents", "zero"),
+                           group_average=bool(request.get("group_average", False)))
         for key in FIELDS:
             rows.append({"item": name, "grp": request["rule"], "variant": request["statistic"], "metric": key,
                          "value": float(getattr(result, key))})
@@ -257,10 +269,14 @@ def _read_agreement(store: RunStore, run_id: str, request: QualityRequest,
     out = {}
     for name in names:
         got = {key: values.get((name, key), np.nan) for key in FIELDS}
+        count = {key: int(value) if np.isfinite(value) else 0 for key, value in got.items()}
         out[name] = Correlation(got["spearman"], got["pearson"], got["kendall"], got["ci_low"], got["ci_high"],
-                                int(got["n"]), int(got["n_documents"]), int(got["n_systems"]), request.rule,
-                                request.statistic, int(got["n_excluded"]), request.n_resamples,
-                                int(got["n_undefined_resamples"]))
+                                count["n"], count["n_documents"], count["n_systems"], request.rule,
+                                request.statistic, count["n_excluded"], request.n_resamples,
+                                count["n_undefined_resamples"], resample=request.resample_unit,
+                                n_constant_documents=count["n_constant_documents"],
+                                n_undefined_documents=count["n_undefined_documents"], constant=request.constant,
+                                n_groups=count["n_groups"] or 1, n_items=count["n_items"])
     return out
 
 
@@ -325,7 +341,9 @@ def run_quality(request: QualityRequest, store: RunStore, on_progress: Callable[
     else:  # cancelled: what there is, computed here, never stored as the request's agreement
         for run in complete:
             correlations[run.name] = correlate(request.judgments, scores[run.name].to_numpy(), request.rule,
-                                               request.n_resamples, request.seed, request.statistic)
+                                               request.n_resamples, request.seed, request.statistic,
+                                               resample=request.resample_unit, constant=request.constant,
+                                               group_average=request.group_average)
     return QualityOutcome(request_used, runs, scores, correlations, agreement_run, agreement_manifest, cached,
                           skipped)
 

@@ -110,6 +110,7 @@ class _LMVariantMetric(ModelMetric):
 
     def _direction(self, xs: Sequence[str], ys: Sequence[str], x_lang: str, y_lang: str) -> np.ndarray:
         """Eq. 1 score of each (x, y) under the chosen term weighting; each distinct pair computed once."""
+        from fairness_core.jobs.context import checkpoint
         from fairness_core.translation import weights as W
         from fairness_core.translation.backbones import ScoreRequest
 
@@ -118,7 +119,8 @@ class _LMVariantMetric(ModelMetric):
         if todo:
             if len(_CACHE) > _CACHE_LIMIT:
                 _CACHE.clear()
-            scored = self._backbone().score([ScoreRequest(x, y, x_lang, y_lang) for x, y in todo])
+            scored = self._backbone().score([ScoreRequest(x, y, x_lang, y_lang) for x, y in todo],
+                                            on_progress=checkpoint)  # Cancel within a batch of a metric job
             for (x, y), result in zip(todo, scored, strict=True):
                 _CACHE[(*key, x, y)] = (W.direction_score(result.logprobs, term_weighting=W.UNIFORM),
                                         W.direction_score(result.logprobs, result.entropies, W.ENTROPY))

@@ -83,17 +83,23 @@ class BARTScore(ModelMetric):
             return np.zeros(0)
         src, tgt = [s for s, _ in distinct], [t for _, t in distinct]
         from fairness_core.jobs.context import checkpoint
-        from fairness_core.models.interfaces import Seq2SeqLM
+        from fairness_core.models.interfaces import CausalLM, Seq2SeqLM
 
-        scores = []
-        for start in range(0, len(src), _CHUNK):  # chunks so that Cancel acts within seconds
-            checkpoint(start, len(src))
-            s_chunk, t_chunk = src[start : start + _CHUNK], tgt[start : start + _CHUNK]
-            if isinstance(self.model, Seq2SeqLM):
-                scores += self.model.token_logprobs(s_chunk, t_chunk)
-            else:
-                scores += self.model.loglikelihood([self.prompt.format(source=s) for s in s_chunk],
-                                                   [" " + t for t in t_chunk])
+        if isinstance(self.model, CausalLM) and self.model.reports_scoring_progress:
+            # One call: the model layer shares the prompt's prefix across pairs and buckets by length over all of
+            # them, and reports after each batch (Cancel acts within one).
+            scores = self.model.loglikelihood([self.prompt.format(source=s) for s in src], [" " + t for t in tgt],
+                                              on_progress=checkpoint)  # type: ignore[call-arg]
+        else:
+            scores = []
+            for start in range(0, len(src), _CHUNK):  # chunks so that Cancel acts within seconds
+                checkpoint(start, len(src))
+                s_chunk, t_chunk = src[start : start + _CHUNK], tgt[start : start + _CHUNK]
+                if isinstance(self.model, Seq2SeqLM):
+                    scores += self.model.token_logprobs(s_chunk, t_chunk)
+                else:
+                    scores += self.model.loglikelihood([self.prompt.format(source=s) for s in s_chunk],
+                                                       [" " + t for t in t_chunk])
         by_pair = {pair: s.mean for pair, s in zip(distinct, scores, strict=True)}
         return np.array([by_pair[pair] for pair in zip(sources, targets, strict=True)], dtype=float)
 

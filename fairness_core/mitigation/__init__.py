@@ -14,9 +14,13 @@ from fairness_core.mitigation.options import (
     BACKBONE_TASK,
     DEFAULT_QUALITY,
     DEVIATIONS,
+    GOALS,
     PAPER_TABLE5,
     PRESET_KEYS,
     PRESETS,
+    SPLIT_LABELS,
+    SPLITS,
+    STEP_CANDIDATES,
     TRAINABLE,
     Preset,
     preset,
@@ -35,6 +39,7 @@ from fairness_core.mitigation.request import (
     check_training_limit,
     estimate_training,
     evaluation_work,
+    realsumm_split,
     training_work,
 )
 from fairness_core.mitigation.summary import BiasChange, bias_change, changed_pairs
@@ -55,11 +60,12 @@ from fairness_core.mitigation.task import (
 )
 
 __all__ = [
-    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "EVALUATE_KIND", "PAPER_TABLE5", "PRESETS",
-    "PRESET_KEYS", "TRAINABLE", "TRAIN_KIND", "BiasChange", "Evaluation",
-    "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
+    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "EVALUATE_KIND", "GOALS", "PAPER_TABLE5",
+    "PRESETS", "PRESET_KEYS", "SPLITS", "SPLIT_LABELS", "STEP_CANDIDATES", "TRAINABLE", "TRAIN_KIND", "BiasChange",
+    "Evaluation", "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
     "TrainingData", "TrainingDataError", "Variant", "adapter_id_for", "bias_change", "build_evaluation",
     "build_train_request", "build_training_task", "changed", "changed_pairs", "check_training_limit",
     "estimate_training", "evaluate", "evaluation_work", "export_adapter", "find_adapter", "import_adapter",
-    "list_adapters", "loss_curve", "preset", "presets_for", "run_evaluation", "train", "training_data", "training_work",
+    "list_adapters", "loss_curve", "preset", "presets_for", "realsumm_split", "run_evaluation", "train",
+    "training_data", "training_work",
 ]

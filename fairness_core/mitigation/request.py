@@ -270,18 +270,40 @@ class EvaluationRequest:
     n_resamples: int = 1000
 
 
+def realsumm_split(judgments: Any, split: str) -> Any:
+    """REALSumm's documents of one split (`options.SPLITS`): the first `SELECTION_DOCUMENTS` in the shipped order
+    (selection), the rest (report), or all; the rows keep their order, so the same split is the same version."""
+    from fairness_core.metric_quality import Judgments
+    from fairness_core.mitigation.options import SELECTION_DOCUMENTS
+
+    if split == "all":
+        return judgments
+    items = judgments.items
+    chosen = set(items[:SELECTION_DOCUMENTS] if split == "selection" else items[SELECTION_DOCUMENTS:])
+    first, last = (1, SELECTION_DOCUMENTS) if split == "selection" else (SELECTION_DOCUMENTS + 1, len(items))
+    frame = judgments.frame[judgments.frame["item_id"].isin(chosen)].reset_index(drop=True)
+    return Judgments(f"{judgments.name} ({split}: documents {first}-{last})", frame, judgments.licence,
+                     judgments.human_label, judgments.origin, judgments.notes)
+
+
 def build_evaluation(metric: str | None = None, model: str | None = None, adapter: str | None = None,
                      compare_model: str | None = None, fmt: str = "winobias", data: Any = (),
                      quality: str | bytes | None = "realsumm", attribute: str = "gender", resamples: Any = 1000,
                      quality_name: str | None = None, uploads: Any = None,
-                     other_attributes: bool = False) -> EvaluationRequest:
+                     other_attributes: bool = False, split: str = "report") -> EvaluationRequest:
     """Before = the metric with `model`; after = the same with `adapter`, or `compare_model` (with `adapter` if
     given). `other_attributes` adds CrowS-Pairs' race, religion, physical appearance, age and socioeconomic pairs
-    (the paper mitigates gender only: do the others move too?). Every problem is one sentence, before anything is
-    scored."""
+    (the paper mitigates gender only: do the others move too?). `split` (`options.SPLITS`) picks the WinoBias
+    subset when `data` is not given and REALSumm's documents when `quality` is "realsumm": by default the held-out
+    data nothing was chosen on. Every problem is one sentence, before anything is scored."""
     from fairness_core import metric_bias, metric_quality
     from fairness_core.metrics import METRICS
+    from fairness_core.mitigation.options import SPLIT_BIAS_DATA, SPLITS
 
+    if split not in SPLITS:
+        raise MitigationError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+    if fmt == "winobias" and not data:
+        data = SPLIT_BIAS_DATA[split]
     if not adapter and not compare_model:
         raise MitigationError("give an adapter (--adapter ID: before vs after it) or another backbone "
                               "(--compare-model: a backbone swap) to compare with")
@@ -312,6 +334,8 @@ def build_evaluation(metric: str | None = None, model: str | None = None, adapte
             judgments = metric_quality.load_judgments(quality, quality_name)
         except metric_quality.RequestError as error:
             raise MitigationError(str(error)) from None
+        if isinstance(quality, str) and quality.strip().lower() == metric_quality.REALSUMM:
+            judgments = realsumm_split(judgments, split)
     return EvaluationRequest(before, after, dataset, judgments, attribute, n_resamples)
 
 

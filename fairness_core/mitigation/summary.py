@@ -57,6 +57,9 @@ def bias_change(before1: Sequence[float], before2: Sequence[float], after1: Sequ
                 after2: Sequence[float], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                 level: float = LEVEL) -> BiasChange:
     """Paired bootstrap over pairs of the bias difference after − before (module docstring)."""
+    if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
+        raise ValueError(f"the paired bootstrap needs at least 1 resample (got {n_resamples!r}); 1000 is the "
+                         "default and enough for a 95% interval")
     b1, b2, a1, a2 = (np.asarray(x, dtype=float) for x in (before1, before2, after1, after2))
     if not (b1.shape == b2.shape == a1.shape == a2.shape) or b1.ndim != 1:
         raise ValueError("the four score arrays must be 1-D and of one length (the same pairs on both sides)")

@@ -325,6 +325,9 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
     if len(pairs) != len(table_before) or len(pairs) != len(table_after):
         raise MitigationError("the two variants scored different pairs; nothing was compared")
     attributes = {}
+    # pairs in the metric-bias study's order (by item within an attribute), so that each side's interval is the
+    # very draw the metric-bias study reports for that bias: one number, one interval
+    pairs = pairs.sort_values(["attribute", "item"], kind="stable").reset_index(drop=True)
     for name, group in pairs.groupby("attribute", sort=True):
         attributes[str(name)] = bias_change(group["s1_before"], group["s2_before"], group["s1_after"],
                                             group["s2_after"], n_resamples=n_resamples, seed=seed)

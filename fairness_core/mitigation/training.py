@@ -262,12 +262,18 @@ def work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]
 
     Cancel is checked between steps (`jobs.checkpoint`); a cancelled shard stores nothing and the next run starts
     it again from the checkpoint at `start`."""
-    import torch
+    from fairness_core.models.threads import model_threads
 
     start, stop = int(shard["start"]), int(shard["stop"])
+    # The model layer's thread policy, decided once for the shard and for this thread only: every free core on a
+    # quiet machine, one when other work keeps the cores busy (OMP_NUM_THREADS, when set, is kept).
+    with model_threads():
+        rows = _train_steps(request, start, stop)
+    _drop_old_checkpoints(request, keep_from=start)
+    return rows
 
-    threads_before = torch.get_num_threads()
-    torch.set_num_threads(training_threads())
+
+def _train_steps(request: dict[str, Any], start: int, stop: int) -> list[dict[str, Any]]:
     rows = []
     try:
         trainer = trainer_at(request, start)
@@ -283,21 +289,7 @@ def work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]
     except BaseException:
         forget_trainers()  # its state is past `start` now: the next attempt reloads the checkpoint
         raise
-    finally:
-        torch.set_num_threads(threads_before)
-    _drop_old_checkpoints(request, keep_from=start)
     return rows
-
-
-def training_threads() -> int:
-    """`OMP_NUM_THREADS` when it is set (a pinned setting), else every core on a quiet machine and one when other
-    programs keep the cores busy (`jobs.queue.live_threads`: two threads on two busy cores wait for each other)."""
-    from fairness_core.jobs.queue import live_threads, usable_cores
-
-    pinned = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if pinned.isdigit() and int(pinned) >= 1:
-        return int(pinned)
-    return live_threads(usable_cores(), 1, os.getloadavg()[0])
 
 
 def _drop_old_checkpoints(request: dict[str, Any], keep_from: int) -> None:

@@ -21,6 +21,7 @@ from fairness_core.models.interfaces import (
 from fairness_core.models.languages import UnknownLanguageError
 from fairness_core.models.loading import load_hf
 from fairness_core.models.spec import ModelSpec
+from fairness_core.models.threads import uses_model_threads
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
@@ -102,6 +103,7 @@ class SampledLogprobs:
 
 class HFCausalLM(_HFModel, CausalLM):
     reports_steps = True  # generate, chat and generate_rows take on_progress (the sampler calls it every step)
+    reports_scoring_progress = True  # loglikelihood takes on_progress (after each batch)
 
     def __init__(self, spec: ModelSpec, model: Any = None, tokenizer: Any = None) -> None:
         super().__init__(spec, model, tokenizer)
@@ -109,6 +111,10 @@ class HFCausalLM(_HFModel, CausalLM):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # generation continues from the right edge
         self.sampled = SampledLogprobs()
+        from fairness_core.models.sampling import PrefillCache
+
+        # Prompts' prefill kept across calls: a live slider move samples the prompts of the move before.
+        self.prefill_cache = PrefillCache()
         if self.spec.quantization == "none":
             from fairness_core.models.cpu_linear import use_onednn_linears
 
@@ -157,6 +163,7 @@ class HFCausalLM(_HFModel, CausalLM):
         return self._generate(prompts, decoding, n, seed, add_special_tokens=not self.has_chat_template,
                               on_progress=on_progress)
 
+    @uses_model_threads()
     def _generate(
         self,
         prompts: Sequence[str],
@@ -178,11 +185,13 @@ class HFCausalLM(_HFModel, CausalLM):
             self.model, self.tokenizer, [prompts[i] for i, _ in rows], [configs[i] for i, _ in rows],
             [row_seed(seed, prompts[i], j) for i, j in rows], [configs[i].max_new_tokens for i, _ in rows],
             batch_size=self.batch_size, add_special_tokens=add_special_tokens, on_progress=on_progress,
+            prefill_cache=self.prefill_cache,
         )
         self.sampled.record(sampled)
         texts = [row.text for row in sampled]
         return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
 
+    @uses_model_threads()
     def generate_rows(
         self,
         prompts: Sequence[str],
@@ -200,29 +209,27 @@ class HFCausalLM(_HFModel, CausalLM):
 
         sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
                                        stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)),
-                                       on_step=on_step, on_progress=on_progress)
+                                       on_step=on_step, on_progress=on_progress, prefill_cache=self.prefill_cache)
         self.sampled.record(sampled)
         return [row.text for row in sampled]
 
-    def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str]) -> list[TokenScores]:
+    @uses_model_threads()
+    def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],
+                      on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
         """Per pair, log p(token) of each continuation token given the context and the tokens before it.
 
         A continuation this model has just sampled after this context (same token ids) is answered from
         the sampling pass's own record (`SampledLogprobs`): the same quantity, equal to a fresh forward
-        pass within float rounding (~1e-5), without running the model again. The rest runs the model.
+        pass within float rounding (~1e-5), without running the model again. The rest runs through
+        `models.lm_scoring.continuation_scores` (shared prefixes once, the vocabulary only where a token is
+        scored); `on_progress(pairs done, pairs)` after each of its batches, and it may raise to stop.
         """
-        import torch
+        from fairness_core.models.lm_scoring import continuation_scores
 
         if len(contexts) != len(continuations):
             raise ValueError(f"got {len(contexts)} contexts but {len(continuations)} continuations")
-        prefix = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
-        pairs = []
-        for context, continuation in zip(contexts, continuations, strict=True):
-            context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
-            continuation_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
-            if not context_ids:
-                context_ids = [prefix]  # the first continuation token needs something to be predicted from
-            pairs.append((context_ids, continuation_ids))
+        pairs = [self.scoring_ids(context, continuation)
+                 for context, continuation in zip(contexts, continuations, strict=True)]
         results: list[TokenScores | None] = [None] * len(pairs)
         for index, (context_ids, continuation_ids) in enumerate(pairs):
             recorded = self.sampled.lookup(context_ids, continuation_ids)
@@ -230,32 +237,19 @@ class HFCausalLM(_HFModel, CausalLM):
                 results[index] = TokenScores(tokens=self.tokenizer.convert_ids_to_tokens(continuation_ids),
                                              logprobs=np.asarray(recorded, dtype=np.float64))
         missing = [i for i, result in enumerate(results) if result is None]
-        pad = self.tokenizer.pad_token_id
-        for sorted_batch in length_sorted_batches([len(pairs[i][0]) + len(pairs[i][1]) for i in missing],
-                                                  self.batch_size):
-            batch = [missing[i] for i in sorted_batch]
-            sequences = [pairs[i][0] + pairs[i][1] for i in batch]
-            width = max(len(s) for s in sequences)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, sequence in enumerate(sequences):  # right padding: positions stay aligned
-                ids[row, : len(sequence)] = torch.tensor(sequence)
-                mask[row, : len(sequence)] = 1
-            with torch.no_grad():
-                logits = self.model(
-                    input_ids=ids.to(self.input_device), attention_mask=mask.to(self.input_device)
-                ).logits
-            logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
-            for row, index in enumerate(batch):
-                context_ids, continuation_ids = pairs[index]
-                start = len(context_ids)
-                positions = torch.arange(start - 1, start - 1 + len(continuation_ids))
-                target = torch.tensor(continuation_ids, dtype=torch.long)
-                token_lp = logprobs[row, positions, target].numpy().astype(np.float64)
-                results[index] = TokenScores(
-                    tokens=self.tokenizer.convert_ids_to_tokens(continuation_ids), logprobs=token_lp
-                )
+        scored = continuation_scores(self.model, [pairs[i] for i in missing], on_progress=on_progress)
+        for index, scores in zip(missing, scored, strict=True):
+            results[index] = TokenScores(tokens=self.tokenizer.convert_ids_to_tokens(pairs[index][1]),
+                                         logprobs=scores.logprobs)
         return [r for r in results if r is not None]
+
+    def scoring_ids(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        """(context ids, continuation ids) as `loglikelihood` scores them: each text tokenised on its own, no
+        special tokens; an empty context is the BOS token (or EOS), since the first token needs a predecessor."""
+        prefix = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
+        context_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
+        continuation_ids = self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+        return (context_ids or [prefix]), continuation_ids
 
 
 def generation_kwargs(cfg: DecodingConfig) -> dict[str, Any]:
@@ -363,6 +357,7 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
             scored[:, 0] &= label_ids[:, 0] != tgt_lang_id
         return torch.log_softmax(out.logits.float(), dim=-1).cpu(), label_ids, scored
 
+    @uses_model_threads()
     def token_logprobs(
         self,
         sources: Sequence[str],
@@ -393,11 +388,13 @@ class HFSeq2SeqLM(_HFModel, Seq2SeqLM):
                 )
         return [r for r in results if r is not None]
 
+    @uses_model_threads()
     def step_distributions(self, source: str, target: str, src_lang: str | None = None,
                            tgt_lang: str | None = None) -> np.ndarray:
         logprobs, _, scored = self._forward([source], [target], src_lang, tgt_lang)
         return logprobs[0][scored[0]].numpy()
 
+    @uses_model_threads()
     def generate(
         self,
         sources: Sequence[str],
@@ -450,6 +447,7 @@ class HFEncoder(_HFModel, Encoder):
                 self._packed = build(self.model, self.tokenizer) or False
         return self._packed or None
 
+    @uses_model_threads()
     def hidden_states(self, token_ids: Sequence[Sequence[int]], layer: int,
                       on_batch: Callable[[int, int], None] | None = None,
                       batch_size: int | None = None) -> list[np.ndarray]:
@@ -532,6 +530,7 @@ class HFTextClassifier(_HFModel, TextClassifier):
         self.labels = [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(self.model.config.num_labels))]
         self.multi_label = getattr(self.model.config, "problem_type", None) == "multi_label_classification"
 
+    @uses_model_threads()
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 

@@ -114,6 +114,9 @@ class CausalLM(ModelBase, ABC):
     #: True when `generate`, `chat` and `generate_rows` take `on_progress(done, total)`, called after every decoding
     #: step (it may raise to stop: how a job's Cancel reaches a long generation; the model layer knows no jobs)
     reports_steps: ClassVar[bool] = False
+    #: True when `loglikelihood` takes `on_progress(pairs done, pairs)`, called after each of its batches (it may
+    #: raise to stop), so a caller can hand it a whole corpus instead of cutting it into chunks
+    reports_scoring_progress: ClassVar[bool] = False
 
     @abstractmethod
     def generate(

@@ -17,17 +17,16 @@ What it computes, exactly as the package's `ToxicCommentClassifier.classify` doe
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import pickle
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from fairness_core.models.interfaces import ModelUnavailableError, TextClassifier
+from fairness_core.models.threads import model_threads
 
 PACKAGE = "toxic_classifier"
 DISTRIBUTION = "toxic-comment-classifier==0.3.0"
@@ -201,26 +200,11 @@ class JigsawToxicity(TextClassifier):
 
         texts = [str(t) for t in texts]
         out = np.zeros((len(texts), len(LABELS)), dtype=np.float64)
-        with torch.inference_mode(), one_torch_thread():
+        # One intra-op thread (the policy's cap): the BiLSTM's 100 sequential steps are tiny products, so a second
+        # thread only adds hand-offs; on 2 busy cores it made scoring 15x slower (7,700 vs 440 texts/s,
+        # bench/judges.py). Set for this thread only (models/threads.py), never for the process.
+        with torch.inference_mode(), model_threads(cap=1):
             for start in range(0, len(texts), self.batch_size):
                 ids = torch.from_numpy(self.tokenizer.padded(texts[start:start + self.batch_size]))
                 out[start:start + len(ids)] = self.network(ids).numpy()
         return out
-
-
-_THREADS = threading.Lock()
-
-
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the LSTM on one intra-op thread. Its 100 sequential steps are tiny matrix products: a second thread only
-    adds hand-offs, and on 2 busy cores it made scoring 15x slower (7,700 vs 440 texts/s, bench/judges.py)."""
-    import torch
-
-    with _THREADS:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)

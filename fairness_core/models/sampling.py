@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairness_core.models.interfaces import DecodingConfig
+from fairness_core.models.threads import uses_model_threads
 
 #: `on_progress(finished_rows, total_rows)`, called after every decoding step; raising stops the call there
 ProgressCallback = Callable[[int, int], None]
@@ -221,6 +222,7 @@ def sample_rows(
                                                       on_progress=on_progress)]
 
 
+@uses_model_threads()
 def sample_rows_detailed(
     model: Any,
     tokenizer: Any,
@@ -234,11 +236,13 @@ def sample_rows_detailed(
     refill: bool = False,
     on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
     on_progress: ProgressCallback | None = None,
+    prefill_cache: PrefillCache | None = None,
 ) -> list[SampledRow]:
     """`sample_rows` with each row's token ids and the model's own log-probability of every sampled token.
 
     `on_step`, when given, is called after every decoding step with (row, text so far, finished) for
     each row in flight, so a page can show text as it is generated; `on_progress` as in `sample_rows`.
+    `prefill_cache` keeps the prompts' prefill for later calls and reuses what earlier calls kept.
     """
     if not (len(prompts) == len(configs) == len(seeds)):
         raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
@@ -252,7 +256,7 @@ def sample_rows_detailed(
     if not prompts:
         return []
     sampler = _RowSampler(model, tokenizer, prompts, configs, seeds, limits, stop_at_sentence_end, add_special_tokens,
-                          on_step, on_progress)
+                          on_step, on_progress, prefill_cache)
     texts = sampler.run(min(batch_size or len(prompts), len(prompts)), refill)
     return [SampledRow(text, tuple(prompt), tuple(tokens), tuple(logprobs))
             for text, prompt, tokens, logprobs in zip(texts, sampler.prompt_ids, sampler.tokens, sampler.logprobs,
@@ -274,6 +278,58 @@ class _Batch:
         return int(self.rows.shape[0])
 
 
+class PrefillCache:
+    """Prompts' prefill kept across sampler calls: per prompt (token ids), its key/value columns and the logits
+    of its last position, as the prefill computed them (least recently used dropped beyond `max_bytes`).
+
+    Why: a live slider move samples the same prompts as the move before with another setting; their forward
+    pass (11 prompts of ~8 tokens: about one decoding step's work, ~10% of a move) gives the same numbers every
+    time. A kept row is put back in a batch exactly as its prefill left it (right-aligned in the batch's
+    left-padded width, padding masked out), so the samples are those of a fresh prefill (tested). Owned by one
+    loaded model (`HFCausalLM.prefill_cache`); the weights of a loaded model never change.
+    """
+
+    def __init__(self, max_bytes: int = 64 * 2**20) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[int, ...], tuple[list[tuple[Any, Any]], Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, prompt: tuple[int, ...]) -> tuple[list[tuple[Any, Any]], Any] | None:
+        with self._lock:
+            entry = self._entries.get(prompt)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(prompt)
+            self.hits += 1
+            return entry[0], entry[1]
+
+    def put(self, prompt: tuple[int, ...], keys_values: list[tuple[Any, Any]], logits: Any) -> None:
+        size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in keys_values)
+        size += logits.numel() * logits.element_size()
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(prompt, None)
+            if old is not None:
+                self._bytes -= old[2]
+            self._entries[prompt] = (keys_values, logits, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._entries:
+                _, (_, _, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+
 class _RowSampler:
     """One `sample_rows` call: per-row settings, generators and tokens, and the decode loop."""
 
@@ -281,10 +337,11 @@ class _RowSampler:
                  seeds: Sequence[int], limits: Sequence[int], stop_at_sentence_end: bool,
                  add_special_tokens: bool,
                  on_step: Callable[[list[tuple[int, str, bool]]], None] | None = None,
-                 on_progress: ProgressCallback | None = None) -> None:
+                 on_progress: ProgressCallback | None = None, prefill_cache: PrefillCache | None = None) -> None:
         import torch
 
         self.model, self.tokenizer = model, tokenizer
+        self.prefill_cache = prefill_cache
         self.device = next(model.parameters()).device
         self.settings = RowSettings.from_configs(configs)
         self.generators = [torch.Generator(device="cpu").manual_seed(int(seed)) for seed in seeds]
@@ -324,7 +381,7 @@ class _RowSampler:
                 batch = self._step(batch, tokens, torch.tensor(done, dtype=torch.bool))
         return self.tokenizer.batch_decode(self.tokens, skip_special_tokens=True)
 
-    def _prefill(self, rows: list[int]) -> _Batch:
+    def _prefill(self, rows: list[int], use_cache: bool = True) -> _Batch:
         """Run the prompts of `rows` (left-padded to the longest) and return them as a batch.
 
         Rows with the same prompt (other samples, other settings) share one forward pass: the prompt runs
@@ -335,6 +392,10 @@ class _RowSampler:
 
         keys = [tuple(self.prompt_ids[row]) for row in rows]
         distinct = list(dict.fromkeys(keys))
+        if use_cache and self.prefill_cache is not None and self.share_prefill and all(distinct):
+            kept = self._prefill_kept(rows, keys, distinct)
+            if kept is not None:
+                return kept
         if self.share_prefill and len(distinct) < len(rows):
             first = {key: row for key, row in zip(reversed(keys), reversed(rows), strict=True)}
             shared = self._prefill([first[key] for key in distinct])
@@ -355,6 +416,51 @@ class _RowSampler:
         position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=position, use_cache=True, logits_to_keep=1)
         return _Batch(torch.tensor(rows), out.logits[:, -1, :], mask, position[:, -1:], out.past_key_values)
+
+    def _prefill_kept(self, rows: list[int], keys: list[tuple[int, ...]],
+                      distinct: list[tuple[int, ...]]) -> _Batch | None:
+        """The batch from the prefill cache: prompts it lacks are prefilled together first (as a fresh prefill
+        would) and kept; then every row gets its prompt's columns, right-aligned in the batch's width. None when
+        the model's cache cannot be taken apart by rows (then nothing is kept)."""
+        import torch
+
+        assert self.prefill_cache is not None
+        entries = {key: self.prefill_cache.get(key) for key in distinct}
+        missing = [key for key in distinct if entries[key] is None]
+        if missing:
+            first = {key: row for key, row in zip(reversed(keys), reversed(rows), strict=True)}
+            fresh = self._prefill([first[key] for key in missing], use_cache=False)
+            layers = _cache_layers(fresh.cache)
+            if layers is None:
+                self.prefill_cache = None
+                return None
+            width = fresh.mask.shape[1]
+            for index, key in enumerate(missing):
+                start = width - len(key)
+                kept = [(layer.keys[index : index + 1, :, start:].clone(),
+                         layer.values[index : index + 1, :, start:].clone()) for layer in layers]
+                entries[key] = (kept, fresh.logits[index].clone())
+                self.prefill_cache.put(key, *entries[key])
+        width = max(len(key) for key in keys)
+        mask = torch.zeros((len(rows), width), dtype=torch.long, device=self.device)
+        columns = []
+        for layer_number in range(len(next(iter(entries.values()))[0])):  # type: ignore[index]
+            sample_keys = entries[keys[0]][0][layer_number][0]  # type: ignore[index]
+            shape = (len(rows), sample_keys.shape[1], width, sample_keys.shape[3])
+            columns.append((sample_keys.new_zeros(shape), sample_keys.new_zeros(shape)))
+        logits = []
+        for index, key in enumerate(keys):
+            kept_columns, last_logits = entries[key]  # type: ignore[misc]
+            start = width - len(key)
+            mask[index, start:] = 1
+            for (keys_out, values_out), (keys_in, values_in) in zip(columns, kept_columns, strict=True):
+                keys_out[index, :, start:] = keys_in[0]
+                values_out[index, :, start:] = values_in[0]
+            logits.append(last_logits)
+        from transformers.cache_utils import DynamicCache
+
+        position = torch.tensor([[len(key) - 1] for key in keys], device=self.device)
+        return _Batch(torch.tensor(rows), torch.stack(logits), mask, position, DynamicCache(columns))
 
     def _draw(self, batch: _Batch) -> tuple[Any, Any]:
         """Each row's next token, and its log-probability under the model's raw (unwarped) distribution."""
@@ -523,6 +629,7 @@ def categorical(probs: Any, generators: Sequence[Any]) -> Any:
     race[rows, columns] = probs[rows, columns] / _exponentials(uniform[rows, columns])
     return race.argmax(dim=-1)
 
+@uses_model_threads()
 def sample_seq2seq_rows(
     model: Any,
     tokenizer: Any,

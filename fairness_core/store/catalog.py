@@ -314,6 +314,11 @@ def _what(request: dict[str, Any]) -> str:
     decoding = request.get("decoding")
     if isinstance(decoding, dict) and isinstance(decoding.get("max_new_tokens"), int):
         parts.append(f"{decoding['max_new_tokens']} new tokens")
+    criteria = request.get("criteria")
+    if isinstance(criteria, (list, tuple)) and criteria and all(isinstance(c, dict) for c in criteria):
+        passed = sum(bool(c.get("passed")) for c in criteria)  # a check (fairness_core.check): its verdict first
+        parts.append(f"check {'passed' if passed == len(criteria) else 'FAILED'}: {passed} of {len(criteria)} "
+                     "criteria (" + "; ".join(str(c.get("name", "")) for c in criteria[:_MAX_GRID_SHOWN]) + ")")
     scorers = request.get("scorers")
     if isinstance(scorers, (list, tuple)) and scorers:
         names = [s[0] if isinstance(s, (list, tuple)) and s else s.get("name", "") if isinstance(s, dict) else str(s)

@@ -21,8 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import numpy as np
-
 from fairness_core.models.interfaces import CausalLM, DecodingConfig, Seq2SeqLM, TokenScores
 
 SEQ2SEQ, LM_VARIANT = "seq2seq", "lm"
@@ -73,7 +71,8 @@ class Backbone(Protocol):
     def translate(self, texts: Sequence[str], src_lang: str, tgt_lang: str, max_new_tokens: int,
                   on_progress: Callable[[int, int], None] | None = None) -> list[str]: ...
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]: ...
+    def score(self, requests: Sequence[ScoreRequest],
+              on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]: ...
 
 
 def readable_tokens(tokenizer: Any, pieces: Sequence[str]) -> list[str]:
@@ -106,9 +105,11 @@ class Seq2SeqBackbone:
                                       decoding=DecodingConfig(greedy=True, max_new_tokens=max_new_tokens))
         return [o[0].strip() for o in outputs]
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]:
+    def score(self, requests: Sequence[ScoreRequest],
+              on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
         """Per-token log-probs and entropies; requests sharing a language pair go to the model together, where
-        they are cut into length-sorted batches (the tokenizer holds one language pair per call)."""
+        they are cut into length-sorted batches (the tokenizer holds one language pair per call).
+        `on_progress(done, total)` after each language pair."""
         results: list[TokenScores | None] = [None] * len(requests)
         groups: dict[tuple[str, str], list[int]] = {}
         for index, request in enumerate(requests):
@@ -122,6 +123,8 @@ class Seq2SeqBackbone:
                 if tokenizer is not None:
                     item = replace(item, tokens=readable_tokens(tokenizer, item.tokens))
                 results[index] = item
+            if on_progress is not None:
+                on_progress(sum(r is not None for r in results), len(requests))
         return [r for r in results if r is not None]
 
 
@@ -130,9 +133,8 @@ class CausalLMBackbone:
 
     kind = LM_VARIANT
 
-    def __init__(self, model: CausalLM, batch_size: int = 8, template: str = TRANSLATION_PROMPT) -> None:
+    def __init__(self, model: CausalLM, template: str = TRANSLATION_PROMPT) -> None:
         self.model = model
-        self.batch_size = batch_size
         self.template = template
 
     @property
@@ -173,43 +175,23 @@ class CausalLMBackbone:
             target_ids = [*target_ids, tokenizer.eos_token_id]
         return context_ids, target_ids
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]:
-        """log P(y_t | prompt(X), y_<t) and the entropy of the full next-token distribution at each step,
-        over length-sorted batches of all requests (every direction of every segment together)."""
-        import torch
-
-        from fairness_core.models.hf import length_sorted_batches
+    def score(self, requests: Sequence[ScoreRequest],
+              on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
+        """log P(y_t | prompt(X), y_<t) and the entropy of the full next-token distribution at each step, for all
+        requests together (every direction of every segment) through the model layer's scoring path
+        (`models.lm_scoring.continuation_scores`: the prompt template and a prompt shared by several targets run
+        once, the vocabulary only at the scored positions, length-bucketed batches). `on_progress(done, total)`
+        after each batch (a job passes `checkpoint`, so Cancel acts within a batch)."""
+        from fairness_core.models.lm_scoring import continuation_scores
 
         if not hasattr(self.model, "model") or not hasattr(self.model, "tokenizer"):
             raise TypeError("the LM variant needs a transformers causal LM (per-step distributions for Eq. 4)")
         hf_model, tokenizer = self.model.model, self.model.tokenizer  # type: ignore[attr-defined]
         pairs = [self._pair_ids(r) for r in requests]
-        results: list[TokenScores | None] = [None] * len(pairs)
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        device = next(hf_model.parameters()).device
-        for batch in length_sorted_batches([len(a) + len(b) for a, b in pairs], self.batch_size):
-            sequences = [pairs[i][0] + pairs[i][1] for i in batch]
-            width = max(len(s) for s in sequences)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, sequence in enumerate(sequences):  # right padding keeps positions aligned
-                ids[row, : len(sequence)] = torch.tensor(sequence)
-                mask[row, : len(sequence)] = 1
-            with torch.no_grad():
-                logits = hf_model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
-            logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
-            for row, index in enumerate(batch):
-                context_ids, target_ids = pairs[index]
-                start = len(context_ids)
-                positions = torch.arange(start - 1, start - 1 + len(target_ids))
-                step = logprobs[row, positions]  # (m, vocab): the distribution each target token is drawn from
-                picked = step[torch.arange(len(target_ids)), torch.tensor(target_ids)]
-                entropy = -(step.exp() * step).nan_to_num(0.0).sum(-1)
-                results[index] = TokenScores(tokens=readable_tokens(tokenizer,
-                                                                    tokenizer.convert_ids_to_tokens(target_ids)),
-                                             logprobs=picked.numpy().astype(np.float64),
-                                             entropies=entropy.numpy().astype(np.float64))
-        return [r for r in results if r is not None]
+        scored = continuation_scores(hf_model, pairs, with_entropy=True, on_progress=on_progress)
+        return [TokenScores(tokens=readable_tokens(tokenizer, tokenizer.convert_ids_to_tokens(target_ids)),
+                            logprobs=scores.logprobs, entropies=scores.entropies)
+                for (_, target_ids), scores in zip(pairs, scored, strict=True)]
 
 
 class EndpointBackbone(CausalLMBackbone):
@@ -236,8 +218,10 @@ class EndpointBackbone(CausalLMBackbone):
     def prompt(self, text: str, src_lang: str, tgt_lang: str) -> str:
         return CausalLM.format_chat(self.model, self.messages(text, src_lang, tgt_lang))
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[TokenScores]:
-        """Per-token log-probs of " Y" after the prompt with X, with a lower bound of each step's entropy."""
+    def score(self, requests: Sequence[ScoreRequest],
+              on_progress: Callable[[int, int], None] | None = None) -> list[TokenScores]:
+        """Per-token log-probs of " Y" after the prompt with X, with a lower bound of each step's entropy
+        (one request to the server per text: `on_progress` is not called)."""
         contexts = [self.prompt(r.source, r.src_lang, r.tgt_lang) for r in requests]
         return self.model.loglikelihood(contexts, [" " + r.target for r in requests],  # type: ignore[call-arg]
                                         top_logprobs=self.top_logprobs)

@@ -36,8 +36,10 @@ def test_two_decoding_runs_open_with_the_disparity_difference(runs: PipelineRuns
     assert app.multiselect(key="cmp_runs").value == [runs.single_05, runs.single_095]
     assert app.subheader[0].value == "Is one fairer? The disparity, compared"  # the first thing shown
     sentence = shown(app.markdown[1].value)
-    assert sentence.startswith("**top_p 0.5 → 0.95: the disparity in negative sentiment between gender groups")
-    assert "paired by 8 prompts" in sentence
+    # compared on the bias-corrected disparities, each side tested on its own (issue 33)
+    assert sentence.startswith("**top_p 0.5 → 0.95: the bias-corrected disparity in negative sentiment between "
+                               "gender groups")
+    assert "paired by 8 prompts" in sentence and "Each alone, tested for no disparity: p = " in sentence
     charts = app.get("plotly_chart")
     assert len(charts) == 3  # the disparity chart first, then estimates and differences
     disparity = app.dataframe[0].value

@@ -31,6 +31,8 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
     assert not page.exception, page.exception
     summary = page.dataframe[0].value
     assert len(summary) == 11 and set(summary["n"]) == {1}  # small live sample by default
+    # a teacher's demo of a model that treats the groups alike: the headline says so, from the test (issue 33)
+    assert "no disparity detectable here (p = " in shown(_texts(page))
     assert {"ci_low", "ci_high"} <= set(summary.columns)
     assert "The woman worked as" in _texts(page)
     before = _texts(page)
@@ -116,6 +118,12 @@ def test_sweep_runs_in_the_background_and_shows_the_views(page: AppTest) -> None
     assert any("template bootstrap" in c.value for c in page.caption)
     assert any("ordering flip is called only when" in c.value for c in page.caption)
     assert any("3 configurations" in s.value for s in page.success)
+    # each setting's disparity is worded from the permutation test (issue 33), one line per setting
+    tested = [shown(m.value) for m in page.markdown if "disparity in negative sentiment" in shown(m.value)]
+    lines = tested[0].splitlines() if tested else []
+    assert len(lines) == 3 and all("detect" in line and "(p " in line for line in lines), tested
+    assert any({"disparity_p_value", "disparity_corrected", "disparity_smallest_detectable"} <= set(d.value.columns)
+               for d in page.dataframe)
 
 
 def test_the_run_sweep_button_is_disabled_while_its_sweep_runs(page: AppTest, monkeypatch) -> None:

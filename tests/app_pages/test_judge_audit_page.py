@@ -44,6 +44,9 @@ def test_the_default_audit_shows_the_jigsaw_judges_identity_shift(page: AppTest)
     folded = {shown(c.value) for expander in page.expander for c in expander.caption}
     explained = [shown(c.value) for c in page.caption if "BPSN AUC" in shown(c.value)]
     assert explained and explained[0] not in folded and "FPR** (Dixon et al. 2018)" in explained[0]
+    captions = " ".join(shown(c.value) for c in page.caption)
+    assert "the 11 patterns resampled" in " ".join(shown(h.proto.help) for h in page.metric[:1])
+    assert "FPED" in captions and "the terms' false-positive rates differ (p = " in captions
     page.selectbox(key="au_drill").set_value("gay").run()
     examples = next(d.value for d in page.dataframe if "background" in d.value.columns)
     assert set(examples["term"]) == {"gay"} and examples["shift"].abs().is_monotonic_decreasing

@@ -84,6 +84,10 @@ def test_the_drilldown_lists_summaries_ranked_most_differently(page: AppTest) ->
     page.run()
     drill = next(d.value for d in page.dataframe if "rank_gap" in d.value.columns)
     assert "n_items" in drill.columns and len(drill) == 20  # 24 systems, the 20 most different
+    # the system rule's interval resamples documents and systems, and says what it generalises over
+    assert set(agreement_frame(page)["resample"]) == {"both"}
+    captions = " ".join(shown(c.value) for c in page.caption)
+    assert "resamples the 100 documents and the 24 systems: it generalises to other documents and other" in captions
 
 
 def test_the_bias_quality_chart_places_each_metric(page: AppTest) -> None:

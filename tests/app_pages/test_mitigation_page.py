@@ -54,6 +54,8 @@ def test_train_then_compare_before_and_after(page: AppTest) -> None:
     assert any("is ready" in shown(s.value) for s in page.success)
     assert page.get("plotly_chart")  # the loss curve
 
+    captions = " ".join(shown(c.value) for c in page.caption)
+    assert "Data: held out: WinoBias type1-dev and REALSumm documents 51-100" in captions
     page.toggle(key="mit_quality").set_value(False).run()
     if page.get("checkbox"):  # the estimate is above two minutes on a busy machine: the page asks for a tick
         page.checkbox(key="mit_compare_confirm").check().run()

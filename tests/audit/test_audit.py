@@ -96,6 +96,9 @@ def test_an_iptts_file_goes_through_the_importer_with_its_labels(tmp_path: Path,
     path.write_text("\n".join(rows) + "\n")
     request = audit.build_request("jigsaw-toxicity", fmt="iptts", templates=path, resamples=50)
     assert request.design.record()["n_toxic_templates"] == 2 and request.design.record()["n_non_toxic_templates"] == 2
+    # the file's Template column groups its sentences: verb_adj's two sentences are one cluster
+    assert (request.design.n_templates, request.design.n_clusters, request.design.cluster_unit) == (
+        4, 3, "IPTTS templates")
     assert set(request.design.groups) == {"sexual orientation", "religion"}
     rows_out = audit.audit_json(audit.run_audit(request, store))["rows"]
     assert {r["term"] for r in rows_out if r["level"] == "term"} == {"gay", "straight", "muslim", "christian"}
@@ -130,28 +133,88 @@ def test_a_metric_is_audited_against_the_template_without_the_identity_word(stor
     assert shifts["african american"] < shifts["gay"]  # chrF: a longer inserted term costs more
 
 
+#: the built-in set's shape: 3 single-template patterns and 8 patterns of 5 fillers = 43 templates in 11 clusters
+BUILTIN_PATTERNS = np.repeat(np.arange(11), [1, 1, 1] + [5] * 8)
+
+
 def test_the_shift_interval_covers_at_the_built_in_size() -> None:
-    """43 templates (the built-in set) x 6 terms in 3 groups: s_jt = a_j + d_t + e_jt. The population shift of
-    term t is d_t minus the average of the group means of d; a 95% interval should cover it about 95% of the
-    time."""
+    """43 templates from 11 patterns x 6 terms in 3 groups: s_jt = a_j + d_t + g_pt + e_jt, where g_pt is how the
+    judge reacts to term t in pattern p, shared by the pattern's fillers. An additive template effect a_j cancels
+    in the shift; the pattern x term reaction does not, and it is what makes templates of one pattern dependent.
+    The population shift of term t is d_t minus the average of the group means of d. Resampling patterns covers
+    it ~89% of the time at this size (11 clusters: a percentile bootstrap over so few units runs a little short);
+    resampling the 43 templates as if independent covers ~60%. 100 datasets x 6 terms: a coverage below ~0.8 is
+    caught."""
     rng = np.random.default_rng(0)
     groups = {"g1": ("a", "b"), "g2": ("c",), "g3": ("d", "e", "f")}
-    effects = dict(zip("abcdef", (0.3, 0.1, 0.0, -0.1, -0.2, 0.05), strict=True))
-    group_means = [np.mean([effects[t] for t in ts]) for ts in groups.values()]
-    truth = {t: effects[t] - np.mean(group_means) for t in effects}
+    terms = [t for ts in groups.values() for t in ts]
+    group_of = {t: g for g, ts in groups.items() for t in ts}
+    effects = np.array([0.3, 0.1, 0.0, -0.1, -0.2, 0.05])
+    group_means = [effects[[terms.index(t) for t in ts]].mean() for ts in groups.values()]
+    truth = effects - np.mean(group_means)
     judge = audit.Judge("scorer", "simulated", column="score", threshold=None)
-    hits, trials = {t: 0 for t in effects}, 200
+    hits, trials = np.zeros(len(terms)), 100
     for trial in range(trials):
-        template_effect = rng.normal(0.5, 0.2, size=43)
-        rows = [{"template_id": f"t{j}", "term": t, "group": g, "text": f"{j} {t}", "label": "",
-                 "score": template_effect[j] + effects[t] + rng.normal(0, 0.15)}
-                for j in range(43) for g, ts in groups.items() for t in ts]
-        table = audit.audit_table(pd.DataFrame(rows), groups, judge, resamples=300, seed=trial)
+        reaction = rng.normal(0, 0.1, (11, len(terms)))[BUILTIN_PATTERNS]  # g_pt, shared within a pattern
+        scores = rng.normal(0.5, 0.2, (43, 1)) + effects + reaction + rng.normal(0, 0.05, (43, len(terms)))
+        frame = pd.DataFrame({"template_id": np.repeat([f"t{j}" for j in range(43)], len(terms)),
+                              "term": terms * 43, "group": [group_of[t] for t in terms] * 43, "text": "",
+                              "label": "", "cluster": np.repeat([f"p{p}" for p in BUILTIN_PATTERNS], len(terms)),
+                              "score": scores.ravel()})
+        table = audit.audit_table(frame, groups, judge, resamples=300, seed=trial, cluster_unit="patterns")
         for row in table.rows:
             if row["level"] == "term":
-                hits[row["term"]] += row["ci_low"] <= truth[row["term"]] <= row["ci_high"]
-    coverage = {t: h / trials for t, h in hits.items()}
-    assert all(0.89 <= c <= 0.99 for c in coverage.values()), coverage
+                index = terms.index(row["term"])
+                hits[index] += row["ci_low"] <= truth[index] <= row["ci_high"]
+    coverage = hits / trials
+    assert 0.82 <= coverage.mean() <= 0.99 and coverage.min() >= 0.75, coverage
+    assert table.extra["resampled"] == {"unit": "patterns", "n_clusters": 11}
+
+
+def test_the_fped_test_holds_its_size_where_the_terms_are_exchangeable() -> None:
+    """An exact null: the judge reacts to terms differently in each pattern (g_pt) but no term is treated worse on
+    average, so the terms are exchangeable within each pattern. Permuting the terms within patterns rejects at
+    alpha = 0.05 in ~3% of 400 datasets (the flags are 0/1, so the test is a little conservative); permuting
+    within single templates ignores the shared reaction and rejects in ~23%. 400 datasets: s.e. ~1.1%."""
+    from fairness_core.audit.summary import fped_test
+
+    rng = np.random.default_rng(1)
+    non_toxic = BUILTIN_PATTERNS[:23]  # the built-in set's 23 non-toxic templates, in 7 patterns
+    rejected = {"patterns": 0, "templates": 0}
+    for dataset in range(400):
+        scores = (rng.normal(0, 0.6, (23, 1)) + rng.normal(0, 0.3, (7, 12))[non_toxic]
+                  + rng.normal(0, 0.3, (23, 12)))
+        flagged = (scores >= 0.5).astype(float)
+        rejected["patterns"] += fped_test(flagged, non_toxic, 200, seed=dataset)["p_value"] < 0.05
+        rejected["templates"] += fped_test(flagged, np.arange(23), 200, seed=dataset)["p_value"] < 0.05
+    assert 0.02 <= rejected["patterns"] / 400 <= 0.08, rejected
+    assert rejected["templates"] / 400 > 0.12, rejected
+
+
+def test_fped_is_reported_with_its_test_and_a_corrected_estimate(jigsaw: audit.AuditResult) -> None:
+    fped = jigsaw.table.extra["fped"]
+    assert fped["p_value"] < 0.05 and fped["headline"].startswith("the terms' false-positive rates differ (p = ")
+    assert fped["corrected"] == pytest.approx(fped["value"] - fped["null_mean"]) and fped["corrected"] > 0
+    flat = np.zeros((23, 12))
+    flat[:, :] = np.random.default_rng(0).integers(0, 2, (23, 1))  # every term flagged alike on each template
+    from fairness_core.audit.summary import fped_test
+
+    alike = fped_test(flat, BUILTIN_PATTERNS[:23], 200)
+    assert alike["p_value"] == 1.0 and alike["headline"] == (
+        "no difference between the terms' false-positive rates is detectable here (p = 1.00)")
+
+
+def test_the_built_in_intervals_resample_patterns_and_widen(jigsaw: audit.AuditResult) -> None:
+    """Fillers of one pattern share the judge's reaction to a term: the bootstrap draws the 11 patterns, not the
+    43 templates (issue 33: 1.21-1.90x wider)."""
+    assert jigsaw.request.design.record()["resampled"] == "patterns"
+    assert jigsaw.table.extra["resampled"] == {"unit": "patterns", "n_clusters": 11}
+    as_templates = audit.audit_table(jigsaw.scores.drop(columns="cluster"), jigsaw.request.design.groups,
+                                     jigsaw.request.judge, resamples=300, seed=0)
+    width = {row["term"]: row["ci_high"] - row["ci_low"] for row in jigsaw.table.rows if row["level"] == "term"}
+    narrow = {row["term"]: row["ci_high"] - row["ci_low"] for row in as_templates.rows if row["level"] == "term"}
+    ratios = np.array([width[t] / narrow[t] for t in width if narrow[t] > 0])
+    assert np.median(ratios) > 1.3 and width["gay"] > 1.5 * narrow["gay"]
 
 
 def test_the_cli_prints_the_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

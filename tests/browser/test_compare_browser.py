@@ -48,7 +48,9 @@ def test_two_decoding_runs_open_with_the_disparity_difference(compare_app, brows
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(f"{url}/compare?runs={a},{b}")
     page.get_by_text("Is one fairer? The disparity, compared").wait_for()
-    page.get_by_text("the disparity in negative sentiment between gender groups").first.wait_for()
+    # compared on the bias-corrected disparities, each side tested on its own (issue 33)
+    page.get_by_text("the bias-corrected disparity in negative sentiment between gender groups").first.wait_for()
+    page.get_by_text("Each alone, tested for no disparity: p = ").first.wait_for()
     charts = page.locator('[data-testid="stPlotlyChart"]')
     charts.nth(0).locator("svg.main-svg").first.wait_for(state="attached")
     assert charts.nth(0).locator("g.trace").count() >= 1  # the disparity chart comes first

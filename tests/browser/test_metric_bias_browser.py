@@ -39,8 +39,8 @@ def test_normalisation_in_the_url_survives_a_reload_and_the_gap_table_filters(
     assert (artifact_dir / "metric_bias_zscore.png").stat().st_size > 10_000
 
     page.get_by_role("tab", name="Per-example gaps").click()
-    metric_filter = page.get_by_label("Metric", exact=True).first
     panel = page.get_by_role("tabpanel", name="Per-example gaps")
+    metric_filter = panel.get_by_label("Metric", exact=True).first  # the Plan panel has a "Metric" picker too
     # replace the default BERTScore filter with chrF
     panel.get_by_role("button", name=re.compile("Remove bertscore|Delete", re.I)).first.click()
     metric_filter.click()

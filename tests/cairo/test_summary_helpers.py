@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from fairness_core import cairo
 
 
@@ -52,3 +54,15 @@ def test_with_two_subgroups_an_estimate_above_ci_high_minus_itself_is_exactly_a_
     frame = pd.DataFrame(rows)
     assert cairo.interval_power(frame)["n_detected"] == int((frame["ci_low"] > 0).sum())
     assert cairo.interval_power_note(cairo.interval_power(frame.iloc[:0])) is None
+
+
+def test_a_category_with_control_characters_or_a_run_on_text_is_one_sentence_naming_its_row() -> None:
+    row = {"metric": "BOLD gender", "subgroup": "American_actors"}
+    with pytest.raises(cairo.CairoDataError, match=r"^Subgroup mapping: the category of BOLD gender / American_actors "
+                                                   r"contains a control character \(U\+0001"):
+        cairo.mapping_from_rows([row | {"category": "\x01male"}])
+    with pytest.raises(cairo.CairoDataError, match="is 1,000,000 characters long; at most 200"):
+        cairo.mapping_from_rows([row | {"category": "x" * 1_000_000}])
+    # a markdown link is a label like any other: the page shows it as text
+    assert cairo.mapping_from_rows([row | {"category": "[m](https://evil.example)"}])["BOLD gender"] == {
+        "American_actors": "[m](https://evil.example)"}

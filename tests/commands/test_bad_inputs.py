@@ -117,6 +117,47 @@ JUDGMENTS_HEADER = "item_id,system,candidate,reference,human\n"
 #: four documents x three systems: the good rows, from which each bad file differs in one way
 JUDGMENT_ROWS = [f"d{i},{s},summary {i}{s},reference {i},{(i + k) % 4 / 4}\n" for i in range(4)
                  for k, s in enumerate("ABC")]
+#: specs of the check rows: one audit criterion (cheap to load), one decoding criterion on the regard gender family
+CHECK_AUDIT = "[[criteria]]\nstudy = 'audit'\nmeasure = 'fpr'\nvalue_at_most = 0.3\n"
+CHECK_DECODING = ("[decoding]\ngroups = ['man', 'woman']\n[[criteria]]\nstudy = 'decoding'\n"
+                  "measure = 'negative_sentiment_disparity'\ngroup = 'gender'\nupper_at_most = 0.3\n")
+CHECK_RELATIVE = ("[[criteria]]\nname = 'vs'\nstudy = 'decoding'\nmeasure = 'negative_sentiment_disparity'\n"
+                  "against = 'baseline'\nupper_at_most = 0.1\n")
+CHECK_RATE = "[[criteria]]\nstudy = 'decoding'\nmeasure = 'negative_sentiment_rate'\nvalue_at_most = 0.3\n"
+GOOD_IMPORT = "prompt,generation,group\nThe man was,kind.,man\nThe man was,cruel.,man\nThe woman was,kind.,woman\n" \
+    "The woman was,loud.,woman\n"
+IMPORT_CASES = [
+    ("no group column", "prompt,generation\nThe man was,kind.\n", "g.csv has no 'group' column"),
+    ("a group of one row", "prompt,generation,group\nThe man was,kind.,man\nThe man was,x.,man\n"
+                           "The woman was,y.,woman\n",
+     "g.csv: group 'woman' of system 'imported' has one generation (line 4)"),
+    ("a repeated prompt and sample", "prompt,generation,group,sample\nThe man was,a,man,0\nThe man was,b,man,0\n",
+     "g.csv line 3 repeats prompt 'The man was', sample 0"),
+    ("an empty generation", "prompt,generation,group\nThe man was,kind.,man\nThe man was,,man\n",
+     "g.csv line 3: field 'generation' is empty"),
+    ("bytes that are not UTF-8", "prompt,generation,group\nThe man was,caf\u00e9,man\n".encode("latin-1"),
+     "g.csv is not UTF-8 text: line 2"),
+    ("binary bytes", b"\x00\x01\x02", "g.csv is a binary file"),
+]
+LM_EVAL_LOGLIKELIHOOD = ('{"doc_id": 0, "doc": {}, "target": "1", "arguments": {"gen_args_0": {"arg_0": "Q: 1+1?", '
+                         '"arg_1": " 2"}}, "resps": [[[-1.5, false]]], "filtered_resps": [[-1.5, false]]}\n')
+
+
+def both(*prepares: Callable[[Workspace], None]) -> Callable[[Workspace], None]:
+    def prepare(workspace: Workspace) -> None:
+        for one in prepares:
+            one(workspace)
+    return prepare
+
+
+def sparse(relative: str, size: int) -> Callable[[Workspace], None]:
+    """A file of `size` bytes that takes no disk (a huge upload, cheaply)."""
+    def prepare(workspace: Workspace) -> None:
+        with open(workspace.tmp / relative, "wb") as handle:
+            handle.truncate(size)
+    return prepare
+
+
 def tiny_adapter(workspace: Workspace) -> None:
     """An adapter trained for a tiny BERT (in {tmp}/cache/adapters): not an adapter of all-MiniLM-L6-v2."""
     from fairness_core.models import adapters
@@ -465,6 +506,100 @@ CASES = [
     BadInput("metric-quality --model for n-gram metrics only", ("metric-quality", "--data", "realsumm",
                                                                 "--metrics", "bleu", "--model", "x"),
              "--model applies to model-based metrics"),
+    # check (issue 34): a bad spec, a run it names that is not there, a report it cannot write; nothing runs
+    BadInput("check with a missing spec", ("check", "{tmp}/none.toml"), "none.toml does not exist"),
+    BadInput("check with a spec that is not TOML", ("check", "{tmp}/s.toml"), "s.toml is not valid TOML",
+             prepare=write("s.toml", "[check\nname = 1\n")),
+    BadInput("check with a spec of another encoding", ("check", "{tmp}/s.toml"), "s.toml is not UTF-8 text",
+             prepare=write("s.toml", "[check]\nname = 'caf\u00e9'\n".encode("latin-1"))),
+    BadInput("check with an unknown key", ("check", "{tmp}/s.toml"),
+             "s.toml: [criteria 1] has no key 'upper_at_mots' (did you mean 'upper_at_most'?)",
+             prepare=write("s.toml", CHECK_AUDIT.replace("value_at_most", "upper_at_mots"))),
+    BadInput("check with a threshold that is not a number", ("check", "{tmp}/s.toml"),
+             "[criteria 1] value_at_most must be a finite number (got 'low')",
+             prepare=write("s.toml", CHECK_AUDIT.replace("0.3", "'low'"))),
+    BadInput("check with a group the study does not have", ("check", "{tmp}/s.toml"),
+             "[criteria 1] group 'gendr' is not in the decoding study here (did you mean 'gender'?)",
+             prepare=write("s.toml", CHECK_DECODING.replace("gender", "gendr"))),
+    BadInput("check with no criterion", ("check", "{tmp}/s.toml"), "s.toml names no criterion",
+             prepare=write("s.toml", "[check]\nname = 'x'\n")),
+    BadInput("check with word lists but no counterfactual", ("check", "{tmp}/s.toml"),
+             "[decoding] word_lists is for counterfactual prompts",
+             prepare=write("s.toml", CHECK_DECODING.replace("[decoding]", "[decoding]\nword_lists = 's.toml'"))),
+    BadInput("check with unequal word lists", ("check", "{tmp}/s.toml"),
+             "the groups list different numbers of words (a 2, b 1)",
+             prepare=both(write("w.txt", "[x]\na: he, him\nb: she\n"), write("s.toml", CHECK_DECODING.replace(
+                 "[decoding]", "[decoding]\ncounterfactual = ['x']\nword_lists = 'w.txt'")))),
+    BadInput("check --baseline of an unknown id", ("check", "{tmp}/s.toml", "--baseline", "nope"),
+             "--baseline 'nope': no run or check with that id",
+             prepare=write("s.toml", CHECK_DECODING + CHECK_RELATIVE)),
+    BadInput("check --baseline of a run of another kind", ("check", "{tmp}/s.toml", "--baseline", "{run}"),
+             "is a test-squares run; give a generation run", prepare=write("s.toml", CHECK_DECODING + CHECK_RELATIVE)),
+    BadInput("check --baseline empty", ("check", "{tmp}/s.toml", "--baseline", " "), "--baseline is empty",
+             prepare=write("s.toml", CHECK_AUDIT)),
+    BadInput("check with generations of an unknown run", ("check", "{tmp}/s.toml"),
+             "[system] generations) 'nope': no run or check with that id",
+             prepare=write("s.toml", "[system]\ngenerations = 'nope'\n" + CHECK_RATE)),
+    BadInput("check --junit into a missing folder", ("check", "{tmp}/s.toml", "--junit", "{tmp}/no/j.xml"),
+             "/no does not exist; nothing was run", prepare=write("s.toml", CHECK_AUDIT)),
+    BadInput("check --junit not xml", ("check", "{tmp}/s.toml", "--junit", "{tmp}/j.txt"),
+             "give a file name ending in .xml", prepare=write("s.toml", CHECK_AUDIT)),
+    # counterfactual prompts (issue 34)
+    BadInput("counterfactual with a missing prompts file", ("counterfactual", "--prompts", "{tmp}/none.txt"),
+             "is neither regard, bold:<domain> nor an existing file"),
+    BadInput("counterfactual with an unknown attribute", ("counterfactual", "--prompts", "regard", "--attribute",
+                                                         "gendr"), "have no attribute 'gendr'"),
+    BadInput("counterfactual with prompts naming no group", ("counterfactual", "--prompts", "{tmp}/p.txt",
+                                                            "--attribute", "gender"),
+             "none of the 2 prompt(s) names exactly one group of gender",
+             prepare=write("p.txt", "The cat\nIt rained\n")),
+    BadInput("counterfactual with word lists not UTF-8", ("counterfactual", "--prompts", "regard", "--word-lists",
+                                                         "{tmp}/w.txt"), "w.txt is not UTF-8 text",
+             prepare=write("w.txt", "[g]\na: caf\u00e9\nb: x\n".encode("latin-1"))),
+    BadInput("counterfactual with a word in two groups", ("counterfactual", "--prompts", "regard", "--word-lists",
+                                                         "{tmp}/w.txt"), "the word 'he' is in group 'a' and in 'b'",
+             prepare=write("w.txt", "[g]\na: he\nb: he\n")),
+    BadInput("counterfactual --out into a missing folder", ("counterfactual", "--prompts", "regard", "--out",
+                                                           "{tmp}/no/o.json"), "give a file in an existing folder"),
+    BadInput("decoding --word-lists without --counterfactual", ("decoding", "--word-lists", "{tmp}/w.txt"),
+             "--word-lists goes with --counterfactual ATTRIBUTE"),
+    # runs import generations (issue 34): the whole file is checked before anything is stored
+    *(BadInput(f"runs import generations with {what}", ("runs", "import", "generations", "{tmp}/g.csv"), phrase,
+               prepare=write("g.csv", content)) for what, content, phrase in IMPORT_CASES),
+    BadInput("runs import generations of a missing file", ("runs", "import", "generations", "{tmp}/none.csv"),
+             "none.csv does not exist"),
+    BadInput("runs import generations of a huge file", ("runs", "import", "generations", "{tmp}/big.csv"),
+             "big.csv is 101 MB; an import is at most 100 MB", prepare=sparse("big.csv", 101_000_000)),
+    BadInput("runs import generations of lm-eval log-likelihoods", ("runs", "import", "generations", "{tmp}/s.jsonl"),
+             "s.jsonl line 1 holds log-likelihood requests", prepare=write("s.jsonl", LM_EVAL_LOGLIKELIHOOD)),
+    BadInput("runs import generations with a mapping without a group column",
+             ("runs", "import", "generations", "{tmp}/g.csv", "--groups-map", "{tmp}/m.csv"),
+             "the mapping m.csv needs a header with 'prompt' and 'group' columns",
+             prepare=both(write("g.csv", GOOD_IMPORT), write("m.csv", "prompt,kind\na,b\n"))),
+    BadInput("runs import generations with an unknown scorer", ("runs", "import", "generations", "{tmp}/g.csv",
+                                                               "--scorers", "vadr"), "vadr",
+             prepare=write("g.csv", GOOD_IMPORT)),
+    BadInput("runs import generations --resamples 5", ("runs", "import", "generations", "{tmp}/g.csv", "--resamples",
+                                                      "5"), "--resamples must be between 100 and 100,000 (got 5)"),
+    # plan (issue 33 §2): nothing is read past the first problem, nothing is written
+    BadInput("plan of an unknown run", ("plan", "nope", "--effect", "0.05"), "no run 'nope' in"),
+    BadInput("plan of a kind it cannot plan", ("plan", "{run}", "--effect", "0.05"),
+             "is a test-squares run, which the planner cannot plan from"),
+    BadInput("plan against an unknown run", ("plan", "{run}", "--effect", "0.05", "--against", "nope"),
+             "no run 'nope' in"),
+    BadInput("plan with an effect of 0", ("plan", "{run}", "--effect", "0"), "the effect must be a positive number "
+                                                                              "(got 0.0)"),
+    BadInput("plan with a negative effect", ("plan", "{run}", "--effect", "-0.1"), "the effect must be a positive "
+                                                                                   "number (got -0.1)"),
+    BadInput("plan with an effect that is not a number", ("plan", "{run}", "--effect", "nan"),
+             "the effect must be a positive number (got nan)"),
+    BadInput("plan with a word for the effect", ("plan", "{run}", "--effect", "big"), "invalid float value: 'big'"),
+    BadInput("plan with a power of 1.2", ("plan", "{run}", "--effect", "0.05", "--power", "1.2"),
+             "the power must be above 0.05"),
+    BadInput("plan with a power of 0", ("plan", "{run}", "--effect", "0.05", "--power", "0"),
+             "and at most 0.99 (got 0.0)"),
+    BadInput("plan with a term of a run that is not an audit", ("plan", "{run}", "--effect", "0.05", "--term", "gay"),
+             "--term goes with an audit run"),
 ]
 
 

@@ -33,7 +33,12 @@ def test_compare_json_keeps_its_shape_and_leads_with_the_disparity(runs, capsys:
     assert disparity["n_units_a"] == disparity["n_units_b"] == 8
     for row in payload["rows"]:
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
-        assert math.isclose(row["difference"], row["run_b"] - row["run_a"], abs_tol=1e-12)
+        assert math.isclose(row["difference_plug_in"], row["run_b"] - row["run_a"], abs_tol=1e-12)
+        if row["metric"].endswith("_disparity"):  # compared on the bias-corrected disparities (issue 33)
+            assert math.isclose(row["difference"], row["run_b_corrected"] - row["run_a_corrected"], abs_tol=1e-12)
+            assert 0 < row["run_a_p_value"] <= 1 and 0 < row["run_b_p_value"] <= 1
+        else:
+            assert math.isclose(row["difference"], row["run_b"] - row["run_a"], abs_tol=1e-12)
     assert payload["contrasts"][0]["differs"] == "top_p 0.5 → 0.95"
     assert len(payload["examples"]) == 3 and {e["group"] for e in payload["examples"]} == {"man"}
 

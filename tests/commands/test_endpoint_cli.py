@@ -20,6 +20,7 @@ from fairness_core.models import cache as model_cache
 from fairness_core.models.endpoint import Endpoint, EndpointLM
 from tests.endpoint_servers import PROBE_PROMPTS, FakeBehaviour, FakeServer
 
+pytestmark = pytest.mark.slow  # each test starts a server (`transformers serve`, or a scripted one in a subprocess)
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-lab-test-0d9c2b71e5aa"
 SWEEP = ["--prompts", "regard", "--groups", "man,woman", "--grid", "top_p=0.5,0.9", "--samples", "2",

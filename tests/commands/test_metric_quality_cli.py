@@ -75,3 +75,28 @@ def test_an_option_of_one_metric_reaches_it(isolated_store: Path, capsys: pytest
         "SELECT json_extract_string(manifest, '$.request.metric.options.config') AS config FROM runs "
         "WHERE kind = 'metric-quality-scores' ORDER BY config")
     assert options["config"].tolist() == ["default", "metric-fairness-2022"]
+
+
+def test_a_wmt_style_table_with_the_statistic_the_unit_and_group_averaging(
+        tmp_path: Path, isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Sun et al.'s WMT protocol from the command line: system-level Pearson per language pair, averaged; the
+    interval is of Pearson and says what it resamples (stored columns: no model)."""
+    rows = ["item_id,system,candidate,reference,group,human,chrF"]
+    for lp, systems in (("de-en", ("A", "B", "C", "D")), ("zh-en", ("A", "E", "F", "G"))):
+        for i in range(6):
+            for k, system in enumerate(systems):
+                rows.append(f"{lp}-{i},{system},cand,ref,{lp},{k + 0.3 * ((i * 7 + k) % 4)},{k + 0.2 * (i % 3)}")
+    table = tmp_path / "wmt.csv"
+    table.write_text("\n".join(rows) + "\n")
+    payload, err = run_json(["metric-quality", "--data", str(table), "--stored-scores", "--rule", "system",
+                             "--statistic", "pearson", "--group-average", "--resamples", "100", "--json"], capsys)
+    chrf = payload["chrF (stored)"]
+    assert (chrf["ci_of"], chrf["resample"], chrf["n_groups"], chrf["rule"]) == ("pearson", "both", 2, "system")
+    assert chrf["value"] == chrf["pearson"] and chrf["ci_low"] <= chrf["pearson"] <= chrf["ci_high"]
+    assert "other documents and other systems" in chrf["interval_generalises"] and "in 2 groups" in err
+    manifest = RunStore(isolated_store).query("SELECT manifest FROM runs WHERE kind = 'metric-quality'")
+    request = json.loads(manifest["manifest"].iloc[0])["request"]
+    assert (request["resample"], request["statistic"], request["group_average"]) == ("both", "pearson", True)
+    documents, _ = run_json(["metric-quality", "--data", str(table), "--stored-scores", "--rule", "system",
+                             "--resample", "documents", "--resamples", "100", "--json"], capsys)
+    assert "for these systems only" in documents["chrF (stored)"]["interval_generalises"]

@@ -67,6 +67,11 @@ def test_train_evaluate_export_import_and_the_adapter_everywhere(workspace, tiny
     assert bias["ci_low"] <= bias["difference"] <= bias["ci_high"]
     assert bias["difference"] == pytest.approx(bias["after"] - bias["before"])
     assert bias["relative"] == pytest.approx(bias["difference"] / bias["before"])
+    # one number, one interval: the bias before is quoted with the metric-bias study's own draw
+    study = _json(capsys, ["metric-bias", "--format", "winobias", "--data", "type1-dev", "--metrics", "bertscore",
+                           "--model", str(tiny_bert), "--resamples", "200", "--json"])["gender"]["bertscore"]
+    assert bias["before"] == pytest.approx(study["bias"], abs=1e-6)
+    assert bias["before_ci"] == pytest.approx([study["ci_low"], study["ci_high"]], abs=1e-6)
 
     exported = workspace / "shared.safetensors"
     assert main(["mitigate", "export", adapter, "--out", str(exported)]) == 0

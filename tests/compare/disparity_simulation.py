@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairness_core.bias.cluster import unit_key
 from fairness_core.compare.align import Contrast, compare_arms
 from fairness_core.compare.readers import Arm, GroupStatistic, RunRows
 from fairness_core.store import RunInfo
@@ -75,7 +76,8 @@ def simulated_rows(scenario: Scenario, rng: np.random.Generator) -> RunRows:
         for g, effect in enumerate(setting.groups):
             negative = rng.binomial(scenario.samples, _logistic(setting.level + effect + template + own[g]))
             records += [{"arm": arm, "metric": "negative_sentiment_rate", "family": "gender", "group": f"group {g}",
-                         "unit": f"{prefix}template {t}", "total": float(negative[t]), "n": float(scenario.samples)}
+                         "unit": unit_key("gender", "", f"The {{group}} {prefix}template {t}", "", shared=True),
+                         "total": float(negative[t]), "n": float(scenario.samples)}
                         for t in range(scenario.templates)]
     return RunRows(_INFO, [Arm("simulated", "a", "a"), Arm("simulated", "b", "b")], pd.DataFrame(records),
                    ["family", "group"], "prompt", [DISPARITY])
@@ -90,7 +92,7 @@ def disparity_difference(rows: RunRows, n_resamples: int, seed: int) -> pd.Serie
 def coverage(scenario: Scenario, trials: int, n_resamples: int = 1000, seed: int = 0) -> dict[str, float]:
     truth = true_disparity(scenario.b) - true_disparity(scenario.a)
     rng = np.random.default_rng(seed)
-    hits, widths, estimates = [], [], []
+    hits, widths, estimates, plug_ins, outside = [], [], [], [], []
     for trial in range(trials):
         row = disparity_difference(simulated_rows(scenario, rng), n_resamples, trial)
         if not np.isfinite(row["ci_low"]):
@@ -98,8 +100,11 @@ def coverage(scenario: Scenario, trials: int, n_resamples: int = 1000, seed: int
         hits.append(row["ci_low"] <= truth <= row["ci_high"])
         widths.append(row["ci_high"] - row["ci_low"])
         estimates.append(row["difference"])
+        plug_ins.append(row["difference_plug_in"])
+        outside.append(not row["ci_low"] <= row["difference"] <= row["ci_high"])
     return {"true difference": truth, "coverage": float(np.mean(hits)), "trials": len(hits),
-            "mean width": float(np.mean(widths)), "mean estimate": float(np.mean(estimates))}
+            "mean width": float(np.mean(widths)), "mean estimate": float(np.mean(estimates)),
+            "mean plug-in estimate": float(np.mean(plug_ins)), "estimate outside its interval": float(np.mean(outside))}
 
 
 GROWS = (Setting(-1.5, (0.0, 0.3)), Setting(-1.5, (0.0, 1.1)))  # disparity about 0.05 -> 0.20
@@ -111,16 +116,20 @@ SCENARIOS = (
     Scenario("race (3 groups), disparity grows", Setting(-1.5, (0.0, 0.3, -0.2)), Setting(-1.5, (0.0, 1.0, -0.5))),
     Scenario("gender, disparity grows, different prompts (unpaired)", *GROWS, paired=False),
     Scenario("gender, disparity grows, 10 samples per prompt", *GROWS, samples=10),
+    Scenario("gender, none → about 0.10, 100 templates (200 prompts)", Setting(-1.5, (0.0, 0.0)),
+             Setting(-1.5, (0.0, 0.6)), templates=100, samples=2),
 )
 
 
 if __name__ == "__main__":
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 400
-    print("| scenario (10 templates, 3 samples unless said) | true Δ | coverage | mean width | mean estimate |")
-    print("|---|---|---|---|---|")
+    print("| scenario (10 templates, 3 samples unless said) | true Δ | coverage | mean width | mean estimate "
+          "(bias-corrected) | mean plug-in difference |")
+    print("|---|---|---|---|---|---|")
     for index, scenario in enumerate(SCENARIOS):
         start = time.perf_counter()
         found = coverage(scenario, trials, seed=index + 1)
         seconds = time.perf_counter() - start
         print(f"| {scenario.name} | {found['true difference']:+.3f} | {found['coverage']:.3f} ({found['trials']}) "
-              f"| {found['mean width']:.3f} | {found['mean estimate']:+.3f} |  <!-- {seconds:.0f} s -->")
+              f"| {found['mean width']:.3f} | {found['mean estimate']:+.3f} | {found['mean plug-in estimate']:+.3f} |  "
+              f"<!-- {seconds:.0f} s; estimate outside its interval {found['estimate outside its interval']:.3f} -->")

@@ -114,7 +114,7 @@ def test_the_compare_page_says_what_it_left_out_first_and_pairing_as_the_rows_do
     app.switch_page("app_pages/compare.py").run()
     assert not app.exception, app.exception
     headline_text = shown(app.markdown[1].value)
-    assert headline_text.startswith("**top_p 0.5 → 0.95: the disparity in negative sentiment")
+    assert headline_text.startswith("**top_p 0.5 → 0.95: the bias-corrected disparity in negative sentiment")
     assert f"Not compared: run {runs['two']} leaves out 2 of its request's 4 prompts" in headline_text
     caption = next(shown(c.value) for c in app.caption if "aligned line-ups shown" in shown(c.value))
     assert caption.startswith("5 of 5 aligned line-ups shown: 0 paired (the same prompts on both sides), 5 partly "

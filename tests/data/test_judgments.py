@@ -101,3 +101,33 @@ def test_uploaded_bytes_that_hold_a_path_are_text_not_a_path() -> None:
     with pytest.raises(J.JudgmentDataError, match="missing columns"):
         J.read_table(str(SHARED / "realsumm_summaries.jsonl.gz").encode(), "upload.csv")
 
+
+
+GROUPED = [f"{lp}:{i},{s},cand,ref,{lp},{(i * 3 + k) % 5 / 4}" for lp, systems in (("de-en", "AB"), ("en-de", "ACD"))
+           for i in range(3) for k, s in enumerate(systems)]
+GROUP_HEADER = "item_id,system,candidate,reference,group,human"
+
+
+def test_a_group_column_gives_each_group_its_own_items_and_systems() -> None:
+    """WMT-style data: one group per language pair; a system name shared by two pairs is two systems, and every
+    system scores every item of its own group only."""
+    judgments = J.read_table(table(GROUPED, GROUP_HEADER), "wmt.csv")
+    assert judgments.groups == ["de-en", "en-de"] and judgments.n_items == 6 and len(judgments) == 15
+    assert len(set(judgments.system_codes)) == 5 and "in 2 groups" in judgments.describe()
+    assert judgments.stored_columns == [] and list(judgments.frame.columns[:6]) == [
+        "item_id", "system", "candidate", "reference", "source", "human"]
+    plain = J.read_table(table(GOOD), "a.csv")
+    assert plain.groups == [""] and plain.n_groups == 1 and "group" not in plain.frame
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([*GROUPED, "de-en:0,C,cand,ref,en-de,0.5"],
+     "line 17: item 'de-en:0' is in group 'en-de' but in group 'de-en' on line 2; an item belongs to one group"),
+    (GROUPED[:-1], "system 'D' of group 'en-de' has candidates for 2 of 3 items (none for item 'en-de:2'); every "
+                   "system must score every item of group 'en-de'"),
+    ([*GROUPED[:-1], "en-de:2,D,cand,ref,,0.5"], "line 16: field 'group' is empty"),
+])
+def test_bad_groups_are_one_sentence(rows: list[str], message: str) -> None:
+    with pytest.raises(J.JudgmentDataError) as caught:
+        J.read_table(table(rows, GROUP_HEADER), "wmt.csv")
+    assert message in str(caught.value) and "\n" not in str(caught.value)

@@ -177,6 +177,11 @@ def test_edited_references_become_a_new_content_hashed_version(tmp_path: Path) -
     assert pairs.list_versions(tmp_path) == [path]
     with pytest.raises(PairDataError, match="reference is empty"):
         dataset.with_references({"gender-0000": "  "})
+    # typed into the editor's cell (issue 36's battery): control characters and a run-on text are one sentence
+    with pytest.raises(PairDataError, match=r"^the reference of pair 'gender-0000' contains a control character"):
+        dataset.with_references({"gender-0000": "he\x1b[31m is"})
+    with pytest.raises(PairDataError, match="is 10,000,000 characters long; at most 5,000 are allowed"):
+        dataset.with_references({"gender-0000": "x" * 10_000_000})
 
 
 def test_saving_unchanged_references_changes_nothing() -> None:

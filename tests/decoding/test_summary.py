@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_core.decoding.summary import cli_rows, measures_for, ordering_flips, summarize
+from fairness_core.decoding.summary import cli_rows, disparity_headline, measures_for, ordering_flips, summarize
 from fairness_core.scorers.regard import RegardScorer
 
 FAMILIES = {"gender": ["man", "woman"]}
@@ -127,3 +127,27 @@ def test_one_template_per_family_gives_no_intervals_and_confirms_no_flip() -> No
     two = summarize(_frame({0.3: {"man": 0.9, "woman": 0.1}}, n_templates=2, seed=3), FAMILIES,
                     measures_for(SCORERS), n_resamples=200)
     assert two.gaps[["ci_low", "ci_high"]].notna().all().all()  # two templates: an interval again
+
+
+def test_a_fair_models_headline_says_no_disparity_detectable_and_an_unfair_ones_says_detected() -> None:
+    """A teacher's fair-model demo (10 regard templates × 2 groups × 2 samples, the same negative rate for both
+    groups): the plug-in disparity is above 0 and its interval sits above 0, yet the page's sentence, worded from the
+    permutation test, says nothing was detected; with a real disparity of 0.5 it says detected."""
+    fair = summarize(_frame({0.5: {"man": 0.3, "woman": 0.3}}, n_templates=10, samples=2, seed=4), FAMILIES,
+                     measures_for(SCORERS), n_resamples=300)
+    row = fair.configs.iloc[0]
+    assert row["negative_sentiment_disparity"] > 0 and row["negative_sentiment_disparity_p_value"] > 0.05
+    assert row["disparity_p_value"] == row["negative_sentiment_disparity_p_value"]  # the CLI's short name
+    sentence = disparity_headline(fair, row["config_key"])
+    assert sentence.startswith("disparity in negative sentiment ")
+    assert "no disparity detectable here (p = " in sentence and "the smallest this design could detect is about" \
+        in sentence
+    unfair = summarize(_frame({0.5: {"man": 0.8, "woman": 0.3}}, n_templates=10, samples=2, seed=4), FAMILIES,
+                       measures_for(SCORERS), n_resamples=300)
+    assert "disparity detected (p = 0.0" in disparity_headline(unfair, unfair.configs["config_key"].iloc[0])
+    rows = cli_rows(fair)
+    for key in ("negative_sentiment_disparity_p_value", "negative_sentiment_disparity_corrected",
+                "negative_sentiment_disparity_smallest_detectable", "negative_regard_disparity_p_value",
+                "negative_sentiment_config_disparity_p_value", "disparity_p_value", "config_disparity_ci_low"):
+        assert key in rows[0], key
+    assert 0 < rows[0]["negative_sentiment_disparity_p_value"] <= 1

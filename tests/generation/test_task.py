@@ -198,3 +198,14 @@ def test_system_key_is_stable_and_ignores_name_and_max_new_tokens(tiny_gpt2: Pat
     assert a.spec().task == "causal-lm"
     with pytest.raises(ValueError, match="quantization must be one of"):
         System(str(tiny_gpt2), DecodingConfig(), quantization="2bit")
+
+
+def test_a_run_logs_its_model_and_scorer_time_for_the_classroom_bench(tiny_gpt2: Path, store, caplog) -> None:
+    """bench.classroom breaks a move's time into queue, model, scorers and the rest from these lines."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="fairness_core.timing"):
+        run_generation(_request(tiny_gpt2, lines=PROMPT_LINES[:2]), store)
+    lines = [r.getMessage() for r in caplog.records if r.name == "fairness_core.timing"]
+    assert any(line.startswith("TIMING model rows=8 seconds=") for line in lines), lines
+    assert any(line.startswith("TIMING scorers rows=8 seconds=") for line in lines), lines

@@ -40,3 +40,23 @@ def test_the_rules_give_different_numbers_and_say_which() -> None:
     assert {rule: round(v.spearman, 3) for rule, v in values.items()} == {"pooled": 0.325, "document": 0.232,
                                                                           "system": 0.431}
     assert all(v.to_json()["rule"] == rule for rule, v in values.items())
+
+
+def test_over_documents_and_systems_the_system_rule_no_longer_separates_the_adapter() -> None:
+    """Issue 33: the system rule's interval held the 24 systems fixed. Resampling documents and systems (its
+    default now; Deutsch, Dror & Roth 2021's boot-both) on the stored BARTScore columns: rho = 0.431 goes from
+    [0.257, 0.577] to about [-0.09, 0.76], and the adapter - base difference +0.137 no longer excludes 0."""
+    judgments = metric_quality.load_judgments("realsumm")
+    base, adapter = "BARTScore-BART-base (stored)", "BARTScore-BART-base+adapter (stored)"
+    fixed = metric_quality.correlate(judgments, base, rule="system", resample="documents")
+    assert (round(fixed.ci_low, 3), round(fixed.ci_high, 3)) == (0.257, 0.577)
+    both = metric_quality.correlate(judgments, base, rule="system")
+    assert both.resample == "both" and round(both.spearman, 3) == 0.431
+    assert (round(both.ci_low, 3), round(both.ci_high, 3)) == (-0.091, 0.760)
+    difference = metric_quality.paired_difference(judgments, base, adapter, rule="system")
+    assert round(difference.difference, 3) == 0.137 and not difference.excludes_zero
+    assert (round(difference.ci_low, 3), round(difference.ci_high, 3)) == (-0.030, 0.400)
+    assert metric_quality.paired_difference(judgments, base, adapter, rule="system",
+                                            resample="documents").excludes_zero  # what the page used to say
+    pooled = metric_quality.paired_difference(judgments, base, adapter, rule="pooled", resample="both")
+    assert (round(pooled.ci_low, 3), round(pooled.ci_high, 3)) == (-0.059, 0.019)

@@ -98,7 +98,8 @@ def test_bad_requests_are_one_sentence() -> None:
 
 
 def test_a_report_shows_the_stored_correlations_and_compare_says_where_to_go(store: RunStore) -> None:
-    """The report of a metric-quality run reads its correlations as the study stored them (interval over documents),
+    """The report of a metric-quality run reads its correlations as the study stored them (with the unit each interval
+    resamples),
     not as per-unit values to average; Compare refuses two of them in one sentence naming the paired alternatives."""
     from fairness_core.compare import CompareError, build_report, compare_runs, run_estimates
 
@@ -119,7 +120,9 @@ def test_a_report_shows_the_stored_correlations_and_compare_says_where_to_go(sto
     other = metric_quality.run_quality(metric_quality.build_request(
         data, metric_quality.build_metrics(["bleu"]), rule="system", n_resamples=50), store)
     system = run_estimates(store, store.get_run(other.agreement_run)).iloc[0]
-    assert (system["rule"], system["unit"], system["n_units"]) == ("system", "document", 8)  # documents resampled
+    # the system rule resamples documents and systems (issue 33), and the report says so
+    assert (system["rule"], system["unit"], system["n_units"]) == ("system", "documents and system", 8)
     assert system["estimate"] == pytest.approx(other.correlations["bleu"].value, rel=1e-12)
+    assert "resampling documents and systems" in build_report(store, [other.agreement_run], n_resamples=50)
     with pytest.raises(CompareError, match=r"holds correlations with people.*mitigate evaluate"):
         compare_runs(store, [outcome.agreement_run, other.agreement_run])

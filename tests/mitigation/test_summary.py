@@ -49,3 +49,8 @@ def test_changed_pairs_lists_the_largest_changes_first():
              for i in range(4)]
     rows = changed_pairs(pairs, [0, 1, 0, 0.5], [1, 0, 0.1, 0.5], [0, 1, 0, 0.5], [1, 1, 0.05, 0.5], limit=3)
     assert [r["item"] for r in rows] == ["p1", "p2", "p0"] and rows[0]["change"] == pytest.approx(-100)
+
+
+def test_no_resamples_is_one_sentence_not_an_index_error():
+    with pytest.raises(ValueError, match=r"^the paired bootstrap needs at least 1 resample \(got 0\)"):
+        bias_change([1.0, 2.0, 3.0], [2.0, 3.0, 1.0], [1.0, 2.0, 3.0], [1.0, 2.5, 3.0], n_resamples=0)

@@ -366,8 +366,9 @@ def test_loglikelihood_answers_a_recorded_continuation_without_running_the_model
     # the sampler wrote this continuation (and one more token) after this prompt
     record.record([SampledRow("", tuple(context_ids), (*continuation_ids, 5), (*expected.logprobs, -1.0))])
     calls = []
-    forward = type(lm.model).forward
-    monkeypatch.setattr(type(lm.model), "forward", lambda self, *a, **k: calls.append(1) or forward(self, *a, **k))
+    body = type(lm.model.base_model)  # the scoring path runs the body, then the output layer at scored positions only
+    forward = body.forward
+    monkeypatch.setattr(body, "forward", lambda self, *a, **k: calls.append(1) or forward(self, *a, **k))
     got = lm.loglikelihood([prompt, "The man was"], [continuation, " tall"])
     assert len(calls) == 1  # only the second pair ran the model
     assert got[0].tokens == expected.tokens

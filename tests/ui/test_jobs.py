@@ -205,3 +205,30 @@ def test_cancel_stops_a_job_in_the_middle_of_a_long_batch(store) -> None:
     assert job.done and job.error is None
     assert job.result.status == "cancelled" and job.result.run.shards_done == 0  # nothing partial written
     assert jobs.partial_note(job) == "partial: 0 of 3 batches"
+
+
+def test_a_live_jobs_thread_cap_does_not_count_this_servers_own_recent_moves(monkeypatch) -> None:
+    """The one-minute load average counts this process's last moves: on a quiet machine a move after a move got one
+    thread. The cap is the pool's share only; the load of other programs is read by the model layer when the model
+    runs (fairness_core.models.threads: runnable threads right now)."""
+    import os
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.8, 1.0, 0.5))  # two of our own moves just ran
+    monkeypatch.setattr(jobs.pool(), "busy_workers", lambda: 1)
+    assert jobs.threads_now() == jobs.usable_cores()
+    monkeypatch.setattr(jobs.pool(), "busy_workers", lambda: 2 * jobs.usable_cores())  # a full pool: one each
+    assert jobs.threads_now() == 1
+
+
+def test_a_finished_job_logs_its_time_in_the_queue_and_running(caplog) -> None:
+    import logging
+
+    key = jobs.key_for("sweep", {"timing": 1})
+    with caplog.at_level(logging.INFO, logger="fairness_core.timing"):
+        jobs.start(key, lambda on_progress, cancel: "rows", label="Sweep", units=3)
+        jobs.wait(key, 5)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any("TIMING job" in r.getMessage() for r in caplog.records):
+            time.sleep(0.01)  # the line is written as the worker finishes, beside the job's end
+    line = next(r.getMessage() for r in caplog.records if "TIMING job" in r.getMessage())
+    assert line.startswith("TIMING job lane=sweep rows=3 queue_s=") and " run_s=" in line

@@ -11,7 +11,7 @@ from ui.mitigation_charts import loss_curve
 
 def test_the_papers_reference_lines_are_named_in_the_legend_not_over_the_bars() -> None:
     """Their labels were written at the lines' tops, over the chrF bar and over each other."""
-    table = pd.DataFrame({"label": ["BLEU", "ROUGE-1", "chrF"], "spearman": [0.3, 0.4, 0.5],
+    table = pd.DataFrame({"label": ["BLEU", "ROUGE-1", "chrF"], "value": [0.3, 0.4, 0.5],
                           "ci_low": [0.2, 0.3, 0.4], "ci_high": [0.4, 0.5, 0.6]})
     paper = {"BERTScore, BERT-base": 0.465, "BARTScore, BART-base": 0.468}
     figure = agreement_bars(table, "pooled", paper)

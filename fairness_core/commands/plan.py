@@ -1,0 +1,65 @@
+"""`plan`: from a stored pilot run, the units a question needs (and the smallest effect the pilot's size detects).
+
+    python -m fairness_core plan RUN_ID --effect 0.05 --power 0.8 [--measure NAME] [--against RUN_ID] [--json]
+
+Prints one sentence ("To detect a disparity in negative sentiment of 0.05 … plan about 140 templates …"), or with
+--json {measure, effect, power, n_units, n_samples, mde_at_pilot_size, method, pilot_run} and the extras
+docs/planning.md lists. Pilots: a decoding run (a rate's disparity), a CAIRO run (Eq. 1 of one prompt set), a
+metric-bias run (the stereotypical difference), two runs compared (--against: a paired difference), a judge audit
+of the built-in templates (a term's shift, or FPED). Nothing is written to the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json
+
+AUDIT_KIND = "audit-scores"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "plan", help="plan before you run: the prompts (and samples) a question needs, from a stored pilot run")
+    parser.add_argument("run_id", metavar="RUN_ID", help="the pilot run (`runs list` shows them)")
+    parser.add_argument("--effect", type=float, required=True,
+                        help="the size of the difference to detect, in the measure's own units (e.g. a disparity "
+                             "of 0.05 between negative-sentiment rates)")
+    parser.add_argument("--power", type=float, default=0.8,
+                        help="the chance of detecting it, above 0.05 and at most 0.99 (default 0.8)")
+    parser.add_argument("--measure", help="what to plan (default: negative_sentiment_disparity for a decoding run; "
+                                          "stereotypical_difference for a metric-bias run; bias with --against; "
+                                          "shift for an audit)")
+    parser.add_argument("--against", metavar="RUN_ID", help="a second run: plan the paired difference between them")
+    parser.add_argument("--family", help="plan one family (attribute, prompt set) instead of the mean over them")
+    parser.add_argument("--arm", help="the setting, system or metric output of the run (default: its first)")
+    parser.add_argument("--term", help="an audit's term (default: the power averaged over its terms)")
+    parser.add_argument("--samples", type=int, help="samples per prompt to plan with (default: the pilot's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulation")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    add_store_argument(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fairness_core import audit, planning
+
+    store = open_store(args)
+    try:
+        planning.check_target(args.effect, args.power)
+        info = store.get_run(args.run_id.strip()) if store.path.exists() else None
+        if info is not None and info.kind == AUDIT_KIND and args.against is None:
+            plan = audit.plan_stored_audit(store, info.run_id, args.effect, args.power, args.measure or "shift",
+                                           args.term, args.seed)
+        else:
+            if args.term is not None:
+                raise planning.PlanError("--term goes with an audit run (a judge's scores per identity term)")
+            plan = planning.plan_run(store, args.run_id, args.effect, args.power, args.measure, args.family,
+                                     args.arm, args.against, args.samples, args.seed)
+    except planning.PlanError as error:
+        raise UserFacingError(str(error)) from None
+    if args.json:
+        print_json(plan.as_json())
+    else:
+        print(plan.answer)
+    return 0

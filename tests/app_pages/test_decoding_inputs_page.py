@@ -1,0 +1,114 @@
+"""The decoding page's inputs from the user (issue 34) through AppTest: counterfactual prompts where prompts are
+chosen (pairs previewed, counts said, bad word lists one error), the import tab (an upload's bytes, scored and
+stored; a bad file one error naming it), and a stored check opened on the Run store page. Live generation is off
+(the tests are about the inputs), imports score with VADER only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fairness_core.store import RunStore
+from tests.markdown_text import shown
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "decoding.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+OTHER = "(other Hugging Face id or local path)"
+CSV = (b"prompt,generation,group\nThe man was,a cruel thief.,man\nThe man was,kind.,man\n"
+       b"The woman was,kind.,woman\nThe woman was,a nurse.,woman\n")
+
+
+@pytest.fixture()
+def page(tiny_gpt2: Path, isolated_store: Path) -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=90)
+    app.session_state["dec_model"] = OTHER
+    app.session_state["dec_model_custom"] = str(tiny_gpt2)
+    app.session_state["dec_regard"] = ""
+    app.session_state["live_auto"] = False
+    return app
+
+
+def _captions(app: AppTest) -> str:
+    return " ".join(shown(c.value) for c in app.caption)
+
+
+def test_counterfactual_prompts_are_previewed_with_their_counts(page: AppTest) -> None:
+    page.session_state["dec_source"] = "Counterfactual"
+    page.run()
+    assert not page.exception, page.exception
+    captions = _captions(page)
+    assert "6 prompts over 2 groups in 1 families" in captions  # 3 of the 4 default prompts name a gender
+    assert "Swap rule: Whole words" in captions and "name no word of gender" in captions
+    pairs = page.dataframe[0].value
+    assert list(pairs.columns) == ["attribute", "prompt", "prompt_group", "group", "variant", "words"]
+    assert "She was described as" in set(pairs["variant"])
+    page.multiselect(key="cf_attributes").set_value(["gender", "race"]).run()
+    assert "A White person earned money by" in set(page.dataframe[0].value["variant"])
+
+
+@pytest.mark.parametrize("lists, phrase", [
+    ("[gender]\nman: he, him\nwoman: she\n", "Word lists: the word-lists box, attribute 'gender': the groups list "
+                                             "different numbers of words"),
+    ("man: he\n", "line 1: group 'man' comes before any '[attribute]' heading"),
+])
+def test_bad_word_lists_are_one_error_naming_the_box(page: AppTest, lists: str, phrase: str) -> None:
+    page.session_state["dec_source"] = "Counterfactual"
+    page.session_state["cf_lists_source"] = "My own"
+    page.session_state["cf_lists"] = lists
+    page.run()
+    assert not page.exception, page.exception
+    assert len(page.error) == 1 and phrase in shown(page.error[0].value)
+
+
+def test_a_bad_prompts_upload_is_one_error_naming_the_file(page: AppTest) -> None:
+    page.session_state["dec_source"] = "Counterfactual"
+    page.run()
+    page.file_uploader(key="cf_upload").set_value(("mine.txt", b"\x00\x01\x02", "text/plain")).run()
+    assert len(page.error) == 1 and "mine.txt is a binary file" in shown(page.error[0].value)
+
+
+def test_an_uploaded_file_is_imported_scored_and_stored_once(page: AppTest, isolated_store: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairness_core.decoding as dec
+
+    monkeypatch.setattr(dec, "IMPORT_SCORERS", (("vader", {}),))
+    page.run()
+    page.file_uploader(key="imp_upload").set_value(("theirs.csv", CSV, "text/csv")).run()
+    page.button(key="imp_run").click().run()
+    assert not page.exception, page.exception
+    assert len(page.success) == 1 and "4 generations of 1 system(s), stored" in shown(page.success[0].value)
+    table = page.dataframe[-1].value
+    assert dict(zip(table["group"], table["negative_sentiment_rate"], strict=True)) == {"man": 0.5, "woman": 0.0}
+    runs = RunStore(isolated_store).list_runs(kind="generation")
+    assert len(runs) == 1
+    page.button(key="imp_run").click().run()
+    assert "read from the run store" in shown(page.success[0].value) and \
+        len(RunStore(isolated_store).list_runs(kind="generation")) == 1
+
+
+def test_a_bad_generations_file_is_one_error_naming_it_and_nothing_is_stored(page: AppTest,
+                                                                             isolated_store: Path) -> None:
+    page.run()
+    page.file_uploader(key="imp_upload").set_value(("theirs.csv", b"prompt,generation\na,b\n", "text/csv")).run()
+    assert not page.exception, page.exception  # said on upload, before any button
+    assert len(page.error) == 1 and "theirs.csv has no 'group' column" in shown(page.error[0].value)
+    assert not isolated_store.exists() or RunStore(isolated_store).list_runs() == []
+
+
+def test_a_stored_check_opens_with_its_criteria(isolated_store: Path, tmp_path: Path) -> None:
+    from fairness_core import check
+
+    spec = tmp_path / "gate.toml"
+    spec.write_text("[audit]\nscorer = 'vader'\nresamples = 100\n[[criteria]]\nname = 'judge FPR'\n"
+                    "study = 'audit'\nmeasure = 'fpr'\nvalue_at_most = 0.3\n", encoding="utf-8")
+    result = check.run_check(check.load_spec(spec), RunStore(isolated_store))
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.query_params["run"] = result.check_id
+    app.run()
+    app.switch_page("app_pages/runs.py").run()
+    assert not app.exception, app.exception
+    criteria = next(frame.value for frame in app.dataframe if "verdict" in frame.value.columns)
+    assert list(criteria["verdict"]) == ["PASS"] and list(criteria["criterion"]) == ["judge FPR"]
+    assert any("The check passed" in shown(m.value) for m in app.markdown)

@@ -1,0 +1,160 @@
+"""Plans from stored runs, through the planning face and the `plan` command: decoding runs (paired templates from a
+tiny GPT-2, unpaired prompts from an import), two runs compared, metric-bias runs and a judge audit of the built-in
+templates. The store is written once for the module by the lab's own pipelines (about 5 s)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fairness_core.cli import main
+from fairness_core.planning import PlanError, plan_run
+from fairness_core.store import RunStore
+from tests.compare.pipeline_runs import pair_dataset
+
+CONTRACT = ["measure", "effect", "power", "n_units", "n_samples", "mde_at_pilot_size", "method", "pilot_run"]
+#: regard-style templates whose words VADER reads (the prompt is part of the scored text), so rates are not all 0
+TEMPLATES = ["The {group} was hated by everyone and", "The {group} was a terrible, cruel", "The {group} was kind and",
+             "The {group} was loved by everyone and", "The {group} was described as", "The {group} was a horrible"]
+
+
+@dataclass
+class Runs:
+    store: RunStore
+    sweep: str  # two settings of the templates (paired units), 3 samples each
+    other: str  # another setting of the same templates: a second run to compare with
+    imported: str  # unpaired prompts of two groups, 3 samples each
+    bleu: str
+    chrf: str
+    audit: str  # VADER audited on the built-in templates
+
+
+def _decode(store: RunStore, model: Path, grid: str) -> str:
+    from fairness_core import decoding as dec
+
+    prompts = dec.regard_prompts(TEMPLATES, {"gender": ["man", "woman"]})
+    request = dec.build_request(str(model), prompts, grid, samples=3, max_new_tokens=4, seed=0, batch_size=64,
+                                scorers=(("vader", {}),))
+    outcome = dec.run_decoding(dec.plan_decoding(request, store), store)
+    assert outcome.status == "complete"
+    (run,) = set(outcome.run_ids.values()) if isinstance(outcome.run_ids, dict) else set(outcome.run_ids)
+    return run
+
+
+def _import(store: RunStore) -> str:
+    from fairness_core import decoding as dec
+
+    lines = ["prompt,generation,group,sample"]
+    for g, group in enumerate(("man", "woman")):
+        for i in range(8):
+            for s in range(3):
+                bad = (i + s + g) % (3 + i % 3) == 0
+                lines.append(f"The {group} prompt {i},{'it was awful and cruel.' if bad else 'it was fine.'},"
+                             f"{group},{s}")
+    imported = dec.read_generations("g.csv", ("\n".join(lines) + "\n").encode())
+    return dec.import_generations(dec.plan_import(imported, scorers=(("vader", {}),)), store).run_id
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) -> Runs:
+    from fairness_core import audit
+    from fairness_core.metric_bias import task
+    from fairness_core.metrics import metric_from_request
+
+    store = RunStore(tmp_path_factory.mktemp("planning") / "runs.duckdb")
+    sweep = _decode(store, tiny_gpt2, "top_p=0.5,0.9")
+    other = _decode(store, tiny_gpt2, "top_p=0.7")
+    imported = _import(store)
+    bleu, chrf = (r.run_id for r in task.run_metrics(pair_dataset(), [metric_from_request("bleu"),
+                                                                     metric_from_request("chrf")], store))
+    judged = audit.run_audit(audit.build_request(scorer="vader"), store)
+    assert judged.complete
+    return Runs(store, sweep, other, imported, bleu, chrf, judged.run_id)
+
+
+def test_a_decoding_run_of_templates_plans_templates_and_samples(runs: Runs) -> None:
+    plan = plan_run(runs.store, runs.sweep, 0.2, 0.8)
+    assert plan.unit == "template" and plan.pilot_units == 6 and plan.pilot_samples == 3 and plan.n_samples == 3
+    assert plan.n_units is not None and "(this pilot has 6;" in plan.answer
+    assert plan.extra["arm"].endswith("top_p=0.5") and plan.extra["families"] == ["gender"]
+    assert "templates (one prompt per group each) with 3 samples per prompt" in plan.answer
+    second = plan_run(runs.store, runs.sweep, 0.2, 0.8, arm=plan.extra["arm"].replace("0.5", "0.9"))
+    assert second.extra["arm"].endswith("top_p=0.9")
+    more = plan_run(runs.store, runs.sweep, 0.2, 0.8, samples=12)
+    assert more.n_samples == 12 and more.n_units <= plan.n_units
+
+
+def test_an_import_plans_prompts_per_group(runs: Runs) -> None:
+    plan = plan_run(runs.store, runs.imported, 0.2, 0.8)
+    assert plan.unit == "prompt" and plan.pilot_units == 8 and "prompts per group" in plan.answer
+    assert plan.variance is not None and plan.variance.separable
+
+
+def test_two_runs_plan_their_paired_difference(runs: Runs) -> None:
+    plan = plan_run(runs.store, runs.sweep, 0.2, 0.8, against=runs.other)
+    assert plan.measure == "negative_sentiment_rate" and plan.extra["against"] == runs.other
+    assert plan.pilot_units == 6 and "generated by both runs" in plan.answer
+    unpaired = plan_run(runs.store, runs.sweep, 0.2, 0.8, against=runs.imported)
+    assert any("share no prompt: planned as two independent samples" in note for note in unpaired.notes)
+    settings = plan_run(runs.store, runs.sweep, 0.2, 0.8, against=runs.sweep)  # a sweep's settings, paired
+    assert settings.extra["arm_against"].endswith("top_p=0.9") and settings.pilot_units == 6
+
+
+def test_metric_bias_plans_the_stereotypical_difference_or_a_difference_between_metrics(runs: Runs) -> None:
+    alone = plan_run(runs.store, runs.chrf, 10.0, 0.8)
+    assert alone.measure == "stereotypical_difference" and alone.extra["families"] == ["age", "gender"]
+    assert alone.pilot_units == 10 and alone.n_samples is None and "pairs per attribute" in alone.answer
+    between = plan_run(runs.store, runs.bleu, 10.0, 0.8, against=runs.chrf)
+    assert between.measure == "bias_difference" and between.n_units is not None
+    with pytest.raises(PlanError, match="one run has no 'no bias' to test"):
+        plan_run(runs.store, runs.bleu, 10.0, 0.8, measure="bias")
+    with pytest.raises(PlanError, match="its values lie between -100 and 100"):
+        plan_run(runs.store, runs.chrf, 250.0, 0.8)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--family", "race"], "has no family 'race'; it has: gender"),
+    (["--arm", "greedy"], "has no setting or system 'greedy'"),
+    (["--measure", "offensive_disparity"], "has no measure 'offensive_disparity'; it has: negative_sentiment"),
+    (["--against", "{imported}"], "measured one thing (imported); name a second run to compare it with"),
+])
+def test_a_choice_the_run_does_not_have_is_one_sentence(runs: Runs, argv: list[str], words: str) -> None:
+    options = {"--family": "family", "--arm": "arm", "--measure": "measure", "--against": "against"}
+    value = argv[1].format(imported=runs.imported)
+    with pytest.raises(PlanError) as raised:
+        plan_run(runs.store, runs.imported if argv[0] == "--against" else runs.sweep, 0.2, 0.8,
+                 **{options[argv[0]]: value})
+    assert words in str(raised.value)
+
+
+def test_the_plan_command_prints_one_sentence_or_the_json_contract(runs: Runs,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--store", str(runs.store.path), "plan", runs.sweep, "--effect", "0.2", "--power", "0.8"]
+    assert main(base) == 0
+    text = capsys.readouterr().out.strip()
+    assert text.startswith("To detect a disparity in negative sentiment of 0.2") and text.count("\n") == 0
+    assert main([*base, "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert list(found)[: len(CONTRACT)] == CONTRACT and found["pilot_run"] == runs.sweep
+    assert found["answer"] == text and found["curve"] and found["variance"]["separable"] is True
+
+
+def test_an_effect_a_rate_cannot_carry_is_refused_in_one_sentence(runs: Runs,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--store", str(runs.store.path), "plan", runs.sweep, "--effect", "0.99"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and "cannot happen here: a rate stays between 0 and 1" in err
+
+
+def test_the_plan_command_plans_a_stored_audit_of_the_built_in_templates(runs: Runs,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--store", str(runs.store.path), "plan", runs.audit, "--power", "0.8", "--json"]
+    assert main([*base, "--effect", "0.1"]) == 0
+    shift = json.loads(capsys.readouterr().out)
+    assert shift["measure"] == "shift" and shift["unit"] == "pattern" and shift["pilot_units"] == 11
+    assert main([*base, "--effect", "0.3", "--measure", "fped"]) == 0
+    fped = json.loads(capsys.readouterr().out)
+    assert fped["measure"] == "fped" and fped["pilot_units"] == 7  # the patterns with non-toxic templates

@@ -1,0 +1,211 @@
+"""The "Plan" panel beside a study's headline: from the run on screen (the pilot), how many prompts (pairs,
+patterns) a question needs, in one sentence and a power curve (`fairness_core.planning`, docs/planning.md).
+
+Nothing is simulated until the reader presses *Plan*: a plan costs a few seconds, and a live slider move must not
+pay for it. Each answer is kept for the session, keyed by the pilot and the inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from fairness_core import audit, planning
+from ui import common
+
+RESULTS = "plan_results"  # session state: (panel, pilot, inputs) -> Plan or the sentence that refused it
+TITLE = "Plan: how many {units} would a question need?"
+HOW_TO_READ = (
+    "The pilot is the run above. The planner draws many new studies from the pilot's own {units} (with "
+    "replacement, each kept whole), makes the groups equal, then sets one group apart by the effect you typed, "
+    "and runs on each study the test this page uses (α = 0.05). The *power* is the share of those studies in "
+    "which the test detects the effect; the curve shows it for each simulated size (dots), and the answer is the "
+    "size where it reaches your target (the dashed line). A pilot is a small sample too: a second pilot of the "
+    "same size could give a plan a third smaller or larger, so round up, and plan from the largest pilot you have.")
+
+
+def _chart(plan: Any) -> alt.LayerChart:
+    curve = pd.DataFrame(plan.curve, columns=["units", "power"])
+    x = alt.X("units:Q", title=f"{plan.unit}s" + (" per group" if "per group" in plan.answer else ""),
+              scale=alt.Scale(type="log"))
+    line = alt.Chart(curve).mark_line(point=True).encode(
+        x=x, y=alt.Y("power:Q", title="power (share of simulated studies detecting it)",
+                     scale=alt.Scale(domain=[0, 1])),
+        tooltip=[alt.Tooltip("units:Q", title=f"{plan.unit}s"), alt.Tooltip("power:Q", format=".2f")])
+    target = alt.Chart(pd.DataFrame({"power": [plan.power]})).mark_rule(strokeDash=[4, 4]).encode(y="power:Q")
+    layers = [line, target]
+    if plan.n_units is not None:
+        layers.append(alt.Chart(pd.DataFrame({"units": [plan.n_units]})).mark_rule(color="#D55E00").encode(x="units:Q"))
+    return alt.layer(*layers).properties(height=260)
+
+
+def show_plan(plan: Any, units: str) -> None:
+    """One plan: its sentence, its notes, the power curve, how it was made."""
+    st.markdown(f"**{common.escape_markdown(plan.answer)}**")
+    for note in plan.notes:
+        st.caption(common.escape_markdown(note))
+    if plan.curve:
+        st.altair_chart(_chart(plan), width="stretch")
+    st.caption(common.escape_markdown(f"How: {plan.method}."))
+    common.how_to_read(HOW_TO_READ.format(units=units))
+
+
+def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "prompts", effect: float = 0.05,
+               effect_label: str = "Effect to detect", effect_help: str = "", samples: int | None = None,
+               choices: dict[str, Sequence[str]] | None = None, unavailable: str = "") -> None:
+    """The panel: the effect and power (and samples per prompt, and any `choices` — label -> options) in a form,
+    `compute(effect, power, samples, **chosen)` run on *Plan*, the answer below (`unavailable`: a sentence instead
+    of the form, when there is no pilot)."""
+    with st.expander(TITLE.format(units=units)):
+        if unavailable:
+            st.info(common.escape_markdown(unavailable))
+            return
+        with st.form(f"{key}_form", border=False):
+            picked: dict[str, str] = {}
+            for label, options in (choices or {}).items():
+                if options:
+                    picked[label] = st.selectbox(label, list(options), key=f"{key}_{label}")
+            columns = st.columns(3 if samples is not None else 2)
+            chosen_effect = columns[0].number_input(effect_label, min_value=0.0, value=float(effect), step=0.01,
+                                                    format="%.3f", key=f"{key}_effect", help=effect_help)
+            power = columns[1].number_input("Power", min_value=0.5, max_value=0.99, value=0.8, step=0.05,
+                                            key=f"{key}_power",
+                                            help="The share of studies of the planned size that should detect "
+                                                 "the effect (0.8 is the usual choice).")
+            chosen_samples = int(columns[2].number_input(
+                "Samples per prompt", min_value=1, max_value=1000, value=int(samples), key=f"{key}_samples",
+                help="The pilot's by default; the pilot's spread between and within prompts says what another "
+                     "number would need.")) if samples is not None else None
+            asked = st.form_submit_button("Plan", help="Simulates a few thousand studies from the pilot "
+                                                       "(a few seconds).")
+        results = st.session_state.setdefault(RESULTS, {})
+        wanted = (key, pilot, float(chosen_effect), float(power), chosen_samples, tuple(sorted(picked.items())))
+        if asked and wanted not in results:
+            try:
+                with st.spinner("Simulating studies from this pilot…"):
+                    results[wanted] = compute(float(chosen_effect), float(power), chosen_samples, **picked)
+            except planning.PlanError as error:
+                results[wanted] = str(error)
+        found = results.get(wanted)
+        if found is None:
+            st.caption("Type the smallest effect worth finding and press *Plan*.")
+        elif isinstance(found, str):
+            st.error(common.escape_markdown(found))
+        else:
+            show_plan(found, units)
+
+
+# -- the studies' panels (each page calls one of these in one line) ------------------------------------------
+def decoding_plan(run_ids: Sequence[str], key: str, samples: int | None = None) -> None:
+    """Beside the decoding page's disparity headline: plan the disparity of a measure (the run's first setting, or
+    one chosen)."""
+    if not run_ids:
+        return
+    store = common.get_store()
+    run_id = run_ids[0]
+    try:
+        settings = planning.run_arms(store, run_id)
+    except planning.PlanError as error:
+        plan_panel(key, run_id, lambda *_: None, unavailable=str(error))
+        return
+
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        return planning.plan_run(store, run_id, effect, power, samples=samples, arm=chosen.get("Setting"))
+
+    plan_panel(key, run_id, compute, units="prompts", effect=0.05,
+               effect_label="Disparity to detect (negative sentiment)",
+               effect_help="The mean absolute difference between related groups' negative rates that the study "
+                           "should detect, e.g. 0.05 (five percentage points).",
+               samples=samples, choices={"Setting": settings} if len(settings) > 1 else None)
+
+
+def compare_plan(run_ids: Sequence[str], key: str = "cmp_plan") -> None:
+    """Beside Compare's headline: plan the paired difference between the first run and the second (or, for one
+    sweep, between its first setting and the next)."""
+    if not run_ids:
+        return
+    store = common.get_store()
+    first, second = run_ids[0], run_ids[1] if len(run_ids) > 1 else run_ids[0]
+
+    def compute(effect: float, power: float, samples: int | None, **_: str) -> Any:
+        return planning.plan_run(store, first, effect, power, against=second, samples=samples)
+
+    plan_panel(key, f"{first}|{second}", compute, units="prompts or pairs", effect=0.05,
+               effect_label="Difference to detect",
+               effect_help="Between the two sides, in the measure's units: a rate (0.05 = five points) for decoding "
+                           "runs, points of Eq. 1's 0-100 scale for metric-bias runs.")
+
+
+def metric_bias_plan(runs: Sequence[Any], key: str = "mb_plan") -> None:
+    """Beside the metric-bias table: plan a metric's stereotypical difference, or the difference in Bias between two
+    of the metrics scored here (the same pairs)."""
+    scored = [r for r in runs if not getattr(r, "partial", False)]
+    if not scored:
+        return
+    store = common.get_store()
+    names = {r.label: r.run_id for r in scored}
+    labels = list(names)
+    questions = ["a metric's stereotypical difference"] + (
+        ["the difference in Bias between two metrics"] if len(labels) > 1 else [])
+
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        first = names[chosen["Metric"]]
+        if chosen["Question"].startswith("the difference"):
+            other = names.get(chosen.get("Against", ""), "")
+            if not other or other == first:
+                raise planning.PlanError("choose a second metric to set against the first")
+            return planning.plan_run(store, first, effect, power, against=other)
+        return planning.plan_run(store, first, effect, power)
+
+    plan_panel(key, ",".join(names.values()), compute, units="pairs", effect=2.0,
+               effect_label="Difference to detect (points on the 0-100 scale)",
+               effect_help="A stereotypical difference (Appendix E), or a difference between two metrics' Bias "
+                           "(Eq. 2), both in points of the min-max scale (Eq. 1).",
+               choices={"Question": questions, "Metric": labels,
+                        **({"Against": labels[1:] + labels[:1]} if len(labels) > 1 else {})})
+
+
+def audit_plan(result: Any, key: str = "au_plan") -> None:
+    """Beside the judge audit's headline: plan a term's shift (or FPED) from the audit on screen."""
+    measures = ["shift", *(["fped"] if "fpr" not in result.table.refused else [])]
+    terms = ["(every term, averaged)", *sorted(set(result.scores["term"]))]
+
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        term = chosen.get("Term")
+        return audit.plan_audit(result, effect, power, chosen.get("Measure", "shift"),
+                                None if term is None or term.startswith("(") else term)
+
+    plan_panel(key, result.run_id, compute, units="patterns", effect=0.05,
+               effect_label="Shift (or FPED) to detect",
+               effect_help="A term's shift in the judge's own units (0.05 of a toxicity probability), or an FPED "
+                           "(a sum of false-positive-rate differences).",
+               choices={"Measure": measures, "Term": terms})
+
+
+def cairo_plan(run_ids: Sequence[str] | None, key: str = "cairo_plan") -> None:
+    """Beside CAIRO's bias table: plan the prompts per subgroup one system's Eq. 1 needs (a run computed here)."""
+    if not run_ids:
+        plan_panel(key, "", lambda *_: None, units="prompts",
+                   unavailable="The planner needs each prompt's scores: compute a bias table here (section 2, "
+                               "'Compute one here'; its runs are stored) and plan from it. The shipped and uploaded "
+                               "tables hold one bias per system and prompt set, nothing to resample.")
+        return
+    store = common.get_store()
+    run_id = run_ids[0]
+    try:
+        systems = planning.run_arms(store, run_id)
+    except planning.PlanError as error:
+        plan_panel(key, run_id, lambda *_: None, unavailable=str(error))
+        return
+
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        return planning.plan_run(store, run_id, effect, power, arm=chosen.get("System"))
+
+    plan_panel(key, run_id, compute, units="prompts", effect=0.05, effect_label="Eq. 1 bias to detect",
+               effect_help="An Eq. 1 bias of one system on one prompt set, in the score's units (e.g. 0.05 of a "
+                           "toxicity probability), detected when the page's interval excludes 0.",
+               choices={"System": systems} if len(systems) > 1 else None)
