@@ -12,11 +12,13 @@ from fairness_core.compare import (
     disparity_rows,
     display_numbers,
     field_names,
+    gap_words,
     headline,
+    pairing_summary,
     per_example,
     statistic_words,
 )
-from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue
+from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue, run_labels
 from ui import common, plan_view
 from ui.compare_charts import difference_chart, disparity_chart, estimates_chart
 from ui.report import report_button
@@ -52,8 +54,7 @@ search = filters[0].text_input("Search runs", key="cmp_search", max_chars=200,
 kinds = sorted(table["kind"].unique())
 chosen_kinds = filters[1].multiselect("Kinds", kinds, default=kinds, key="cmp_kinds")
 visible = filter_catalogue(table[~empty_cancelled(table)], kinds=chosen_kinds, search=search)  # nothing to compare
-labels = {row.run_id: " · ".join(str(part) for part in (row.run_id, row.kind, row.dataset, row.what, row.model)
-                                 if part)[:160] for row in table.itertuples(index=False)}
+labels = run_labels(table)  # as the Run store describes runs, and what tells alike ones apart (prompts, seed, …)
 from_url = [r for r in (st.query_params.get(RUNS_PARAM) or "").split(",") if r in labels]
 if "cmp_runs" not in st.session_state:
     st.session_state["cmp_runs"] = from_url
@@ -79,6 +80,7 @@ except (CompareError, StoreError) as error:
 if comparison.message:
     st.info(common.escape_markdown(comparison.message))
 rows = comparison.rows
+gaps = comparison.gaps  # what a run's request covers that this comparison lacks: said first, never only folded away
 
 # -- the headline: the disparity, compared (decoding and CAIRO runs) -------------------------------------------
 statistics = sorted(set(rows.loc[rows["metric"].str.endswith(("_disparity", "_eq1_bias")), "metric"])) \
@@ -88,7 +90,7 @@ if statistics:
     default = statistics.index("negative_sentiment_disparity") if "negative_sentiment_disparity" in statistics else 0
     statistic = st.selectbox("Disparity of", statistics, index=default, key="cmp_statistic",
                              format_func=statistic_words) if len(statistics) > 1 else statistics[0]
-    sentences = headline(rows[rows["metric"] == statistic])
+    sentences = headline(rows[rows["metric"] == statistic], gaps)
     for sentence in sentences[:3]:
         st.markdown(f"**{common.escape_markdown(sentence)}**")
     if len(sentences) > 3:
@@ -104,6 +106,8 @@ if statistics:
     st.dataframe(display_numbers(disparity_rows(rows, statistic)[[
         "family", "arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
         "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]]), hide_index=True, width="stretch")
+elif gaps:
+    st.warning(common.escape_markdown(gap_words(gaps, *gaps).strip()))
 
 plan_view.compare_plan(chosen)  # these runs as a pilot: the prompts a paired difference needs (issue 33)
 with st.expander("What differs, and what both sides share", expanded=not statistics):
@@ -121,9 +125,7 @@ metrics = sorted(rows["metric"].unique(), key=lambda m: (not m.endswith(("_dispa
                                                          not m.endswith("_rate"), m))
 shown_metrics = st.multiselect("Metrics", metrics, default=metrics[:3], key="cmp_metrics")
 shown = rows[rows["metric"].isin(shown_metrics)] if shown_metrics else rows
-paired_share = shown["paired"].mean() if len(shown) else 0.0
-st.caption(common.escape_markdown(f"{len(shown)} of {len(rows)} aligned cells; {paired_share:.0%} paired "
-           f"(by {', '.join(sorted(set(shown['unit'])))})."))
+st.caption(common.escape_markdown(pairing_summary(shown, len(rows)) + "."))
 st.markdown("**Estimates (95% intervals)**")
 st.plotly_chart(estimates_chart(shown, comparison.keys), width="stretch", key="cmp_estimates")
 st.markdown("**Differences, second − first (95% intervals)**")

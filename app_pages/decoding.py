@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from fairness_core import decoding as dec
-from ui import common, jobs, plan_view
+from ui import common, jobs, plan_view, presenter
 from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
@@ -24,10 +24,10 @@ from ui.decoding_view import (
     cached_summary,
     card,
     first_visit,
+    group_table_config,
     restore_grid_from_url,
     run_live,
     sweep_estimate,
-    sweep_units,
     sweep_views,
     sync_grid_to_url,
 )
@@ -59,10 +59,6 @@ common.restore_from_url(URL_PARAMS, "_dec_url_restored")
 PRIMARY_SHORTCUT = "Alt+Enter"  # not Ctrl+Enter: text areas take that to apply their text
 restore_grid_from_url()
 st.title("Decoding sliders")
-st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
-           "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
-
-
 
 
 @st.cache_resource(show_spinner=False, ttl=600, max_entries=16)
@@ -71,7 +67,9 @@ def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
     return dec.probe_scorers(scorers)
 
 
-with st.expander("Model, prompts and measures", expanded=True):
+with presenter.folded("Model, prompts and measures", expander=True):  # closed in presenter view: results first
+    st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
+               "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
     model_column, quant_column = st.columns([3, 1])
     with model_column:
         model = common.model_picker("causal-lm", "Generator (causal LM)", key="dec_model",
@@ -98,15 +96,14 @@ with st.expander("Model, prompts and measures", expanded=True):
     regard_model = m3.text_input("Regard classifier", "regard-v3", key="dec_regard",
                                  max_chars=common.MAX_MODEL_ID_CHARS,
                                  help="Preset or hub id; offline it is unavailable and regard is left out.")
-regard_problem = common.model_id_problem(regard_model.strip())
-if regard_problem:  # a typed value that cannot name a model: said once, and regard is left out
-    st.error(f"Regard classifier: {regard_problem}")  # markdown: developer text (the value is an inline code span)
-    regard_model = ""
-
-wanted = dec.default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
-scorers, scorer_notes = usable_scorers(wanted)
-for note in scorer_notes:
-    st.caption(common.escape_markdown(note))
+    regard_problem = common.model_id_problem(regard_model.strip())
+    if regard_problem:  # a typed value that cannot name a model: said once, and regard is left out
+        st.error(f"Regard classifier: {regard_problem}")  # markdown: developer text (the value: an inline code span)
+        regard_model = ""
+    wanted = dec.default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
+    scorers, scorer_notes = usable_scorers(wanted)
+    for note in scorer_notes:
+        st.caption(common.escape_markdown(note))
 
 
 live_tab, sweep_tab, import_tab = st.tabs(["Live: one setting", "Sweep: a grid", "Imported: your generations"])
@@ -115,6 +112,7 @@ with import_tab:
 
 # ---------------------------------------------------------------- live mode
 with live_tab:
+    results_area = presenter.results_first()  # in presenter view the cards and table come above the knobs
     # The main action first in the tab (keyboard users reached it after 38 Tab presses, behind every knob) and on
     # Alt+Enter; the knobs below still drive it (a click reruns the page with their values).
     b1, b2, b3 = st.columns([2, 1, 1])
@@ -127,12 +125,13 @@ with live_tab:
     top_p = c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p", help="1.0 switches top-p off.")
     top_k = c2.select_slider("top-k", TOP_K_OPTIONS, value="off", key="live_top_k")
     temperature = c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature")
-    c4, c5, c6, c7 = st.columns(4)
-    per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")
-    samples = c5.number_input("Samples per prompt", 1, 20, 1, key="live_samples",
-                              help="Small by default so a slider move answers in seconds.")
-    max_new = c6.number_input("Max new tokens", 5, 60, 15, key="live_max_new")
-    seed = c7.number_input("Seed", 0, 10_000, 0, key="live_seed")
+    with presenter.folded("Prompts per group, samples, length, seed"):  # the sliders stay in view
+        c4, c5, c6, c7 = st.columns(4)
+        per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")
+        samples = c5.number_input("Samples per prompt", 1, 20, 1, key="live_samples",
+                                  help="Small by default so a slider move answers in seconds.")
+        max_new = c6.number_input("Max new tokens", 5, 60, 15, key="live_max_new")
+        seed = c7.number_input("Seed", 0, 10_000, 0, key="live_seed")
     config = dec.DecodingConfig(temperature=temperature, top_k=None if top_k == "off" else int(top_k),
                             top_p=None if top_p >= 1.0 else top_p, max_new_tokens=int(max_new))
     common.sync_url(URL_PARAMS)  # before any generation: the link is right while the model works
@@ -145,67 +144,70 @@ with live_tab:
             except dec.LimitError as error:
                 st.error(common.escape_markdown(str(error)))
                 st.stop()
-        started = time.monotonic()
-        status = st.empty()
-        show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
-        columns = st.columns(min(4, max(1, len(live_set.groups))))
-        slots = {group: columns[index % len(columns)].empty() for index, group in enumerate(live_set.groups)}
-        cards = LiveCards(list(live_set.groups), slots)
-        try:
-            request = dec.build_request(model, live_set, (config,), samples=int(samples), max_new_tokens=int(max_new),
-                                    seed=int(seed), threshold=threshold, quantization=quantization,
-                                    scorers=scorers, batch_size=LIVE_BATCH)
-            plan = dec.plan_decoding(request, common.get_store())
-            live_job = None
-            if plan.from_store:
-                outcome = dec.run_decoding(plan, common.get_store())
-            else:
-                generating = (f"Generating with {config.label()}: the text appears as the model writes it; the "
-                              "measures follow.")
-                status.info(common.escape_markdown(generating))
-                if plan.plan.n_to_generate < plan.plan.n_wanted:
-                    cards.show_stored(dec.stored_generations(plan, common.get_store()))
-                live_job, outcome = run_live(plan, cards, lambda where: status.info(
-                    common.escape_markdown(f"Queued: {where}. {generating}")))
-                status.info(common.escape_markdown(generating))
-        except dec.RequestError as error:
-            status.error(common.escape_markdown(str(error)))
-            st.stop()
-        cards.resume_interruption()
-        if outcome is None:
-            status.warning("This generation was stopped before it finished; move a slider or press Generate.")
-            st.stop()
-        elapsed = time.monotonic() - started
-        live = outcome.generations
-        summary = cached_summary(live, live_set.families, scorers, threshold, request.n_resamples, int(seed))
-        configs = summary.configs
-        source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
-        if live_job is not None and live_job.shared_with:
-            source += " (shared with another session that asked for the same)"
-        status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "
-                        f"diversity (trigram entropy) {configs['diversity'].iloc[0]:.2f}; "
-                        + common.escape_markdown(dec.disparity_headline(summary, configs["config_key"].iloc[0])))
-        for group in live_set.groups:
-            with slots[group].container(border=True):
-                st.markdown(f"**{common.escape_markdown(group)}**")
-                for _, row in live[live["group"] == group].iterrows():
-                    card(row, bool(row["vader_compound"] <= threshold), show_full)
-        columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
-        columns += [c for c in ("negative_regard_rate", "offensive_rate", "jigsaw_toxic_rate", "negative_word_share",
-                                "quality_mean_logprob") if c in summary.groups]
-        # every group and every measure in view: as tall as its rows, short headers, two decimals (issue 30)
-        st.dataframe(summary.groups[columns], hide_index=True, width="stretch", height="content",
-                     column_config={name: st.column_config.NumberColumn(label, format="%.2f", help=help_text)
-                                    for name, (label, help_text) in GROUP_COLUMNS.items()})
-        common.how_to_read(
-            "Each card holds a group's generations (text appears as the model writes it; the negative label once "
-            "it is scored). Each table row is one group. *negative_sentiment_rate* is the share of its "
-            "generations whose VADER compound score is at or below the threshold, with a 95% interval from "
-            "resampling the prompts (all samples of a prompt together). The live sample is small, so intervals "
-            "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
-            "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
-        report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
-        plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
+        with results_area:
+            started = time.monotonic()
+            status = st.empty()
+            show_full = st.toggle("Show the raw (untruncated) text", key="live_raw")
+            columns = st.columns(min(4, max(1, len(live_set.groups))))
+            slots = {group: columns[index % len(columns)].empty() for index, group in enumerate(live_set.groups)}
+            cards = LiveCards(list(live_set.groups), slots)
+            try:
+                request = dec.build_request(model, live_set, (config,), samples=int(samples),
+                                            max_new_tokens=int(max_new), seed=int(seed), threshold=threshold,
+                                            quantization=quantization, scorers=scorers, batch_size=LIVE_BATCH)
+                plan = dec.plan_decoding(request, common.get_store())
+                live_job = None
+                if plan.from_store:
+                    outcome = dec.run_decoding(plan, common.get_store())
+                else:
+                    generating = (f"Generating with {config.label()}: the text appears as the model writes it; the "
+                                  "measures follow.")
+                    status.info(common.escape_markdown(generating))
+                    if plan.plan.n_to_generate < plan.plan.n_wanted:
+                        cards.show_stored(dec.stored_generations(plan, common.get_store()))
+                    live_job, outcome = run_live(plan, cards, lambda where: status.info(
+                        common.escape_markdown(f"Queued: {where}. {generating}")))
+                    status.info(common.escape_markdown(generating))
+            except dec.RequestError as error:
+                status.error(common.escape_markdown(str(error)))
+                st.stop()
+            cards.resume_interruption()
+            if outcome is None:
+                status.warning("This generation was stopped before it finished; move a slider or press Generate.")
+                st.stop()
+            elapsed = time.monotonic() - started
+            live = outcome.generations
+            summary = cached_summary(live, live_set.families, scorers, threshold, request.n_resamples, int(seed))
+            configs = summary.configs
+            source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
+            if live_job is not None and live_job.shared_with:
+                source += " (shared with another session that asked for the same)"
+            status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "
+                            f"diversity (trigram entropy) {configs['diversity'].iloc[0]:.2f}; "
+                            + common.escape_markdown(dec.disparity_headline(summary, configs["config_key"].iloc[0])))
+            for group in live_set.groups:
+                with slots[group].container(border=True):
+                    st.markdown(f"**{common.escape_markdown(group)}**")
+                    for _, row in live[live["group"] == group].iterrows():
+                        card(row, bool(row["vader_compound"] <= threshold), show_full)
+            columns = ["family", "group", "n", "n_empty", "negative_sentiment_rate", "ci_low", "ci_high"]
+            columns += [c for c in ("negative_regard_rate", "offensive_rate", "jigsaw_toxic_rate",
+                                    "negative_word_share", "quality_mean_logprob") if c in summary.groups]
+            # every group and measure in view: as tall as its rows, short headers, two decimals (issue 30); presenter
+            # view: a static table, each rate with its interval in one cell, headers wrapped to the width (issue 35)
+            presenter.table(summary.groups[columns], labels={k: label for k, (label, _) in GROUP_COLUMNS.items()},
+                            intervals={"negative_sentiment_rate": ("ci_low", "ci_high")}, hide_index=True,
+                            width="stretch", height="content",
+                            column_config=group_table_config())
+            common.how_to_read(
+                "Each card holds a group's generations (text appears as the model writes it; the negative label once "
+                "it is scored). Each table row is one group. *negative_sentiment_rate* is the share of its "
+                "generations whose VADER compound score is at or below the threshold, with a 95% interval from "
+                "resampling the prompts (all samples of a prompt together). The live sample is small, so intervals "
+                "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
+                "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
+            report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
+            plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
                        "nothing to resample, so no interval is given (None) rather than one that collapses "
@@ -279,13 +281,10 @@ with sweep_tab:
         st.session_state[SERVED_USED] = st.session_state.get(SERVED_USED, 0) + sweep_plan.plan.n_to_generate
         jobs.start(job_key, lambda on_progress, cancel: dec.run_decoding(sweep_plan, store, on_progress, cancel,
                                                                      executor=executor, threads=jobs.threads_now()),
-                   label="Sweep",
-                   units=sweep_units(sweep_plan.plan.n_to_generate, int(sweep_max_new)),
-                   seconds_per_unit=dec.LIMITS.sweep_seconds_per_token)
+                   label="Sweep", estimate_of=dec.sweep_work(sweep_plan.plan.n_to_generate, int(sweep_max_new)))
         st.rerun()  # draw "Run sweep" disabled while this sweep runs (the progress fragment never redraws it)
     job = jobs.show(job_key, label="Sweep") if job_key else None
     result = job.result if job is not None and job.done and job.error is None else None
-
 
 with sweep_tab:
     if result is not None:

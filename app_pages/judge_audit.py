@@ -11,10 +11,42 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import audit
-from fairness_core.store import StoreError
+from fairness_core.store import StoreError, run_labels, store_catalogue
 from ui import audit_charts, common, jobs, plan_view
 
 JOB_KEY = "audit_job"
+JOB_KIND = audit.JOB_KIND
+PASTE = "(paste texts below)"
+#: the columns of the two result tables, with the words a reader sees: the score shift, then the classification
+#: statistics (Dixon et al.'s FPR, Borkan et al.'s AUCs), each table narrow enough to show whole at 1280 pixels
+SHIFT_COLUMNS = {"level": "level", "term": "term", "group": "group", "n": "templates", "mean": "mean score",
+                 "shift": "shift", "ci_low": "shift 95% low", "ci_high": "shift 95% high", "flip_rate": "flip rate"}
+CLASSIFICATION_COLUMNS = {"level": "level", "term": "term", "group": "group", "fpr": "FPR", "fpr_ci_low": "FPR low",
+                          "fpr_ci_high": "FPR high", "subgroup_auc": "subgroup AUC", "bpsn_auc": "BPSN AUC",
+                          "bpsn_auc_ci_low": "BPSN low", "bpsn_auc_ci_high": "BPSN high", "bnsp_auc": "BNSP AUC"}
+
+
+def column_labels(columns: dict[str, str]) -> dict[str, object]:
+    """The reader's words as column headers; numbers with three decimals (the data keeps its names)."""
+    text = ("level", "term", "group")
+    return {c: st.column_config.TextColumn(label) if c in text else
+            st.column_config.NumberColumn(label, format="%d" if c == "n" else "%.3f") for c, label in columns.items()}
+
+
+@st.cache_data(show_spinner="Filling the templates with every identity term…", max_entries=8)
+def audit_request(**values):
+    """`audit.build_request` and the request's record once per set of inputs: swapping identity words into a few
+    thousand texts (and hashing them) takes seconds, and every rerun of the page (any widget) would redo it."""
+    request = audit.build_request(**values)
+    return request, request.record()
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=30)
+def generation_runs(store_path: str) -> dict[str, str]:
+    """Complete generation runs, newest first, described as the Run store describes them."""
+    table = store_catalogue(common.get_store())
+    table = table[(table["kind"] == "generation") & (table["status"] == "complete")]
+    return run_labels(table)
 SOURCES = {"builtin": "Built-in IPTTS-style templates (43, labelled toxic / non-toxic)",
            "templates": "My templates (one per line with {person}; a tab, then toxic / non-toxic)",
            "iptts": "IPTTS bias-madlibs CSV (Dixon et al. 2018)", "eec": "EEC CSV (Kiritchenko & Mohammad 2018)",
@@ -40,20 +72,22 @@ column = left.text_input("Column read (empty: the judge's main score)", "", key=
 custom = left.checkbox("Set the decision threshold", key="au_custom_threshold")
 threshold = left.number_input("Threshold", value=0.5, step=0.05, key="au_threshold") if custom else None
 source = right.selectbox("Texts", list(SOURCES), format_func=SOURCES.get, key="au_source")
-upload, texts, texts_name = None, None, "texts"
+upload, texts, texts_name = None, None, "Generated texts"  # a message about pasted texts names the box
 if source in ("templates", "iptts", "eec"):
     upload = right.file_uploader("File", type=["txt", "csv", "tsv"], key="au_upload")
 elif source == "texts":
     store = common.get_store()
     try:
-        runs = [r.run_id for r in store.list_runs(kind="generation") if r.status == "complete"]
+        runs = generation_runs(str(store.path))
     except StoreError as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
-    picked = right.selectbox("Stored generation run", ["(paste texts below)", *runs], key="au_stored_run")
-    if picked == "(paste texts below)":
-        pasted = right.text_area("Generated texts, one per line", "The gay man worked as a nurse.\n"
-                                 "The Muslim woman was known for her cooking.", key="au_texts")
+    picked = right.selectbox("Stored generation run", [PASTE, *runs], key="au_stored_run",
+                             format_func=lambda run_id: runs.get(run_id, run_id))
+    if picked == PASTE:
+        pasted = right.text_area(f"Generated texts, one per line (at most {audit.MAX_TEXTS_CHARS:,} characters)",
+                                 "The gay man worked as a nurse.\nThe Muslim woman was known for her cooking.",
+                                 key="au_texts")
         texts = pasted.splitlines()
     else:
         texts, texts_name = None, f"run {picked}"
@@ -67,7 +101,7 @@ if source in ("templates", "iptts", "eec") and upload is None:
 try:
     if source == "texts" and texts is None:
         texts = audit.stored_texts(store, texts_name.removeprefix("run "))
-    request = audit.build_request(
+    request, record = audit_request(
         scorer=name if kind == "scorer" else None, metric=name if kind == "metric" else None, column=column,
         threshold=threshold, fmt=source, templates=None if upload is None else upload.name,
         templates_data=None if upload is None else upload.getvalue(), terms="typed terms",
@@ -75,7 +109,7 @@ try:
 except audit.AuditInputError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
-design = request.design.record()
+design = record["design"]
 st.caption(common.escape_markdown(
     f"{design['n_templates']} templates ({design['n_toxic_templates']} toxic, {design['n_non_toxic_templates']} "
     f"non-toxic) × {sum(len(t) for t in request.design.groups.values())} terms in {len(request.design.groups)} "
@@ -86,12 +120,20 @@ for note in request.design.notes:
     st.caption(common.escape_markdown(note))
 
 job_key = jobs.followed(JOB_KEY, "audit-", "audit")
-if st.button("Audit the judge", type="primary", key="au_run"):
-    store_now, executor = common.get_store(), common.get_executor()
-    job_key = jobs.key_for("audit", {"request": request.record(), "store": str(store_now.path)})
+store_now = common.get_store()
+this_key = jobs.key_for(JOB_KIND, {"request": record, "store": str(store_now.path)})
+n_texts = int(design["n_texts"])
+work = audit.audit_work(request)
+estimate = jobs.estimate(work)
+# a big audit says its time and asks for a tick first, however quick its estimate
+if jobs.run_button(this_key, "Audit the judge", estimate_s=estimate, widget_key="au_run",
+                   confirm_above_s=0.0 if n_texts > audit.CONFIRM_AUDIT_TEXTS else jobs.CONFIRM_ABOVE_S):
+    executor = common.get_executor()
+    job_key = this_key
     st.session_state[JOB_KEY] = job_key
     jobs.start(job_key, lambda on_progress, cancel, request=request, store=store_now, executor=executor:
-               audit.run_audit(request, store, on_progress, cancel, executor), label="Judge audit")
+               audit.run_audit(request, store, on_progress, cancel, executor), label="Judge audit",
+               estimate_of=work)
 job = jobs.show(job_key, label="Judge audit") if job_key else None
 result = job.result if job is not None and job.done and job.error is None else None
 if result is None:
@@ -122,14 +164,25 @@ common.how_to_read(
     "*transgender* up by about 0.3: a study that uses it as its judge counts part of that as the model's bias. "
     "Terms it never saw in training (outside its 20,000-word vocabulary: *lgbtq*, *nonbinary*, *latinx*, …) are "
     "invisible to it and all land on the same value. VADER shifts only words in its lexicon (*straight* is "
-    "'positive'). *flip rate*: share of the term's texts whose label differs from the template's background "
-    "label at the threshold; *fpr*: share of its non-toxic templates flagged (Dixon et al.); the AUCs (Borkan et "
-    "al.) near 1 mean the judge separates toxic from non-toxic texts; a low BPSN AUC means the term's non-toxic "
-    "texts score like others' toxic ones.")
-shown = ["level", "term", "group", "n", "mean", "shift", "ci_low", "ci_high", "flip_rate", "fpr", "fpr_ci_low",
-         "fpr_ci_high", "subgroup_auc", "bpsn_auc", "bpsn_auc_ci_low", "bpsn_auc_ci_high", "bnsp_auc"]
+    "'positive').")
 table = audit.rows_frame(result)
-st.dataframe(table[[c for c in shown if c in table]].round(4), hide_index=True, key="au_table")
+st.subheader("Score shift per term")
+st.dataframe(table[[c for c in SHIFT_COLUMNS if c in table]].round(4), hide_index=True, width="stretch",
+             key="au_table", column_config=column_labels(SHIFT_COLUMNS))
+st.caption("**shift**: the term's mean score minus its template's average identity, with its 95% interval over "
+           "templates; **flip rate**: the share of the term's texts whose label at the threshold differs from the "
+           "template's background label.")
+st.subheader("Flagged and separated: FPR and AUCs")
+st.caption("**FPR** (Dixon et al. 2018): the share of the term's *non-toxic* templates the judge flags — a fair judge "
+           "gives every term the same. **Subgroup AUC** (Borkan et al. 2019): how well the judge separates toxic from "
+           "non-toxic texts that mention the term (1 = perfectly, 0.5 = chance). **BPSN AUC**: the term's non-toxic "
+           "texts against the other terms' toxic ones — low means its harmless texts score like others' toxic "
+           "ones. **BNSP AUC**: the term's toxic texts against the others' non-toxic ones. Low and high: the 95% "
+           "interval over templates.")
+classification = [c for c in CLASSIFICATION_COLUMNS if c in table]
+if any(c not in ("level", "term", "group") for c in classification):
+    st.dataframe(table[classification].round(4), hide_index=True, width="stretch", key="au_classification",
+                 column_config=column_labels(CLASSIFICATION_COLUMNS))
 extra = result.table.extra
 if "fped" in extra and extra["fped"]["value"] is not None:
     fped = extra["fped"]

@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairness_core import metric_bias as mb
 from fairness_core.store import RunStore
-from ui import common, jobs, plan_view
+from ui import common, jobs, plan_view, presenter
 from ui import metric_bias_charts as charts
 from ui.metric_bias_view import (
     NORM_LABELS,
@@ -59,7 +59,7 @@ def request_key(dataset: mb.PairDataset, metrics: list[mb.Metric], stored: list[
 
 
 def compute(dataset: mb.PairDataset, metrics: list[mb.Metric], stored: list[str], store: RunStore,
-            executor) -> jobs.Work:
+            executor) -> jobs.Job:
     """The background job: each metric (and the stored columns) as stored runs; unavailable ones are noted."""
     return lambda on_progress, cancel: mb.run_metric_steps(dataset, metrics, stored, store, on_progress, cancel,
                                                            executor)
@@ -67,50 +67,52 @@ def compute(dataset: mb.PairDataset, metrics: list[mb.Metric], stored: list[str]
 
 # -- page --------------------------------------------------------------------------------------
 st.title("Metric bias")
-st.markdown(
-    "Does an evaluation metric give two candidates **different scores when they differ only in identity "
-    "words** (*he* / *she*, *black* / *white*)? Each pair is scored against a neutral reference; a fair metric "
-    "gives both the same score. Bias = mean |Ŝ₁ − Ŝ₂| after rescaling all 2N scores to 0–100 "
-    "(Sun et al. 2022, Eq. 1–2).")
-restore_from_url()
-dataset = choose_dataset()
-if dataset is None:
+# In presenter view the data, metrics and settings fold away: the result is the first thing on a projector
+with presenter.folded("What this page measures: data, metrics and settings"):
+    st.markdown(
+        "Does an evaluation metric give two candidates **different scores when they differ only in identity "
+        "words** (*he* / *she*, *black* / *white*)? Each pair is scored against a neutral reference; a fair metric "
+        "gives both the same score. Bias = mean |Ŝ₁ − Ŝ₂| after rescaling all 2N scores to 0–100 "
+        "(Sun et al. 2022, Eq. 1–2).")
+    restore_from_url()
+    dataset = choose_dataset()
+    if dataset is None:
+        sync_url()
+        st.stop()
+    # data text (file names, notes quoting rows) is shown as plain text, never as markdown
+    st.text(f"{dataset.name} — {len(dataset)} pairs, attributes: {', '.join(dataset.attributes)}; "
+            f"version {dataset.content_hash()[:12]}. Licence: {dataset.licence}")
+    st.caption("Data notes: what the importer kept or skipped, and why." if dataset.notes else "Data notes: none.")
+    for note in dataset.notes:
+        st.text(f"Note: {note}")
+    run_slot: list = []  # the Run button's place: right after the metric choice, before the model options
+    metrics, stored, options_ok = choose_metrics(dataset, run_slot)
     sync_url()
-    st.stop()
-# data text (file names, notes quoting rows) is shown as plain text, never as markdown
-st.text(f"{dataset.name} — {len(dataset)} pairs, attributes: {', '.join(dataset.attributes)}; "
-        f"version {dataset.content_hash()[:12]}. Licence: {dataset.licence}")
-st.caption("Data notes: what the importer kept or skipped, and why." if dataset.notes else "Data notes: none.")
-for note in dataset.notes:
-    st.text(f"Note: {note}")
-run_slot: list = []  # the Run button's place: right after the metric choice, before the model options
-metrics, stored, options_ok = choose_metrics(dataset, run_slot)
-sync_url()
-if not options_ok:
-    st.stop()
-if not metrics and not stored:
-    st.info("No metric is selected, so there is nothing to measure: choose at least one metric (or a stored "
-            "score column) in the Metrics box above.")
-    st.stop()
+    if not options_ok:
+        st.stop()
+    if not metrics and not stored:
+        st.info("No metric is selected, so there is nothing to measure: choose at least one metric (or a stored "
+                "score column) in the Metrics box above.")
+        st.stop()
 
-try:
-    request = mb.build_request(dataset, metrics, stored)
-    work_estimate = mb.estimate(request)
-except mb.RequestError as error:
-    st.error(common.escape_markdown(str(error)))
-    st.stop()
-store = common.get_store()
-key = request_key(dataset, metrics, stored, str(store.path))
-job = jobs.get(key)
-is_default = (st.session_state.get("mb_source") == SOURCES[0] and list(st.session_state.get("mb_metrics", []))
-              == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default")
-run_col, estimate_col = (None, st.container()) if run_slot else st.columns([1, 4])
-too_long = work_estimate.seconds > mb.MAX_SECONDS
-estimate_col.caption(common.escape_markdown(
-    f"Estimated time: {work_estimate.describe()}; runs already in the store are read back in "
-                     "seconds instead." + (" Above the page's limit of 4 h: tick “run anyway” to start it."
-                                           if too_long else "")))
-confirmed = estimate_col.checkbox("Run anyway", key="mb_confirm_long") if too_long else True
+    try:
+        request = mb.build_request(dataset, metrics, stored)
+        work_estimate = mb.estimate(request)
+    except mb.RequestError as error:
+        st.error(common.escape_markdown(str(error)))
+        st.stop()
+    store = common.get_store()
+    key = request_key(dataset, metrics, stored, str(store.path))
+    job = jobs.get(key)
+    is_default = (st.session_state.get("mb_source") == SOURCES[0] and list(st.session_state.get("mb_metrics", []))
+                  == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default")
+    run_col, estimate_col = (None, st.container()) if run_slot else st.columns([1, 4])
+    too_long = work_estimate.seconds > mb.MAX_SECONDS
+    estimate_col.caption(common.escape_markdown(
+        f"Estimated time: {work_estimate.describe()}; runs already in the store are read back in "
+                         "seconds instead." + (" Above the page's limit of 4 h: tick “run anyway” to start it."
+                                               if too_long else "")))
+    confirmed = estimate_col.checkbox("Run anyway", key="mb_confirm_long") if too_long else True
 if job is None and is_default:  # the default view computes itself on the first visit
     job = jobs.start(key, compute(dataset, metrics, stored, store, common.get_executor()), label="Metric bias")
 running = job is not None and job.running
@@ -169,8 +171,8 @@ with tab_bias:
             "panels have different y ranges, as in the paper's Fig. 2: n-gram metrics only see surface words, so "
             "swapping *he* for *she* rarely changes their score, while model-based metrics carry associations "
             "learned in pre-training.")
-    st.dataframe(charts.bias_cells(shown_primary, digits=2 if normalisation == "minmax" else 4), width="stretch",
-                 key="mb_bias_table")
+    presenter.table(charts.bias_cells(shown_primary, digits=2 if normalisation == "minmax" else 4), width="stretch",
+                    key="mb_bias_table")  # in presenter view a static table whose cells wrap to the width
     st.caption(common.escape_markdown(
         f"Bias [95% bootstrap interval], {NORM_LABELS[normalisation]}. Pairs used and excluded (a "
                "non-finite score excludes a pair; it is never mapped to a number):"))
@@ -179,7 +181,11 @@ with tab_bias:
     st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
                 "positive = the metric rewards the stereotype. The direction label is only given when the 95% "
                 "interval excludes 0.")
-    st.dataframe(charts.stereo_table(shown_primary), hide_index=True, width="stretch", key="mb_stereo")
+    if presenter.enabled():  # each difference with its interval in one cell, to fit a projector's width
+        presenter.table(charts.stereo_frame(shown_primary), intervals={"stereo_diff": ("stereo_ci_low",
+                                                                                       "stereo_ci_high")})
+    else:
+        st.dataframe(charts.stereo_table(shown_primary), hide_index=True, width="stretch", key="mb_stereo")
     plan_view.metric_bias_plan(runs)  # these runs as a pilot: the pairs a question needs (issue 33)
 
 with tab_norm:

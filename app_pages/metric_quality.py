@@ -111,13 +111,12 @@ key = jobs.key_for(JOB_KIND, {"data": judgments.data_hash, "metrics": signatures
                               "constant": constant, "groups": group_average, "store": str(store.path)})
 outcome = mq.find_stored(request, store)
 if outcome is None:  # not stored yet (or a metric whose corpus state needs its model): Run, as a background job
-    units = len(judgments) * max(len(request.metrics), 1)
-    estimate = jobs.estimate_s(JOB_KIND, units, seconds_per_unit=mq.estimate_seconds(request) / units)
-    if jobs.run_button(key, "Run", estimate_s=estimate, widget_key="mq_run"):
+    work = mq.quality_work(request)
+    if jobs.run_button(key, "Run", estimate_s=jobs.estimate(work), widget_key="mq_run"):
         executor = common.get_executor()
         jobs.start(key, lambda on_progress, cancel: mq.run_quality(request, store, on_progress, cancel, executor,
                                                                  skip_unavailable=True),
-                   label="Metric quality", units=units)
+                   label="Metric quality", estimate_of=work)
     job = jobs.show(key, label="Metric quality")
     if job is not None and job.done and job.error is None and job.result is not None:
         outcome = job.result
@@ -185,7 +184,9 @@ with agreement_tab:
     if outcome.agreement_run:
         info = store.get_run(outcome.agreement_run)
         if info is not None:
-            common.manifest_box(info.manifest, outcome.agreement_run, outcome.from_cache)
+            # read back from the store right after this session's job computed it: computed now, not served
+            common.manifest_box(info.manifest, outcome.agreement_run,
+                                outcome.from_cache and not jobs.computed_here(key))
             common.export_buttons(outcome.agreement_run, key="mq_export")
             report_button([outcome.agreement_run, *(r.run_id for r in outcome.runs)], key="mq_report")
 
@@ -214,12 +215,13 @@ with bias_tab:
                "Sun et al. judge a metric on. Top-left is best: fair and faithful to human judgment.")
     bias_key = jobs.key_for(BIAS_KIND, {"metrics": signatures, "stored": list(stored), "store": str(store.path)})
     scored = [m for m in request.metrics if m.name in present]
-    estimate = jobs.estimate_s(BIAS_KIND, 1, seconds_per_unit=mq.gender_bias_estimate_s(scored))
-    if jobs.run_button(bias_key, "Measure gender bias (stored runs are read back)", estimate_s=estimate,
-                       widget_key="mq_bias_run"):
+    bias_work = mq.gender_bias_work(scored)
+    if jobs.run_button(bias_key, "Measure gender bias (stored runs are read back)",
+                       estimate_s=jobs.estimate(bias_work), widget_key="mq_bias_run"):
         executor = common.get_executor()
         jobs.start(bias_key, lambda on_progress, cancel: mq.gender_bias(scored, store, stored, 1000, on_progress,
-                                                                        cancel, executor), label="Gender bias")
+                                                                        cancel, executor), label="Gender bias",
+                   estimate_of=bias_work)
     bias_job = jobs.show(bias_key, label="Gender bias")
     if bias_job is not None and bias_job.done and bias_job.error is None and bias_job.result is not None:
         bias, bias_notes = bias_job.result

@@ -15,9 +15,7 @@ from ui import common, jobs
 from ui import mitigation_charts as charts
 from ui.report import report_button
 
-TRAIN_KIND, EVALUATE_KIND = "mitigation-train", "mitigation-evaluate"
-#: documented cost of one evaluation step on the quiet reference machine (MiniLM: ~0.03 s a scored candidate)
-SECONDS_PER_CANDIDATE = 0.03
+TRAIN_KIND, EVALUATE_KIND = mit.TRAIN_KIND, mit.EVALUATE_KIND
 
 st.title("Mitigation")
 st.caption("Found a biased metric? Sun et al. 2022 (*BERTScore is Unfair*, §3) offer two cures, each judged on two "
@@ -58,24 +56,30 @@ if mode.startswith("Train"):
         st.error(common.escape_markdown(str(error)))
         st.stop()
     work = mit.estimate_training(request)
-    st.caption(common.escape_markdown(
+    train_work = mit.training_work(request)
+    st.caption(common.escape_markdown(  # one time on the page: the Run button's estimate, at this machine's load
         f"{recipe.source}: {request.preset.debias_batch} counterfactual triples + {request.preset.kd_batch} "
         f"distillation pairs a step, Adam {request.preset.lr:g}, reduction factor {request.preset.reduction_factor} "
-        f"({request.preset.activation}); {work.describe()}."))
+        f"({request.preset.activation}); {work.steps:,} steps on the {work.device.upper()}."))
     adapter = mit.find_adapter(request)
     key = jobs.key_for(TRAIN_KIND, {"metric": request.metric.signature(), "attribute": attribute,
                                     "recipe": request.preset.manifest(), "seed": seed, "store": str(store.path)})
     if adapter is None:
-        if jobs.run_button(key, "Train", estimate_s=jobs.estimate_s(TRAIN_KIND, steps, work.seconds_per_step),
-                           widget_key="mit_train"):
+        if jobs.run_button(key, "Train", estimate_s=jobs.estimate(train_work), widget_key="mit_train"):
             jobs.start(key, lambda on_progress, cancel: mit.train(request, store, on_progress, cancel),
-                       label="Training the adapter", units=steps, seconds_per_unit=work.seconds_per_step)
-        job = jobs.show(key, label="Training the adapter")
+                       label="Training the adapter", estimate_of=train_work)
+        # a cancelled training has no partial results to show below: its own line says what is kept
+        job = jobs.show(key, label="Training the adapter", cancelled_text="")
         if job is not None and job.done and job.error is None and job.result is not None:
             if job.result.status != "complete":
-                st.warning(f"Training stopped after {job.result.steps_done:d} of {job.result.steps:d} steps; its "
-                           "last checkpoint is kept and Train resumes there.")
+                stopped = "was cancelled" if job.cancel.cancelled else "stopped"
+                st.warning(f"Training {stopped} after {job.result.steps_done:d} of {job.result.steps:d} steps; no "
+                           "adapter is made from a partial training: its last checkpoint is kept and Train resumes "
+                           "there.")  # markdown: developer text (two fixed words and two counts)
             adapter = job.result.adapter_id
+        elif job is not None and job.done and job.error is None and job.cancel.cancelled:
+            st.warning("Training was cancelled before its first step finished; nothing was stored, and Train starts "
+                       "it again.")
         elif job is not None and job.error is not None:
             st.error(common.escape_markdown(str(job.error)))
     if adapter is None:
@@ -137,16 +141,14 @@ try:
 except mit.MitigationError as error:
     st.error(common.escape_markdown(str(error)))
     st.stop()
-judged = evaluation_request.judgments
-units = 2 * (2 * len(evaluation_request.dataset) + (len(judged) if judged is not None else 0))
+evaluation_work = mit.evaluation_work(evaluation_request)
 key = jobs.key_for(EVALUATE_KIND, {"before": str(evaluation_request.before), "after": str(evaluation_request.after),
                                    "data": evaluation_request.dataset.content_hash(), "quality": with_quality,
                                    "split": split, "store": str(store.path)})
-if jobs.run_button(key, "Compare", widget_key="mit_compare",
-                   estimate_s=jobs.estimate_s(EVALUATE_KIND, units, SECONDS_PER_CANDIDATE)):
+if jobs.run_button(key, "Compare", widget_key="mit_compare", estimate_s=jobs.estimate(evaluation_work)):
     jobs.start(key, lambda on_progress, cancel: mit.run_evaluation(evaluation_request, store, cancel,
                                                                  on_progress=on_progress),
-               label="Scoring both variants", units=units, seconds_per_unit=SECONDS_PER_CANDIDATE)
+               label="Scoring both variants", estimate_of=evaluation_work)
 job = jobs.show(key, label="Scoring both variants")
 if job is None or not job.done:
     st.stop()

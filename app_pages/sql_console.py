@@ -51,6 +51,8 @@ if result is None:
 frame = result.frame()
 st.caption(common.escape_markdown(f"{len(frame)} row(s) in {result.seconds * 1000:.0f} ms"
            + (f"; cut at the row limit of {result.row_limit}" if result.truncated else "")))
+for note in result.notes:  # a quoted run id that names no run: why the result is empty
+    st.info(common.escape_markdown(f"{note}."))
 st.dataframe(frame, hide_index=True, width="stretch")
 
 downloads = st.columns(4)

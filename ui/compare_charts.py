@@ -28,11 +28,15 @@ def cell_labels(frame: pd.DataFrame, keys: Sequence[str]) -> list[str]:
 
 def varying_keys(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[list[str], str]:
     """The keys whose value differs between rows (they make the labels), and the shared rest as text
-    ("prompt_set regard"), which the chart says once instead of on every row."""
+    ("prompt_set regard"), which the chart says once instead of on every row. A key no row has a value for (the
+    group of a disparity, which is a family's) is neither: "group nan" says nothing."""
     varying, shared = [], []
     for key in keys:
-        values = frame[key].astype(str).unique() if len(frame) else []
-        if len(frame) > 1 and len(values) == 1:
+        present = frame[key].dropna() if len(frame) else frame[key]
+        values = present.astype(str).unique()
+        if len(frame) and present.empty:
+            continue
+        if len(frame) > 1 and len(values) == 1 and len(present) == len(frame):
             shared.append(f"{key} {values[0]}")
         else:
             varying.append(key)

@@ -16,10 +16,12 @@ def segment_headline(scores: Any, segment_id: str, result: Any, term_weighting: 
     """The segment's DATScore, its per-token figure and its rank, with a sentence saying what the sum adds up;
     returns the summary (the page draws its weighted mean direction among the direction bars)."""
     summary = ds.segment_summary(scores, segment_id, result, term_weighting)
-    total, per_token, rank = st.columns(3)
-    total.metric(f"{label} of this segment (Eq. 2)", f"{summary.score:.3f}")
-    per_token.metric("Per token" if summary.summed else "Weighted mean direction (per token)",
+    # the per-token figure and the rank first: a sum of log-probabilities over 8 directions ("-1089.671") says
+    # nothing until its scale is known, and it is still there, third
+    per_token, rank, total = st.columns(3)
+    per_token.metric(f"{label} per token" if summary.summed else "Weighted mean direction (per token)",
                      f"{summary.per_token:.3f}" if math.isfinite(summary.per_token) else "—")
     rank.metric("Rank in this corpus (1 = highest)", f"{summary.rank} of {summary.n_ranked}" if summary.rank else "—")
+    total.metric(f"{label} of this segment (Eq. 2 sum)", f"{summary.score:.1f}")
     st.caption(common.escape_markdown(summary.sentence()))
     return summary

@@ -37,6 +37,43 @@ DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
 MAX_GRID_TEXT = 2_000
 
 
+#: the live per-group table's measures: short header, and the full name on hover
+GROUP_COLUMNS = {
+    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
+    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
+    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
+    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
+    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
+    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
+    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
+    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
+}
+
+
+#: the interactive table's header and width (pixels) per measure: shorter than `GROUP_COLUMNS`' labels (a data
+#: grid does not wrap its headers) so every default column is whole in the 820 pixels the page has at 1280 x 720
+#: with the sidebar open (940 at 1400 x 1000); the full name is the header's help
+GRID_COLUMNS = {
+    "negative_sentiment_rate": ("neg. sentiment", 100), "ci_low": ("low", 52), "ci_high": ("high", 52),
+    "negative_regard_rate": ("neg. regard", 84), "offensive_rate": ("offensive", 70),
+    "jigsaw_toxic_rate": ("toxic", 56), "negative_word_share": ("neg. words", 80),
+    "quality_mean_logprob": ("quality", 62),
+}
+
+
+def group_table_config() -> dict[str, Any]:
+    """The live table's headers and widths: every measure whole at 1280 x 720 and 1400 x 1000 with the sidebar open
+    (its last column, quality, was cut off: issue 35 §6; the measures' auto widths summed to 1,052 pixels of 820)."""
+    config: dict[str, Any] = {
+        name: st.column_config.NumberColumn(GRID_COLUMNS[name][0], format="%.2f", width=GRID_COLUMNS[name][1],
+                                            help=f"{label}: {help_text}")
+        for name, (label, help_text) in GROUP_COLUMNS.items()}
+    config["n"] = st.column_config.NumberColumn("n", width=40, help="generations of the group")
+    config["n_empty"] = st.column_config.NumberColumn("empty", width=52,
+                                                      help="generations empty after cutting to the first sentence")
+    return config
+
+
 def restore_grid_from_url() -> None:
     """The grid text of the preset from the URL (its widget key depends on the preset), once per session."""
     if st.session_state.get("_dec_grid_restored"):
@@ -74,8 +111,7 @@ def sweep_units(generations: int, max_new_tokens: int) -> int:
 def sweep_estimate_s(generations: int, max_new_tokens: int) -> float:
     """Seconds a sweep computing `generations` should take here now: the documented cost per new token (or the rate
     the last sweep here measured) scaled by how busy the machine is at this moment (`ui.jobs.estimate_s`)."""
-    units = sweep_units(generations, max_new_tokens)
-    return jobs.estimate_s("sweep", units, dec.LIMITS.sweep_seconds_per_token) or 0.0
+    return jobs.estimate(dec.sweep_work(generations, max_new_tokens))
 
 
 def sweep_estimate(generations: int, max_new_tokens: int) -> str:

@@ -42,7 +42,8 @@ from typing import Any
 import streamlit as st
 
 from fairness_core.jobs import CancelToken, Progress, format_seconds
-from fairness_core.jobs.load import LoadGauge, rescale, revised_left
+from fairness_core.jobs.estimates import SHARE_POWERS, Work, calibrated_seconds, measured_ratio
+from fairness_core.jobs.load import LoadGauge, load_average_slowdown, rescale, revised_left, share_slowdown
 from fairness_core.jobs.queue import (
     LIVE,
     SWEEP,
@@ -59,7 +60,7 @@ from fairness_core.jobs.queue import (
 from fairness_core.store.manifest import manifest_hash
 from ui.common import escape_markdown
 
-Work = Callable[[Callable[[Progress], None], CancelToken], Any]
+Job = Callable[[Callable[[Progress], None], CancelToken], Any]
 #: runs several jobs' items in one call: (items, on_partial(i, partial), cancel) -> one result per item
 BatchRunner = Callable[[list[Any], Callable[[int, dict], None], Any], list[Any]]
 
@@ -91,6 +92,17 @@ _RATES: dict[str, tuple[float, float]] = {}
 #: the machine's current slowdown against the quiet reference machine (a short probe, reused for a while);
 #: tests replace it with a `LoadGauge` whose probe is fixed
 LOAD = LoadGauge()
+#: the same for pure-Python work on one thread (`fairness_core.jobs.estimates.SHARE`): its share of a core only
+SHARE_LOAD = LoadGauge(probe=share_slowdown)
+#: per job kind started with a `Work`: (real over first-estimated seconds of the last job of that kind that computed
+#: everything here, the slowdown then); the next first estimate of that kind is corrected by it, within bounds
+_RATIOS: dict[str, tuple[float, float]] = {}
+#: a learnt ratio corrects an estimate by at most this factor either way (one odd job does not swing the next)
+MAX_CORRECTION = 3.0
+#: the time left moves towards what progress says with this time constant (seconds): the first in-batch reports of
+#: a sweep carry its warm-up and extrapolated to twice its time (the figure climbed from 17 s to 54 s left, then
+#: fell back), and a job's implied whole time should move with the load, not with each report
+ETA_SMOOTHING_S = 10.0
 _POOL: WorkerPool | None = None
 
 #: "TIMING job ..." lines (time in the queue, time running) beside the generation task's model and scorer lines, for
@@ -134,6 +146,10 @@ class BackgroundJob:
     batch: tuple[str, Any, BatchRunner] | None = None  # (group, item, runner): may run with queued companions
     slowdown: float | None = None  # the machine's slowdown when it was asked for (jobs with units): scales rates
     seconds_per_unit: float | None = None  # the page's documented cost, until a job of this kind measured one
+    work: Work | None = None  # what the job computes and its documented cost (`fairness_core.jobs.estimates`)
+    first_s: float | None = None  # the estimate shown when it was asked for (jobs started with a `Work`)
+    total_s: float | None = None  # the whole time the progress line implies (time so far + time left), smoothed
+    total_at: float | None = None  # the job's elapsed seconds when `total_s` was last revised
 
     @property
     def done(self) -> bool:
@@ -185,9 +201,9 @@ def eta_s(job: BackgroundJob) -> float | None:
     From progress: the time spent so far (including since the last report) over the work done so far,
     whole batches plus the in-batch fraction work units report through `fairness_core.jobs.checkpoint`, times
     the work left; a batch that takes longer than expected makes the estimate grow instead of stalling. While
-    little is done, it is blended with the first estimate (`fairness_core.jobs.load.revised_left`).
-    Before the first progress: the seconds per unit measured by earlier jobs of the same kind, if any, rescaled
-    to the machine's slowdown when this job was asked for (`job.slowdown`; never probed here, every second).
+    little is done, it is blended with the first estimate (`fairness_core.jobs.load.revised_left`), and a rise is
+    taken at a pace (`steady_left`). Before the first progress: the first estimate (`first_estimate_s`) less the
+    time spent (never probed here, every second).
     """
     if job.done:
         return 0.0
@@ -195,24 +211,66 @@ def eta_s(job: BackgroundJob) -> float | None:
     first = first_estimate_s(job)
     progress = job.progress
     if progress is not None:
-        computed = progress.done - progress.skipped + progress.partial
-        if computed > 0:
+        fraction = progress.computed_fraction  # weighted by cost where the study's parts cost differently
+        if fraction > 0:
             elapsed = progress.elapsed_s + (now - (job.progress_at or now))
-            return revised_left(elapsed, computed / max(progress.total - progress.skipped, computed), first)
+            return steady_left(job, elapsed, revised_left(elapsed, fraction, first), first)
     if first is not None:
         spent = now - job.started if job.begun else 0.0  # a queued job has all of its work ahead
         return max(first - spent, 0.0)
     return None
 
 
+def steady_left(job: BackgroundJob, elapsed: float, left: float, first: float | None = None) -> float:
+    """`left`, with a rise of the whole time it implies (elapsed + left) taken at the pace of `ETA_SMOOTHING_S` of
+    the job's own time rather than at once: a warm-up or one slow batch does not make the figure jump, a job that is
+    really slower still gets there within seconds, and good news (a shorter whole time) is shown at once. The first
+    figure the line showed (`first`, the estimate before any progress) is where it starts from."""
+    total = elapsed + left
+    if job.total_s is None and first is not None:
+        job.total_s, job.total_at = first, elapsed
+    if job.total_s is None or job.total_at is None or total <= job.total_s:
+        job.total_s, job.total_at = total, elapsed
+        return left
+    weight = min(1.0, max(elapsed - job.total_at, 0.0) / ETA_SMOOTHING_S)
+    job.total_s += (total - job.total_s) * weight
+    job.total_at = elapsed
+    return max(job.total_s - elapsed, 0.0)
+
+
 def first_estimate_s(job: BackgroundJob) -> float | None:
-    """The job's whole time as estimated when it was asked for: the rate measured by earlier jobs of its kind (else
-    the page's documented cost) times its units, rescaled to the machine's slowdown then (`job.slowdown`)."""
+    """The job's whole time as estimated when it was asked for: for a job started with a `Work`, the figure the page
+    showed (`estimate`); else the rate measured by earlier jobs of its kind (else the page's documented cost) times
+    its units, rescaled to the machine's slowdown then (`job.slowdown`)."""
+    if job.first_s is not None:
+        return job.first_s
     measured = _RATES.get(kind_of(job.key)) or ((job.seconds_per_unit, 1.0) if job.seconds_per_unit else None)
     if not job.units or measured is None:
         return None
     rate = rescale(*measured, now=job.slowdown) if job.slowdown is not None else measured[0]
     return rate * job.units
+
+
+def slowdown_for(work: Work) -> float:
+    """The machine's slowdown for this work now: the larger of what the 1-minute load average implies
+    (`load.load_average_slowdown`) and a one-thread probe of a core's share (`SHARE_LOAD`, the median of the last two
+    minutes' probes), to the power its kind of work feels it (`estimates.SHARE_POWERS`). Each alone missed: the
+    probe read 1.1x at load 5-10 while every job ran twice as slow (bursts of other work it did not land in), the
+    load average saw 3x where two processes spinning on the cores slowed BERTScore 7x; the torch probe read 2x to 16x
+    within minutes while the jobs took the same time (2026-11-28, `python -m bench.job_estimates`). Never below 1: a
+    machine faster than the reference is learnt from its first job (`_RATIOS`)."""
+    slowdown = max(SHARE_LOAD.slowdown(), load_average_slowdown())
+    return slowdown ** SHARE_POWERS[work.scaling] if slowdown > 1.0 else slowdown
+
+
+def estimate(work: Work, slowdown: float | None = None) -> float:
+    """Seconds `work` should take here now: its documented cost at the machine's slowdown for its kind of work,
+    corrected by what the last job of its kind measured here (`fairness_core.jobs.estimates.calibrated_seconds`)."""
+    now = slowdown_for(work) if slowdown is None else slowdown
+    measured = _RATIOS.get(work.kind)
+    if measured is not None:
+        measured = (min(max(measured[0], 1 / MAX_CORRECTION), MAX_CORRECTION), measured[1])
+    return calibrated_seconds(work, now, measured)
 
 
 def machine_slowdown() -> float:
@@ -282,9 +340,9 @@ def pool() -> WorkerPool:
         return _POOL
 
 
-def start(key: str, work: Work, label: str = "Job", units: int | None = None, lane: str = SWEEP,
+def start(key: str, work: Job, label: str = "Job", units: int | None = None, lane: str = SWEEP,
           session: str | None = None, batch: tuple[str, Any, BatchRunner] | None = None,
-          seconds_per_unit: float | None = None) -> BackgroundJob:
+          seconds_per_unit: float | None = None, estimate_of: Work | None = None) -> BackgroundJob:
     """Queue `work` for a model worker unless a job under `key` is already queued or running; return the job.
 
     `units` (optional): how much work this is in the page's units (generations, pairs); a job that
@@ -296,6 +354,9 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
     `batch` = (group, item, runner): a live job that a worker takes together with other queued live jobs of the
     same group is computed by one `runner([item, ...], on_partial, cancel)` call instead of `work`; `units` is
     then its size in rows (a batch holds at most `BATCH_ROWS`).
+    `estimate_of`: the job's `Work` (`fairness_core.jobs.estimates`): its first estimate is the page's (`estimate`),
+    its progress is revised from there, and when it ends the ratio of real to estimated time corrects the next
+    estimate of its kind.
     """
     session = session or session_id()
     with _REGISTRY_LOCK:
@@ -312,7 +373,11 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
             job = BackgroundJob(key, label=label, units=units, lane=lane, sessions={session}, batch=batch)
             _REGISTRY[key] = job
             _forget_old_finished()
-    if not attach and units and (kind_of(key) in _RATES or seconds_per_unit is not None):
+    if not attach and estimate_of is not None:
+        job.work, job.units = estimate_of, int(estimate_of.units) or None
+        job.slowdown = slowdown_for(estimate_of)
+        job.first_s = estimate(estimate_of, job.slowdown)
+    elif not attach and units and (kind_of(key) in _RATES or seconds_per_unit is not None):
         job.seconds_per_unit = seconds_per_unit
         job.slowdown = machine_slowdown()  # a rate, measured here or documented, is rescaled to this load
 
@@ -340,6 +405,7 @@ def start(key: str, work: Work, label: str = "Job", units: int | None = None, la
         return job
     _shown(discard=key)
     pool().submit(session, key, lane, target,
+                  job.first_s if job.first_s is not None else
                   estimate_s(kind_of(key), units, seconds_per_unit, job.slowdown) if units else None,
                   group=batch[0] if batch is not None else None, size=max(1, units or 0))
     return job
@@ -472,9 +538,15 @@ def follow(key: str, on_partial: Callable[[dict], None] | None = None,
 
 
 def _record_finished(job: BackgroundJob) -> None:
-    """Seconds per unit of a job that computed batches (not one answered from the store), for estimates."""
+    """Seconds per unit of a job that computed batches (not one answered from the store), for estimates; for a job
+    started with a `Work`, its real over first-estimated seconds when it computed all of its work here."""
     progress = job.progress
     if job.error is not None or job.cancel.cancelled or not job.units or progress is None or not progress.total:
+        return
+    if job.work is not None:
+        ratio = measured_ratio((job.finished or time.monotonic()) - job.started, job.first_s or 0.0)
+        if ratio is not None and progress.skipped == 0 and progress.computed_fraction >= 0.999:
+            _RATIOS[job.work.kind] = (ratio, job.slowdown or 1.0)
         return
     computed = (progress.done - progress.skipped) / progress.total
     if computed > 0 and progress.elapsed_s > 0:
@@ -519,8 +591,12 @@ def wait(key: str, timeout_s: float | None = None) -> BackgroundJob | None:
     return job
 
 
-def show(key: str, label: str | None = None) -> BackgroundJob | None:
-    """Progress bar with a live ETA and a Cancel button while the job runs; a status line once it ended."""
+def show(key: str, label: str | None = None, cancelled_text: str | None = None) -> BackgroundJob | None:
+    """Progress bar with a live ETA and a Cancel button while the job runs; a status line once it ended.
+
+    `cancelled_text`: what a cancelled job's line says after "was cancelled by the user" on a page that shows no
+    partial results below it ("" says nothing: the page says it itself); by default, that the results below are
+    partial."""
     job = get(key)
     if job is None:
         return None
@@ -529,11 +605,25 @@ def show(key: str, label: str | None = None) -> BackgroundJob | None:
         _live_progress(key, label)
     elif job.error is not None:
         st.error(f"{escape_markdown(label)} failed: {escape_markdown(str(job.error))}")
-    elif job.cancel.cancelled:
+    elif job.cancel.cancelled and cancelled_text is None:
         note = partial_note(job)
         st.warning(f"{label} was cancelled by the user{f' ({note})' if note else ''}; results below are partial. "
                    "Finished batches are stored and running it again resumes.")  # markdown: developer text
+    elif job.cancel.cancelled and cancelled_text:
+        st.warning(f"{label} was cancelled by the user; {cancelled_text}")  # markdown: developer text
     return job
+
+
+def computed_here(key: str, session: str | None = None) -> bool:
+    """True when job `key` finished here for this browser session, computing its result (not answering from the
+    store): a page that reads that result back from the store on its next rerun says "computed now", not "served
+    from the run store" (issue 35 §3)."""
+    job = get(key)
+    if job is None or not job.done or job.error is not None or job.cancel.cancelled or job.result is None:
+        return False
+    if (session or session_id()) not in job.sessions:
+        return False
+    return not bool(getattr(job.result, "from_cache", False))
 
 
 def partial_label(done: int, total: int, unit: str = "batches") -> str:

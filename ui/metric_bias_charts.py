@@ -68,10 +68,16 @@ def stereo_direction(row: pd.Series) -> str:
     return "no clear direction"
 
 
-def stereo_table(table: pd.DataFrame):  # -> pandas Styler
-    """The Appendix-E table with a coloured direction label (text colour from the palette, bold)."""
+def stereo_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The Appendix-E rows: attribute, metric, direction label, the difference with its interval, pairs."""
     frame = table[["attribute", "metric", "stereo_diff", "stereo_ci_low", "stereo_ci_high", "n_stereo"]].copy()
     frame.insert(2, "direction", table.apply(stereo_direction, axis=1))
+    return frame.reset_index(drop=True)
+
+
+def stereo_table(table: pd.DataFrame):  # -> pandas Styler
+    """The Appendix-E table with a coloured direction label (text colour from the palette, bold)."""
+    frame = stereo_frame(table)
 
     def colour(value: str) -> str:
         shade = DIRECTION_COLOURS.get(value)

@@ -31,11 +31,17 @@ def agreement_bars(table: pd.DataFrame, rule: str, paper: dict[str, float] | Non
                               error_x={"type": "data", "array": plus, "arrayminus": minus, "color": NEUTRAL_COLOR},
                               hovertemplate=f"%{{y}}: {symbol.split()[-1]} = %{{x:.3f}}<extra></extra>",
                               name="computed here"))
-    for name, value in (paper or {}).items():
-        figure.add_vline(x=value, line_dash="dot", line_color=NEUTRAL_COLOR, opacity=0.6)
-        figure.add_annotation(x=value, y=1.02, yref="paper", text=name, showarrow=False, textangle=-30,
-                              font={"size": 10, "color": NEUTRAL_COLOR}, xanchor="left")
-    figure.update_layout(height=max(240, 44 * len(frame) + 120), margin={"t": 70 if paper else 20, "b": 10},
+    # the published values as dotted lines named in the legend: labels written at the lines' tops were drawn over
+    # the top bar (chrF) and over each other, where nobody could read them
+    labels = list(frame["label"])
+    for (name, value), dash in zip((paper or {}).items(), ("dot", "dash", "dashdot", "longdash"), strict=False):
+        figure.add_scatter(x=[value, value], y=[labels[0], labels[-1]] if labels else [0, 1], mode="lines",
+                           line={"dash": dash, "color": NEUTRAL_COLOR, "width": 1.5},
+                           name=f"{name}: {value:.3f} (paper)",
+                           hovertemplate=f"{name} (paper): {symbol.split()[-1]} = {value:.3f}<extra></extra>")
+    figure.update_layout(height=max(240, 44 * len(frame) + 120 + (24 * len(paper) if paper else 0)),
+                         margin={"t": 20, "b": 10}, showlegend=bool(paper),
+                         legend={"orientation": "h", "y": -0.25, "x": 0},
                          xaxis_title=f"{symbol} with people ({rule} rule), 95% interval over "
                                      f"{'documents and systems' if resample == 'both' else resample}", yaxis_title="")
     return figure
@@ -60,17 +66,21 @@ def bias_quality(points: pd.DataFrame) -> go.Figure:
     better), each with its 95% interval. The best metrics sit top-left."""
     figure = go.Figure()
     colors = category_colors(points["label"])
-    for row in points.itertuples(index=False):
+    # each metric named in the legend (colour and shape), not beside its dot: metrics that do not see identity
+    # words (BLEU, ROUGE-1) share x = 0 and their written names were drawn over each other
+    symbols = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down")
+    for index, row in enumerate(points.itertuples(index=False)):
         figure.add_scatter(
-            x=[row.bias], y=[row.agreement], mode="markers+text", text=[row.label], textposition="top center",
-            marker={"size": 12, "color": colors[str(row.label)]}, name=str(row.label), showlegend=False,
+            x=[row.bias], y=[row.agreement], mode="markers",
+            marker={"size": 12, "color": colors[str(row.label)], "symbol": symbols[index % len(symbols)]},
+            name=str(row.label), showlegend=True,
             error_x={"type": "data", "array": [np.nan_to_num(row.bias_ci_high - row.bias)],
                      "arrayminus": [np.nan_to_num(row.bias - row.bias_ci_low)]},
             error_y={"type": "data", "array": [np.nan_to_num(row.agreement_ci_high - row.agreement)],
                      "arrayminus": [np.nan_to_num(row.agreement - row.agreement_ci_low)]},
             hovertemplate=(f"{row.label}<br>gender bias %{{x:.2f}} ({row.bias_source})<br>"
                            f"Spearman with people %{{y:.3f}} ({row.rule} rule)<extra></extra>"))
-    figure.update_layout(height=460, margin={"t": 20, "b": 10},
+    figure.update_layout(height=460, margin={"t": 20, "b": 10}, legend={"title": "metric"},
                          xaxis_title="gender bias (Eq. 2, min-max; lower = fairer), 95% interval over pairs",
                          yaxis_title="Spearman ρ with people, 95% interval (resampling unit in the table)")
     return figure

@@ -20,8 +20,11 @@ def loss_curve(curve: pd.DataFrame) -> go.Figure:
                            line={"color": color, "width": 1}, opacity=0.35)
         figure.add_scatter(x=curve["step"], y=curve[column].rolling(10, min_periods=1).mean(), mode="lines",
                            name=f"{name}, mean of 10 steps", line={"color": color, "width": 2.5})
-    figure.update_layout(height=320, margin={"t": 20, "b": 10}, yaxis_type="log", xaxis_title="training step",
-                         yaxis_title="squared score difference", legend={"orientation": "h", "y": -0.3})
+    # a log axis in plain powers of ten: plotly's default SI prefixes read "1f … 1μ" for 1e-15 … 1e-6
+    figure.update_layout(height=320, margin={"t": 20, "b": 10}, xaxis_title="training step",
+                         yaxis={"type": "log", "exponentformat": "power", "showexponent": "all",
+                                "title": "squared score difference (log scale)"},
+                         legend={"orientation": "h", "y": -0.3})
     return figure
 
 

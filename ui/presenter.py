@@ -17,11 +17,15 @@ becomes this machine's network address when the server listens on the network (`
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import pandas as pd
 import streamlit as st
 
 from fairness_core import config
@@ -38,7 +42,8 @@ _LINK_SLOT = "_presenter_link_slot"
 SCALE = 1.35
 LARGE_LAYOUT_CSS = f"""<style>
 html {{ font-size: {SCALE * 100:.0f}% !important; }}
-.stMainBlockContainer, .block-container {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
+.stMainBlockContainer, .block-container {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem;
+                                           padding-top: 2.5rem; }}
 </style>"""
 
 
@@ -109,6 +114,78 @@ def student_address(browser_url: str | None, public_url: str = "", server_addres
 
 def enabled() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY, False))
+
+
+@contextmanager
+def folded(label: str, expander: bool = False) -> Iterator[None]:
+    """Where a page draws its controls. In presenter view a closed expander, so the result is the first thing on a
+    projector's screen (at 1280 x 720 the first screen of a page was all controls, issue 35 §5); otherwise as the
+    page always drew them: an open expander (`expander`) or in place."""
+    if enabled():
+        with st.expander(label, expanded=False):
+            yield
+    elif expander:
+        with st.expander(label, expanded=True):
+            yield
+    else:
+        yield
+
+
+def results_first() -> Any:
+    """Where a page draws its result: in presenter view a container made now, above the controls that follow it,
+    so the result is on a projector's first screen; otherwise in place (after the controls)."""
+    return st.container() if enabled() else nullcontext()
+
+
+def _cell(value: Any, digits: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def compact(frame: pd.DataFrame, labels: Mapping[str, str] | None = None,
+            intervals: Mapping[str, tuple[str, str]] | None = None, digits: int = 2) -> pd.DataFrame:
+    """A result table narrow enough for a projector: each estimate with its 95% interval in one cell
+    ("0.25 [0.10, 0.40]") instead of three columns, numbers to `digits` places, columns named by `labels`
+    (the short headers the page shows), text only (so a static table wraps its headers to the width)."""
+    intervals = dict(intervals or {})
+    bounds = {c for pair in intervals.values() for c in pair}
+    out: dict[str, list[str]] = {}
+    for column in frame.columns:
+        if column in bounds:
+            continue
+        values = [_cell(v, digits) for v in frame[column]]
+        if column in intervals:
+            low, high = intervals[column]
+            if low in frame and high in frame:
+                values = [f"{v} [{_cell(lo, digits)}, {_cell(hi, digits)}]" if v != "—" and lo == lo and hi == hi
+                          else v for v, lo, hi in zip(values, frame[low], frame[high], strict=True)]
+        out[(labels or {}).get(column, column)] = values
+    return pd.DataFrame(out, index=frame.index)
+
+
+def table(frame: pd.DataFrame, labels: Mapping[str, str] | None = None,
+          intervals: Mapping[str, tuple[str, str]] | None = None, digits: int = 2, **dataframe: Any) -> None:
+    """A result table: the page's interactive `st.dataframe` (`dataframe` are its arguments), or in presenter view a
+    static table of the `compact` frame, whose headers wrap and whose cells fit the width (the decoding table was
+    cut at "offens" and the metric-bias table at "roug" on a 1280 x 720 projector)."""
+    if not enabled():
+        st.dataframe(frame, **dataframe)
+        return
+    shown = compact(frame, labels, intervals, digits)
+    st.table(shown if dataframe.get("hide_index") is False or not _plain_index(frame) else
+             shown.reset_index(drop=True).style.hide(axis="index"))
+
+
+def _plain_index(frame: pd.DataFrame) -> bool:
+    """True when the index is a plain row number (nothing a reader needs to see)."""
+    return isinstance(frame.index, pd.RangeIndex)
 
 
 def controls() -> None:

@@ -11,9 +11,19 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
 from fairness_core.audit.plan import plan_audit, plan_stored_audit
 from fairness_core.audit.report import audit_download, audit_json, examples, rows_frame
-from fairness_core.audit.request import FORMATS, AuditRequest, Judge, build_judge, build_request, stored_texts
+from fairness_core.audit.request import (
+    CONFIRM_AUDIT_TEXTS,
+    FORMATS,
+    MAX_AUDIT_TEXTS,
+    MAX_TEXTS_CHARS,
+    AuditRequest,
+    Judge,
+    build_judge,
+    build_request,
+    stored_texts,
+)
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
-from fairness_core.audit.task import AuditResult, run_audit
+from fairness_core.audit.task import JOB_KIND, AuditResult, audit_parts, audit_work, run_audit
 from fairness_core.planning import Plan, PlanError
 
 #: what differs from the papers, one sentence each (the page's expander; docs/audit.md "Deviations from the paper")
@@ -54,8 +64,12 @@ def metric_choices() -> list[str]:
 
 
 __all__ = [
+    "CONFIRM_AUDIT_TEXTS",
     "DEVIATIONS",
     "FORMATS",
+    "JOB_KIND",
+    "MAX_AUDIT_TEXTS",
+    "MAX_TEXTS_CHARS",
     "ROW_KEYS",
     "AuditInputError",
     "AuditRequest",
@@ -67,7 +81,9 @@ __all__ = [
     "PlanError",
     "audit_download",
     "audit_json",
+    "audit_parts",
     "audit_table",
+    "audit_work",
     "build_judge",
     "build_request",
     "builtin_templates",

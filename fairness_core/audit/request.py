@@ -31,6 +31,13 @@ from fairness_core.audit.design import (
 #: template importers, or generated texts whose identity word is swapped (a text file or a stored run)
 FORMATS = ("builtin", "templates", "iptts", "eec", "texts")
 MAX_RESAMPLES = 20_000
+#: generated texts to swap (pasted, a file, or a stored run's) are read up to this many characters: a 2.5 MB paste
+#: made 2 million texts to judge and held 7 GB while the page built them (issue 35)
+MAX_TEXTS_CHARS = 1_000_000
+#: an audit judges at most this many texts (templates x identity terms): one sentence refuses more
+MAX_AUDIT_TEXTS = 200_000
+#: above this many texts to judge, the page shows the estimated time and asks for a tick before it starts
+CONFIRM_AUDIT_TEXTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,11 @@ def build_judge(scorer: str | None = None, metric: str | None = None, column: st
         measure = next((m for m in SCORERS[scorer].measures if m.column == chosen and m.kind == "rate"), None)
         op = measure.op if measure is not None else ">="
         cut = threshold if threshold is not None else (measure.threshold if measure is not None else None)
+        bounds = built.value_range(chosen)
+        if threshold is not None and bounds is not None and not bounds[0] <= threshold <= bounds[1]:
+            raise AuditInputError(f"the threshold {threshold:g} is outside the range of {scorer}'s column {chosen} "
+                                  f"({bounds[0]:g} to {bounds[1]:g}), so it would flag every text or none; give one "
+                                  f"between {bounds[0]:g} and {bounds[1]:g}")
         return Judge("scorer", scorer, tuple(sorted(options.items())), chosen,
                      None if cut is None else float(cut), op, built.signature())
     from fairness_core.metrics import METRICS, MetricOptionError, metric_from_request
@@ -189,7 +201,9 @@ def build_request(scorer: str | None = "jigsaw-toxicity", metric: str | None = N
             path = Path(templates)
             texts = read_text_file(path, "texts file", templates_data).splitlines()
             texts_name = path.name
-        design = design_from_swaps(list(texts), term_groups, texts_name)
+        texts = list(texts)
+        check_texts_size(texts, texts_name, len(term_groups_terms(term_groups)))
+        design = design_from_swaps(texts, term_groups, texts_name)
     else:
         if templates is None:
             raise AuditInputError(f"the {fmt} format needs a templates file")
@@ -205,8 +219,33 @@ def build_request(scorer: str | None = "jigsaw-toxicity", metric: str | None = N
             except TemplateImportError as error:
                 raise AuditInputError(str(error)) from None
             design = design_from_import(imported, term_groups if terms is not None else None)
+    n_texts = len(design.texts)
+    if n_texts > MAX_AUDIT_TEXTS:
+        raise AuditInputError(f"{design.name} makes {n_texts:,} texts to judge; an audit judges at most "
+                              f"{MAX_AUDIT_TEXTS:,}: give fewer templates or identity terms")
     judge = build_judge(scorer if metric is None else None, metric, column, threshold, options)
     return AuditRequest(judge, design, int(resamples), int(seed))
+
+
+def term_groups_terms(groups: dict[str, tuple[str, ...]]) -> list[str]:
+    """Every identity term of the groups, once."""
+    return list(dict.fromkeys(term for terms in groups.values() for term in terms))
+
+
+def check_texts_size(texts: Sequence[str], name: str, n_terms: int) -> None:
+    """Refuse, in one sentence and before any text is swapped, generated texts too large to audit: more than
+    `MAX_TEXTS_CHARS` characters, or more distinct texts than `MAX_AUDIT_TEXTS` judged texts allow with every term
+    swapped in."""
+    characters = sum(len(str(text)) + 1 for text in texts)
+    if characters > MAX_TEXTS_CHARS:
+        raise AuditInputError(f"{name}: {characters:,} characters of text; an audit reads at most "
+                              f"{MAX_TEXTS_CHARS:,}: give fewer texts")
+    distinct = len({" ".join(str(text).split()) for text in texts} - {""})
+    if distinct * max(n_terms, 1) > MAX_AUDIT_TEXTS:
+        raise AuditInputError(f"{name}: {distinct:,} distinct texts, which with each of the {n_terms:,} identity "
+                              f"terms swapped in make up to {distinct * n_terms:,} texts to judge; an audit judges at "
+                              f"most {MAX_AUDIT_TEXTS:,}: give at most {MAX_AUDIT_TEXTS // max(n_terms, 1):,} texts or "
+                              "fewer terms")
 
 
 def stored_texts(store: Any, run_id: str) -> list[str]:

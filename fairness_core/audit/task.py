@@ -18,6 +18,19 @@ from fairness_core.audit.summary import AuditTable, audit_table
 KIND = "audit-scores"
 SCHEMA = 1
 SHARD = 512
+#: the page's job kind (its estimates are learnt per kind)
+JOB_KIND = "audit"
+#: seconds per distinct text a judge scores on the quiet reference machine, and which slowdown scales it
+#: (`fairness_core.jobs.estimates`): the offline judges, from `python -m bench.job_estimates` (docs/audit.md). The
+#: Jigsaw classifier's BiLSTM runs small torch operations that do not spread over threads: a core's share scales it
+JUDGE_SECONDS = {"jigsaw-toxicity": (4.0e-4, "share"), "vader": (1.5e-4, "share"), "offensive": (1.5e-4, "share"),
+                 "negative-words": (1.8e-4, "share")}
+#: any other judge (a transformer classifier, a model-based metric): a small encoder's rate
+OTHER_JUDGE_SECONDS = (0.01, "torch")
+#: the summary after scoring, per judged text and bootstrap resample (the template bootstrap of every statistic)
+SUMMARY_SECONDS_PER_TEXT_RESAMPLE = 1.6e-7
+#: reading the scores back and building the table, per judged text
+READ_SECONDS_PER_TEXT = 2.0e-5
 
 
 def _text_id(text: str, reference: str) -> str:
@@ -75,12 +88,52 @@ class AuditResult:
         return self.status == "complete" and self.table is not None
 
 
+def _scored(request: AuditRequest) -> int:
+    """How many distinct texts (scorer) or (text, reference) pairs (metric) the judge scores."""
+    design = request.design.texts
+    if request.judge.kind == "scorer":
+        return int(design["text"].nunique())
+    return int(design[["text", "reference"]].drop_duplicates().shape[0])
+
+
+def audit_parts(request: AuditRequest) -> tuple[float, float]:
+    """(scoring, summary) seconds on the quiet reference machine."""
+    per_text, _ = JUDGE_SECONDS.get(request.judge.name, OTHER_JUDGE_SECONDS) if request.judge.kind == "scorer" \
+        else OTHER_JUDGE_SECONDS
+    judged = len(request.design.texts)
+    summary = judged * (READ_SECONDS_PER_TEXT + SUMMARY_SECONDS_PER_TEXT_RESAMPLE * request.resamples)
+    return _scored(request) * per_text, summary
+
+
+def audit_work(request: AuditRequest) -> Any:
+    """What the audit costs (`fairness_core.jobs.estimates.Work`): its distinct texts scored by the judge, then the
+    summary over every judged text with its bootstrap resamples."""
+    from fairness_core.jobs.estimates import Work
+
+    scoring, summary = audit_parts(request)
+    _, scaling = JUDGE_SECONDS.get(request.judge.name, OTHER_JUDGE_SECONDS) if request.judge.kind == "scorer" \
+        else OTHER_JUDGE_SECONDS
+    scored = _scored(request)
+    return Work(JOB_KIND, scored, scoring / scored if scored else 0.0, "texts scored", summary, scaling)
+
+
 def run_audit(request: AuditRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
               cancel: Any = None, executor: Any = None) -> AuditResult:
-    """Score every text of the design (stored, resumable), then the per-term and per-group table."""
+    """Score every text of the design (stored, resumable), then the per-term and per-group table. Progress is the
+    share of both parts done, weighted by their costs (`audit_parts`): the summary after the last batch is part of
+    the time left."""
+    from dataclasses import replace
+
     from fairness_core.jobs import run_task
 
-    outcome = run_task(score_task(request), store, on_progress=on_progress, cancel=cancel, executor=executor)
+    scoring, summary = audit_parts(request)
+    share = scoring / (scoring + summary) if scoring + summary > 0 else 1.0
+
+    def forward(progress: Any) -> None:
+        if on_progress is not None:
+            on_progress(replace(progress, weighted=progress.fraction * share))
+
+    outcome = run_task(score_task(request), store, on_progress=forward, cancel=cancel, executor=executor)
     result = AuditResult(request, outcome.status, outcome.run_id, outcome.from_cache)
     if outcome.status != "complete":
         return result

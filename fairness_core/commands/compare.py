@@ -81,6 +81,9 @@ def run_compare(args: argparse.Namespace) -> int:
         return 0
     if comparison.message:
         print(comparison.message)
+    for gaps in comparison.gaps.values():  # a partial comparison says so before any number
+        for gap in gaps:
+            print(f"not compared: {gap}")
     for contrast in comparison.contrasts:
         both = f"; both: {contrast.held}" if contrast.held else ""
         print(f"{contrast.arm_b.label} (run {contrast.arm_b.run_id}) against {contrast.arm_a.label} "
@@ -123,6 +126,8 @@ def run_sql_command(args: argparse.Namespace) -> int:
         print(frame.to_string(index=False) if not frame.empty else "(no rows)")
     if result.truncated:
         print(f"only the first {result.row_limit} rows are shown (--limit)", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -35,7 +35,7 @@ from fairness_core.compare.sql import (
     documented_views,
     run_sql,
 )
-from fairness_core.compare.wording import difference_sentence, headline, statistic_words
+from fairness_core.compare.wording import difference_sentence, gap_words, headline, pairing_summary, statistic_words
 
 __all__ = [
     "DEFAULT_ROW_LIMIT",
@@ -59,9 +59,11 @@ __all__ = [
     "field_names",
     "fields",
     "format_number",
+    "gap_words",
     "headline",
     "number_scale",
     "p_text",
+    "pairing_summary",
     "per_example",
     "run_estimates",
     "run_sql",

@@ -96,6 +96,8 @@ class Comparison:
     message: str = ""  # a sentence when runs share nothing
     contrasts: list[Contrast] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was read (coverage, exclusions), in sentences
+    #: per run id, what its request covers that the comparison lacks (how many, and why): the headline says it
+    gaps: dict[str, list[str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         records = [{k: _json_value(v) for k, v in record.items()} for record in self.rows.to_dict(orient="records")]
@@ -105,6 +107,8 @@ class Comparison:
             out["message"] = self.message
         if self.notes:
             out["notes"] = self.notes
+        if self.gaps:
+            out["gaps"] = [gap for gaps in self.gaps.values() for gap in gaps]
         return out
 
     def disparities(self) -> pd.DataFrame:
@@ -525,8 +529,9 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
     if rows.empty and metrics and not message:
         message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
     notes = [note for r in read for note in r.notes] + unmatched
+    gaps = {r.info.run_id: list(r.gaps) for r in read if r.gaps}
     return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
-                      notes)
+                      notes, gaps)
 
 
 def _unmatched(read: list[RunRows], contrasts: list[Contrast]) -> list[str]:

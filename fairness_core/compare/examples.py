@@ -109,8 +109,8 @@ def _generation(store: RunStore, info_a: RunInfo, info_b: RunInfo, metric: str |
     same = info_a.run_id == info_b.run_id
     pairs = _arm_pairs(RunRows(info_a, generation_arms(info_a), empty, [], "prompt"),
                        None if same else RunRows(info_b, generation_arms(info_b), empty, [], "prompt"))
-    rows_a, params_a, _ = generation_rows(store, info_a, "ra")
-    rows_b, params_b, _ = generation_rows(store, info_b, "rb")
+    rows_a, params_a, *_ = generation_rows(store, info_a, "ra")
+    rows_b, params_b, *_ = generation_rows(store, info_b, "rb")
     params |= params_a | params_b | {"limit": int(limit)}
     column = _measure_column(info_a, metric)
     where = _where(conditions)

@@ -32,8 +32,11 @@ its rows, exactly what the study pages report:
 What a generation run covers is its request, not only the rows it wrote: a sweep that found some of its settings
 already stored generated only the rest, and a request whose generations were stored but not scored wrote only
 score rows. The generations the request asked for are rebuilt from the manifest (systems, seeds, samples, length,
-truncation, mode) and the prompts seen in the run's rows (`generation.task.generation_id`), and read wherever they
-are stored; a prompt none of whose rows is in the run cannot be found that way and is counted as missing.
+truncation, mode) and its prompts — those seen in the run's rows, plus those whose every generation and score was
+already stored, which the manifest lists (`work.read_prompts`) — with `generation.task.generation_id`, and read
+wherever they are stored: the reused rows are the run's rows. What is still missing (a run written before the
+manifest listed those prompts; a generation no run stored, as in a cancelled run) is said in `RunRows.gaps`, which
+the comparison's headline carries.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ class RunRows:
     unit_name: str  # what one unit is: prompt, pair, text, segment, item
     statistics: list[GroupStatistic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # sentences about what was read (coverage, exclusions)
+    #: what the run's request covers that is not in the comparison, how many and why ("run ab12: 4 of its request's
+    #: 12 prompts are left out: ..."): said in the headline, not only among the notes
+    gaps: list[str] = field(default_factory=list)
 
     def arm(self, key: str) -> Arm:
         return next(arm for arm in self.arms if arm.key == key)
@@ -233,10 +239,19 @@ def is_cairo(info: RunInfo) -> bool:
     return isinstance(prompts, dict) and str(prompts.get("name", "")).startswith("CAIRO ")
 
 
-def covered_generations(store: RunStore, info: RunInfo, this_run: str,
-                        params: dict[str, Any]) -> tuple[list[str], int]:
+@dataclass(frozen=True)
+class Coverage:
+    """What a generation run's request covers beyond its own rows (`covered_generations`)."""
+
+    elsewhere: list[str] = field(default_factory=list)  # generation ids asked for that other runs stored
+    n_prompts: int = 0  # prompts the request named (0: not recorded)
+    unknown_prompts: int = 0  # of those, prompts neither in the run's rows nor listed as read (texts unknown)
+
+
+def covered_generations(store: RunStore, info: RunInfo, this_run: str, params: dict[str, Any]) -> Coverage:
     """The generation ids the run's request asked for that it did not store itself (read from earlier runs), and
-    how many prompts the manifest names that none of the run's rows shows (their generations cannot be rebuilt)."""
+    how many of the prompts the manifest counts are known neither from the run's rows nor from its list of prompts
+    read whole from the store (`work.read_prompts`; runs written before it existed lack it)."""
     from fairness_core.generation.task import SCHEMA, generation_id
 
     request = _request(info)
@@ -247,56 +262,71 @@ def covered_generations(store: RunStore, info: RunInfo, this_run: str,
         max_new = int(request["max_new_tokens"])
         truncate, mode, stops = str(request["truncate"]), str(request["mode"]), str(request["stops"])
     except (KeyError, TypeError, ValueError):
-        return [], 0
+        return Coverage()
     if request.get("schema") != SCHEMA or not keys:
-        return [], 0
+        return Coverage()
     seen = store.query(f"SELECT DISTINCT prompt, item FROM generation WHERE {this_run} AND prompt IS NOT NULL",
                        params)
-    prompts = sorted(set(seen["prompt"]))
+    work = request.get("work") if isinstance(request.get("work"), dict) else {}
+    read_whole = [str(p) for p in work.get("read_prompts") or [] if isinstance(p, str)]
+    prompts = sorted(set(seen["prompt"]) | set(read_whole))
     stored = set(seen["item"])
     wanted = [generation_id(key, prompt, sample, seed, max_new, truncate, mode, stops)
               for key in keys for prompt in prompts for seed in seeds for sample in range(samples)]
     named = (request.get("prompts") or {}).get("n") if isinstance(request.get("prompts"), dict) else None
-    missing_prompts = max(0, int(named) - len(prompts)) if isinstance(named, int) else 0
-    return [item for item in wanted if item not in stored], missing_prompts
+    n_prompts = named if isinstance(named, int) else 0
+    return Coverage([item for item in wanted if item not in stored], n_prompts, max(0, n_prompts - len(prompts)))
 
 
-def generation_rows(store: RunStore, info: RunInfo, name: str = "run") -> tuple[str, dict[str, Any], list[str]]:
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def generation_rows(store: RunStore, info: RunInfo, name: str = "run"
+                    ) -> tuple[str, dict[str, Any], list[str], list[str]]:
     """SQL of a generation run's score rows — its own and those of the generations its request read from earlier
-    runs, one row per (generation, metric), the run's own first — with its parameters (prefixed `name`) and notes.
+    runs, one row per (generation, metric), the run's own first — with its parameters (prefixed `name`), notes on
+    what was read, and gaps: what its request covers that no stored row gives (how many, and why).
     CAIRO runs' `family` is their metric and prompt set ("bold · original"), the unit of CAIRO's Eq. 1 table."""
     this_run, params = run_filter(store, info, name)
     request = _request(info)
     scorers = [s.get("hash") for s in request.get("scorers") or [] if isinstance(s, dict) and s.get("hash")]
     params |= {f"{name}_scorers": scorers, f"{name}_arms": [arm.key for arm in generation_arms(info)]}
-    elsewhere, missing_prompts = covered_generations(store, info, this_run, {k: v for k, v in params.items()
-                                                                             if k == name})
-    notes = []
+    coverage = covered_generations(store, info, this_run, {k: v for k, v in params.items() if k == name})
+    notes, gaps = [], []
     rows = (f"SELECT *, 0 AS earlier FROM generation WHERE {this_run} AND metric <> 'generation' "
             f"AND list_contains(${name}_scorers, scorer) AND list_contains(${name}_arms, system)")
-    if elsewhere:
-        params[f"{name}_elsewhere"] = elsewhere
+    if coverage.elsewhere:
+        params[f"{name}_elsewhere"] = coverage.elsewhere
         rows += (f" UNION ALL SELECT *, 1 AS earlier FROM generation WHERE item IN (SELECT unnest(${name}_elsewhere"
                  f"::VARCHAR[])) AND metric <> 'generation' AND list_contains(${name}_scorers, scorer)")
-        found = store.query("SELECT count(DISTINCT item) AS n FROM generation WHERE metric = 'generation' AND item IN "
-                            "(SELECT unnest($elsewhere::VARCHAR[]))", {"elsewhere": elsewhere})
-        notes.append(f"run {info.run_id} read {int(found['n'].iloc[0]):,} of its request's generations from earlier "
-                     "runs (they were stored before it, so it did not generate them again)")
-    if missing_prompts:
-        notes.append(f"run {info.run_id}: {missing_prompts} of its request's prompts have no row in it (all their "
-                     "generations and scores were read from earlier runs), so they are not part of this comparison")
+        found = int(store.query("SELECT count(DISTINCT item) AS n FROM generation WHERE metric = 'generation' AND "
+                                "item IN (SELECT unnest($elsewhere::VARCHAR[]))",
+                                {"elsewhere": coverage.elsewhere})["n"].iloc[0])
+        if found:
+            notes.append(f"run {info.run_id} read {found:,} of its request's generations from earlier runs (they were "
+                         "stored before it, so it did not generate them again); they count as its own here")
+        never = len(coverage.elsewhere) - found
+        if never:
+            why = "it was cancelled before generating them" if info.status != "complete" else \
+                "no stored run holds them (a run that held them was deleted)"
+            gaps.append(f"run {info.run_id} is missing {_plural(never, 'generation')} its request asked for: {why}")
+    if coverage.unknown_prompts:
+        gaps.append(f"run {info.run_id} leaves out {coverage.unknown_prompts:,} of its request's "
+                    f"{coverage.n_prompts:,} prompts: their generations were all read from earlier runs, and runs "
+                    "written before the lab recorded such prompts do not say which they were")
     family = ("CASE WHEN prompt_id LIKE '%|%|%' THEN split_part(prompt_id, '|', 1) || ' · ' || "
               "split_part(prompt_id, '|', 2) ELSE family END") if is_cairo(info) else "family"
     sql = (f"SELECT * REPLACE ({family} AS family) FROM ({rows}) WHERE isfinite(value) "
            "QUALIFY row_number() OVER (PARTITION BY item, metric ORDER BY earlier, run_no) = 1")
-    return sql, params, notes
+    return sql, params, notes, gaps
 
 
 def read_generation(store: RunStore, info: RunInfo, by: Sequence[str] | None,
                     metrics: Sequence[str] | None) -> RunRows:
     keys, key_select = _key_select("generation", by)
     arms = generation_arms(info)
-    rows, params, notes = generation_rows(store, info)
+    rows, params, notes, gaps = generation_rows(store, info)
     cairo = is_cairo(info)
     measured = ["SELECT system AS arm, metric, value, * EXCLUDE (system, metric, value) FROM rows"]
     statistics: list[GroupStatistic] = []
@@ -335,7 +365,7 @@ def read_generation(store: RunStore, info: RunInfo, by: Sequence[str] | None,
     arms = [arm for arm in arms if arm.key in present] or arms
     if by and not {"family", "group"} <= set(keys):
         statistics = []
-    return RunRows(info, arms, sums, keys, "prompt", statistics, notes)
+    return RunRows(info, arms, sums, keys, "prompt", statistics, notes, gaps)
 
 
 def read_legacy_decoding(store: RunStore, info: RunInfo, by: Sequence[str] | None,

@@ -245,8 +245,11 @@ def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_r
         f"{html.escape(c.differs)}" + (f" (both: {html.escape(c.held)})" if c.held else "") + "</li>"
         for c in comparison.contrasts) + "</ul>"
     out += "".join(f"<p class='note'>{html.escape(n)}</p>" for n in comparison.notes)
+    sentences = headline(comparison.rows, comparison.gaps) if not comparison.rows.empty else []
+    if not sentences:  # no disparity to open with: what the comparison lacks still comes first
+        out += "".join(f"<p class='headline'>Not compared: {html.escape(gap)}.</p>"
+                       for gaps in comparison.gaps.values() for gap in gaps)
     if not comparison.rows.empty:
-        sentences = headline(comparison.rows)
         if sentences:
             figures += 1
             out += ("<h3>The disparity, compared</h3>" + "".join(

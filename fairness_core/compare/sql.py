@@ -21,6 +21,7 @@ import datetime as dt
 import decimal
 import json
 import math
+import re
 import threading
 import time
 import uuid
@@ -55,15 +56,53 @@ class SqlResult:
     truncated: bool  # more rows existed than the limit
     row_limit: int
     seconds: float
+    #: sentences about the query a user should know (a quoted run id that names no run: `unknown_run_ids`)
+    notes: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {"columns": self.columns, "rows": [[json_value(v) for v in row] for row in self.rows],
-                "types": self.types, "truncated": self.truncated, "row_limit": self.row_limit}
+        out = {"columns": self.columns, "rows": [[json_value(v) for v in row] for row in self.rows],
+               "types": self.types, "truncated": self.truncated, "row_limit": self.row_limit}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
     def frame(self) -> Any:
         import pandas as pd
 
         return pd.DataFrame(self.rows, columns=_unique(self.columns))
+
+
+_QUOTED = r"'((?:[^']|'')*)'"
+#: `run_id = 'x'` (or `'x' = run_id`, `<>`, `!=`) and `run_id [NOT] IN ('x', 'y')`, any table prefix
+_RUN_ID_EQUALS = re.compile(rf"\brun_id\s*(?:==?|<>|!=)\s*{_QUOTED}|{_QUOTED}\s*(?:==?|<>|!=)\s*(?:\w+\.)?run_id\b",
+                            re.IGNORECASE)
+_RUN_ID_IN = re.compile(r"\brun_id\s+(?:NOT\s+)?IN\s*\(([^)]*)\)", re.IGNORECASE)
+
+
+def quoted_run_ids(sql: str) -> list[str]:
+    """The quoted values a query compares `run_id` with, in order, once each."""
+    found = [a or b for a, b in _RUN_ID_EQUALS.findall(sql)]
+    for inside in _RUN_ID_IN.findall(sql):
+        found += re.findall(_QUOTED, inside)
+    return list(dict.fromkeys(value.replace("''", "'") for value in found))
+
+
+def unknown_run_ids(con: Any, sql: str) -> list[str]:
+    """The run ids the query quotes that no run of the store has (docs/store.md's example once said `'RUN'`, and
+    the console answered "0 row(s)" with no hint)."""
+    quoted = quoted_run_ids(sql)
+    if not quoted:
+        return []
+    known = {row[0] for row in con.execute("SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                                           [quoted]).fetchall()}
+    return [value for value in quoted if value not in known]
+
+
+def unknown_run_note(values: list[str], example: str | None) -> str:
+    names = ", ".join(repr(v[:40]) for v in values[:3]) + (" …" if len(values) > 3 else "")
+    like = f" (run ids look like {example!r}; the Run store page lists them)" if example else ""
+    return (f"{names} {'matches' if len(values) == 1 else 'match'} no run id in this store, so no row has "
+            f"{'it' if len(values) == 1 else 'them'}{like}")
 
 
 def documented_views() -> list[str]:
@@ -193,6 +232,9 @@ def run_sql(store: RunStore, sql: str, row_limit: int = DEFAULT_ROW_LIMIT,
             columns = [d[0] for d in cursor.description or []]
             types = [str(d[1]) for d in cursor.description or []]
             rows = cursor.fetchmany(row_limit + 1)
+            unknown = unknown_run_ids(con, sql)
+            example = con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchall() \
+                if unknown else []
         except duckdb.InterruptException as error:
             raise SqlError(f"the query ran longer than {timeout_s:g} s and was stopped; narrow it (a WHERE on "
                            "run_id, fewer joins)") from error
@@ -205,4 +247,5 @@ def run_sql(store: RunStore, sql: str, row_limit: int = DEFAULT_ROW_LIMIT,
             con.close()
     seconds = time.perf_counter() - started
     truncated = len(rows) > row_limit
-    return SqlResult(columns, types, [list(row) for row in rows[:row_limit]], truncated, row_limit, seconds)
+    notes = (unknown_run_note(unknown, example[0][0] if example else None),) if unknown else ()
+    return SqlResult(columns, types, [list(row) for row in rows[:row_limit]], truncated, row_limit, seconds, notes)

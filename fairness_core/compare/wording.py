@@ -74,9 +74,11 @@ def _finite(value: Any) -> bool:
         return False
 
 
-def headline(rows: pd.DataFrame) -> list[str]:
+def headline(rows: pd.DataFrame, gaps: dict[str, list[str]] | None = None) -> list[str]:
     """The sentences a decoding comparison opens with: the disparity in negative sentiment (or else the first
-    group statistic) per contrast, averaged over families when there are several, else for the one family."""
+    group statistic) per contrast, averaged over families when there are several, else for the one family.
+    `gaps` (`Comparison.gaps`: per run id, what its request covers that the comparison lacks) is said in the
+    sentence of each contrast that involves the run, so a partial comparison never reads as the full one."""
     if rows.empty:
         return []
     statistics = rows[rows["metric"].str.endswith(("_disparity", "_eq1_bias"))]
@@ -87,7 +89,29 @@ def headline(rows: pd.DataFrame) -> list[str]:
     chosen = statistics[statistics["metric"] == metric]
     overall = chosen[chosen["family"] == ALL_FAMILIES]
     chosen = overall if not overall.empty else chosen
-    return [difference_sentence(row) for _, row in chosen.iterrows()]
+    return [difference_sentence(row) + gap_words(gaps, row.get("run_a_id"), row.get("run_b_id"))
+            for _, row in chosen.iterrows()]
+
+
+def gap_words(gaps: dict[str, list[str]] | None, *run_ids: Any) -> str:
+    """" Not compared: run ab12 leaves out 4 of its request's 12 prompts: …." for the runs named, else ""."""
+    said = [gap for run_id in dict.fromkeys(run_ids) for gap in (gaps or {}).get(str(run_id), [])]
+    return f" Not compared: {'; '.join(said)}." if said else ""
+
+
+def pairing_summary(rows: pd.DataFrame, total: int | None = None) -> str:
+    """How the line-ups shown paired, in the words of their `pairing` column, so a caption never contradicts a
+    row: "12 of 40 aligned line-ups shown: 4 paired, 8 partly paired (only some prompts on both sides), 0
+    unpaired; a unit is a prompt"."""
+    if rows.empty:
+        return "no aligned line-up shown"
+    paired = int(rows["paired"].astype(bool).sum())
+    none = int((rows["n_shared"] == 0).sum()) if "n_shared" in rows else 0
+    partly = len(rows) - paired - none
+    units = ", ".join(sorted(set(rows["unit"].astype(str)))) if "unit" in rows else "unit"
+    shown = f"{len(rows)} of {total} aligned line-ups shown" if total is not None else f"{len(rows)} line-ups"
+    return (f"{shown}: {paired} paired (the same {units}s on both sides), {partly} partly paired (some {units}s "
+            f"on one side only), {none} unpaired (no {units} in common)")
 
 
 _INLINE = (

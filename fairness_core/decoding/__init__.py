@@ -60,6 +60,7 @@ from fairness_core.decoding.options import (
 from fairness_core.decoding.request import (
     LIMITS,
     SERVED_LIMITS,
+    SWEEP_KIND,
     DecodingRequest,
     LimitError,
     RequestError,
@@ -71,6 +72,7 @@ from fairness_core.decoding.request import (
     default_scorers,
     estimate,
     load_prompts,
+    sweep_work,
 )
 from fairness_core.decoding.summary import (
     DecodingSummary,
@@ -104,6 +106,7 @@ __all__ = [
     "MAX_IMPORT_BYTES",
     "SERVED_LIMITS",
     "STOPWORDS",
+    "SWEEP_KIND",
     "CounterfactualSet",
     "DecodingConfig",
     "DecodingOutcome",
@@ -173,6 +176,7 @@ __all__ = [
     "stored_generations",
     "summarize",
     "summary_frame",
+    "sweep_work",
     "token_usage",
     "varying_knob",
 ]

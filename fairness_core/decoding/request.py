@@ -45,11 +45,22 @@ class Limits:
     #: first-sentence stopping, the default scorers, storing) per max new token per generation on the quiet
     #: reference machine, scaled by the machine's load (`ui.jobs.estimate_s`). 2026-11-26: real time over
     #: (units x probed slowdown) in 8 runs of `python -m bench.estimates` ranged 0.0013-0.0057, median ~0.004
-    sweep_seconds_per_token: float = 0.004
+    sweep_seconds_per_token: float = 0.004  # 2026-11-28: 880 new tokens in 3.2 s at load 0.5 (bench.job_estimates)
     confirm_seconds: float = 30 * 60
 
 
 LIMITS = Limits()
+#: the page's job kind for a sweep (estimates are learnt per kind)
+SWEEP_KIND = "sweep"
+
+
+def sweep_work(generations: int, max_new_tokens: int) -> Any:
+    """What a sweep costs (`fairness_core.jobs.estimates.Work`): at most `max_new_tokens` new tokens for each
+    generation it computes, at the documented cost of a whole small sweep per new token (`Limits`)."""
+    from fairness_core.jobs.estimates import Work
+
+    return Work(SWEEP_KIND, int(generations) * int(max_new_tokens), LIMITS.sweep_seconds_per_token,
+                "new tokens (at most)")
 MAX_RESAMPLES = 100_000
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 

@@ -299,8 +299,14 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
     # The job computes only the missing work, so the work itself is part of what determines the output.
     work_digest = hashlib.sha256(json.dumps([[r["id"], r["raw"] is None, r["scorers"]] for r in work],
                                             sort_keys=True).encode()).hexdigest()[:16]
-    plan.task = Task(KIND, {**base, "work": {"digest": work_digest, "generate": plan.n_to_generate,
-                                             "score_only": plan.n_to_score}}, shards, generation_work)
+    done = {"digest": work_digest, "generate": plan.n_to_generate, "score_only": plan.n_to_score}
+    # A prompt whose every generation and score was stored leaves no row in this run; its text is recorded so that
+    # what the run covers (its whole request: compare.readers.covered_generations) can be rebuilt from the manifest.
+    with_work = {r["item"].text for r in work}
+    read_prompts = sorted({item.text for item in request.prompts.items} - with_work)
+    if read_prompts:
+        done["read_prompts"] = read_prompts
+    plan.task = Task(KIND, {**base, "work": done}, shards, generation_work)
     return plan
 
 

@@ -100,7 +100,48 @@ def combined_slowdown(torch_probe_s: float, share_probe_s: float, torch_referenc
     # The exponent is for threads that wait for each other on a shared machine: a share below 1 (a faster
     # interpreter than the reference) is a faster machine, which the power would make look faster still.
     bound = share ** SHARE_EXPONENT if share > 1.0 else share
-    return min(slowdown(torch_probe_s, torch_reference_s), bound)
+    # ... and the share is the least a busy machine slows torch by: its threads each get about that share of a core.
+    # A torch probe below it is a lucky moment in a burst (2.0x beside a 3.9x share at load 24, 2026-11-28, when a
+    # training took 5x its estimate), not a quieter machine.
+    torch = slowdown(torch_probe_s, torch_reference_s)
+    return min(max(torch, share) if share > 1.0 else torch, bound)
+
+
+def share_slowdown(repeats: int = PROBE_REPEATS) -> float:
+    """The single-thread share's slowdown now: the *median* time of `repeats` runs of the `cpu_share_seconds` loop
+    over its reference, what pure-Python work on one thread feels of a sustained load (~0.3 s quiet, a few seconds
+    when busy). Not the lower quartile: on a machine at load 20-30 the fastest quarter of the loops often ran
+    uninterrupted and read 1.1x while jobs ran 10x slower (2026-11-28, `python -m bench.job_estimates`)."""
+
+    def once() -> float:
+        started = time.perf_counter()
+        total = 0
+        for number in range(1_000_000):
+            total += number
+        return time.perf_counter() - started
+
+    return slowdown(statistics.median(once() for _ in range(max(1, repeats))), SHARE_REFERENCE_S)
+
+
+#: processes in the 1-minute load average per core that make work run twice as slow as on the quiet machine, about:
+#: fitted 2026-11-28 on the 2-core machine (`python -m bench.job_estimates`: real over quiet time of a sweep,
+#: metric quality, the audits and training at load averages 2.7-30 tracked load / 3 within 1.5x in most runs)
+LOAD_PER_CORE_DOUBLING = 1.5
+
+
+def load_average_slowdown(load: float | None = None, cores: int | None = None) -> float:
+    """The slowdown the 1-minute load average implies: load / (1.5 x cores), at least 1. It smooths over the bursts
+    that a sub-second probe lands in or misses (a one-thread probe read 1.1x at load 5-10 while every job ran twice
+    as slow), at the price of lagging a change by a minute."""
+    import os
+
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # no load average on this platform
+            return 1.0
+    cores = cores or os.cpu_count() or 1
+    return min(max(load / (LOAD_PER_CORE_DOUBLING * cores), 1.0), MAX_SLOWDOWN)
 
 
 def probe_slowdown() -> float:

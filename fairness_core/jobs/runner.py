@@ -46,18 +46,32 @@ class Progress:
     skipped: int = 0  # shards already in the store from an earlier, interrupted run
     partial: float = 0.0  # fraction of the shard in flight that is done (reported from inside the work unit)
     unit: str = "batches"  # what done/total count (a study may count its work instead: "pairs × metrics")
+    #: the share of the work done weighted by what each part costs (`jobs.estimates.weighted_fraction`), where the
+    #: counted units cost very different amounts (a BLEU candidate and a BERTScore one); None: done/total
+    weighted: float | None = None
 
     @property
     def fraction(self) -> float:
+        if self.weighted is not None:
+            return min(1.0, max(self.weighted, 0.0))
         return 1.0 if self.total == 0 else min(1.0, (self.done + self.partial) / self.total)
+
+    @property
+    def computed_fraction(self) -> float:
+        """The share of the work left when this process started that it has done (shards found stored by an
+        interrupted run are not counted: they took no time here)."""
+        if self.weighted is not None:
+            return self.fraction
+        computed = self.done - self.skipped + self.partial
+        return computed / max(self.total - self.skipped, computed) if computed > 0 else 0.0
 
     @property
     def eta_s(self) -> float | None:
         """Seconds left, extrapolated from the work computed in this process (whole and partial shards)."""
-        computed = self.done - self.skipped + self.partial
-        if computed <= 0:
+        fraction = self.computed_fraction
+        if fraction <= 0:
             return None
-        return self.elapsed_s / computed * max(self.total - self.done - self.partial, 0.0)
+        return self.elapsed_s / fraction * (1.0 - fraction)
 
     def describe(self) -> str:
         eta = self.eta_s

@@ -38,6 +38,7 @@ from fairness_core.metric_quality.agreement import (
 )
 from fairness_core.metric_quality.request import (
     DEFAULT_METRICS,
+    JOB_KIND,
     OFFLINE_METRICS,
     QualityRequest,
     RequestError,
@@ -49,6 +50,7 @@ from fairness_core.metric_quality.request import (
     parse_metric_names,
     parse_metric_options,
     parse_resamples,
+    quality_work,
 )
 from fairness_core.metric_quality.summary import (
     BIAS_SOURCE,
@@ -58,6 +60,7 @@ from fairness_core.metric_quality.summary import (
     drilldown,
     gender_bias,
     gender_bias_estimate_s,
+    gender_bias_work,
     metric_labels,
     notes,
     rule_label,
@@ -81,6 +84,7 @@ __all__ = [
     "CONSTANT_POLICIES",
     "DEFAULT_METRICS",
     "DEFAULT_UNIT",
+    "JOB_KIND",
     "LEVEL",
     "METRICS",
     "OFFLINE_METRICS",
@@ -118,6 +122,7 @@ __all__ = [
     "from_frame",
     "gender_bias",
     "gender_bias_estimate_s",
+    "gender_bias_work",
     "interval_scope",
     "load_judgments",
     "metric_labels",
@@ -127,6 +132,7 @@ __all__ = [
     "parse_metric_names",
     "parse_metric_options",
     "parse_resamples",
+    "quality_work",
     "rule_label",
     "run_quality",
     "score_metric",

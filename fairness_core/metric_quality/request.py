@@ -32,8 +32,11 @@ MAX_RESAMPLES = 100_000
 #: metrics whose model is a trained regression head: a general --model (an encoder or LM) never applies
 _OWN_HEAD = ("bleurt", "frugalscore")
 #: rough cost of scoring one candidate of REALSumm length (~70 words against a ~56-word reference; ms, one process
-#: on the 2-core machine; docs/metric-quality.md has the measurements)
-RATE_MS = {"n-gram": 1.0, "matching": 12.0, "generation": 400.0, "regression": 60.0, "translation": 400.0}
+#: on the 2-core machine; docs/metric-quality.md has the measurements). Matching 17 ms since 2026-11-28: BLEU,
+#: ROUGE-1, chrF and BERTScore-MiniLM on 480 summaries took 7.5 s at load 0.5 and 12.7 s at load 2 (BERTScore's two
+#: threads stall beside one busy process, which the load gauge does not see): 17 ms puts both within 1.35x
+#: (`python -m bench.job_estimates`)
+RATE_MS = {"n-gram": 1.0, "matching": 17.0, "generation": 400.0, "regression": 60.0, "translation": 400.0}
 
 
 class RequestError(ValueError):
@@ -197,3 +200,33 @@ def estimate_seconds(request: QualityRequest) -> float:
     """Scoring time from sizes alone (an upper bound: stored runs are read back instead)."""
     n = len(request.judgments)
     return sum(n * RATE_MS.get(m.family, 60.0) / 1000 for m in request.metrics)
+
+
+#: the page's job kind (its estimates are learnt per kind)
+JOB_KIND = "metric-quality"
+#: a stored score column is read back, not computed: seconds per candidate
+STORED_SECONDS_PER_ROW = 2e-5
+#: the agreement after scoring: seconds per candidate, metric and bootstrap resample (documents resampled)
+AGREEMENT_SECONDS_PER_ROW_RESAMPLE = 2e-7
+
+
+def scoring_costs(request: QualityRequest) -> list[float]:
+    """Seconds each scoring job of the request (each metric, then each stored column, as `task._tasks` orders
+    them) costs on the quiet reference machine: what the progress of a run is weighted by."""
+    n = len(request.judgments)
+    return [n * RATE_MS.get(m.family, 60.0) / 1000 for m in request.metrics] + \
+        [n * STORED_SECONDS_PER_ROW for _ in request.stored]
+
+
+def quality_work(request: QualityRequest) -> Any:
+    """What the request costs (`fairness_core.jobs.estimates.Work`): every metric's candidates scored, then the
+    agreement with its bootstrap over documents. Torch-bound when a model-based metric runs, else one thread."""
+    from fairness_core.jobs.estimates import SHARE, TORCH, Work
+
+    n = len(request.judgments)
+    outputs = len(request.metrics) + len(request.stored)
+    units = n * max(outputs, 1)
+    agreement = n * outputs * request.n_resamples * AGREEMENT_SECONDS_PER_ROW_RESAMPLE
+    torch_bound = any(m.family not in ("n-gram",) for m in request.metrics)
+    return Work(JOB_KIND, units, sum(scoring_costs(request)) / units, "candidates × metrics", agreement,
+                TORCH if torch_bound else SHARE)

@@ -218,3 +218,14 @@ def gender_bias_estimate_s(metrics: Sequence[Any]) -> float:
     from fairness_core.metric_bias.request import RATE_MS
 
     return sum(792 * RATE_MS.get(m.family, 30.0) / 1000 for m in metrics)
+
+
+def gender_bias_work(metrics: Sequence[Any]) -> Any:
+    """What the bias tab's job costs (`fairness_core.jobs.estimates.Work`): WinoBias type1-dev's 792 candidates per
+    metric, torch-bound when a model-based metric runs."""
+    from fairness_core.jobs.estimates import SHARE, TORCH, Work
+
+    units = 792 * max(len(metrics), 1)
+    torch_bound = any(getattr(m, "family", "") != "n-gram" for m in metrics)
+    return Work("metric-quality-bias", units, gender_bias_estimate_s(metrics) / units, "candidates × metrics", 0.0,
+                TORCH if torch_bound else SHARE)

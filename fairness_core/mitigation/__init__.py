@@ -27,6 +27,8 @@ from fairness_core.mitigation.options import (
     presets_for,
 )
 from fairness_core.mitigation.request import (
+    EVALUATE_KIND,
+    TRAIN_KIND,
     EvaluationRequest,
     MitigationError,
     TrainEstimate,
@@ -36,7 +38,9 @@ from fairness_core.mitigation.request import (
     build_train_request,
     check_training_limit,
     estimate_training,
+    evaluation_work,
     realsumm_split,
+    training_work,
 )
 from fairness_core.mitigation.summary import BiasChange, bias_change, changed_pairs
 from fairness_core.mitigation.task import (
@@ -56,11 +60,12 @@ from fairness_core.mitigation.task import (
 )
 
 __all__ = [
-    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "GOALS", "PAPER_TABLE5", "PRESETS",
-    "PRESET_KEYS", "SPLITS", "SPLIT_LABELS", "STEP_CANDIDATES", "TRAINABLE", "BiasChange", "Evaluation",
-    "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
+    "ATTRIBUTES", "BACKBONE_TASK", "DEFAULT_QUALITY", "DEVIATIONS", "EVALUATE_KIND", "GOALS", "PAPER_TABLE5",
+    "PRESETS", "PRESET_KEYS", "SPLITS", "SPLIT_LABELS", "STEP_CANDIDATES", "TRAINABLE", "TRAIN_KIND", "BiasChange",
+    "Evaluation", "EvaluationRequest", "MitigationError", "Preset", "TrainEstimate", "TrainOutcome", "TrainRequest",
     "TrainingData", "TrainingDataError", "Variant", "adapter_id_for", "bias_change", "build_evaluation",
     "build_train_request", "build_training_task", "changed", "changed_pairs", "check_training_limit",
-    "estimate_training", "evaluate", "export_adapter", "find_adapter", "import_adapter", "list_adapters", "loss_curve",
-    "preset", "presets_for", "realsumm_split", "run_evaluation", "train", "training_data",
+    "estimate_training", "evaluate", "evaluation_work", "export_adapter", "find_adapter", "import_adapter",
+    "list_adapters", "loss_curve", "preset", "presets_for", "realsumm_split", "run_evaluation", "train",
+    "training_data", "training_work",
 ]

@@ -158,6 +158,52 @@ def estimate_training(request: TrainRequest, cuda: bool | None = None) -> TrainE
     return TrainEstimate(recipe.steps, seconds, "gpu" if cuda else "cpu")
 
 
+#: the page's job kinds (estimates are learnt per kind)
+TRAIN_KIND, EVALUATE_KIND = "mitigation-train", "mitigation-evaluate"
+#: training's set-up on the quiet reference machine: the backbone loaded, the counterfactual and distillation data
+#: built, the adapter stored at the end
+TRAIN_FIXED_S = 4.0
+#: scoring one candidate with a MiniLM-sized backbone on the quiet reference machine: a WinoBias / CrowS-Pairs
+#: sentence (~12 words), a REALSumm summary (~70 words, against a ~56-word reference); measured 2026-11-28 at load
+#: 0.5 (`python -m bench.job_estimates`: 792 pairs and 480 summaries, both sides, 35.7 s with the bootstraps)
+PAIR_CANDIDATE_S, SUMMARY_CANDIDATE_S = 0.0075, 0.021
+#: the paired bootstraps after scoring (bias per attribute, agreement over documents), per resample
+EVALUATE_SECONDS_PER_RESAMPLE = 0.002
+
+
+def training_work(request: TrainRequest, cuda: bool | None = None) -> Any:
+    """What training costs (`fairness_core.jobs.estimates.Work`): its steps at the estimated rate, and the set-up."""
+    from fairness_core.jobs.estimates import BATCHED, TORCH, Work
+
+    estimate = estimate_training(request, cuda)
+    return Work(TRAIN_KIND, estimate.steps, estimate.seconds_per_step, "steps", TRAIN_FIXED_S,
+                TORCH if estimate.device == "gpu" else BATCHED)
+
+
+def evaluation_phases(request: EvaluationRequest) -> list[float]:
+    """Seconds each scoring phase of an evaluation costs on the quiet reference machine, in the order `evaluate`
+    runs them: the pairs before, the pairs after, then (with judgments) the summaries before and after. A bigger
+    backbone costs about its size over MiniLM's."""
+    size = max(PARAMS_M.get(str(request.before.model), 22), PARAMS_M.get(str(request.after.model), 22)) / 22
+    pairs = 2 * len(request.dataset) * PAIR_CANDIDATE_S * size
+    phases = [pairs, pairs]
+    if request.judgments is not None:
+        summaries = len(request.judgments) * SUMMARY_CANDIDATE_S * size
+        phases += [summaries, summaries]
+    return phases
+
+
+def evaluation_work(request: EvaluationRequest) -> Any:
+    """What a before/after evaluation costs (`fairness_core.jobs.estimates.Work`): both variants' candidates on the
+    pairs (and the summaries), then the paired bootstraps."""
+    from fairness_core.jobs.estimates import BATCHED, Work
+
+    units = 2 * (2 * len(request.dataset) + (len(request.judgments) if request.judgments is not None else 0))
+    phases = evaluation_phases(request)
+    return Work(EVALUATE_KIND, units, sum(phases) / units, "candidates scored",
+                request.n_resamples * EVALUATE_SECONDS_PER_RESAMPLE, BATCHED)
+
+
 def check_training_limit(work: TrainEstimate, max_hours: Any = None) -> None:
     """Refuse, before any run exists, a training estimated above the limit (4 h, or --max-hours)."""
     from fairness_core.jobs import format_seconds

@@ -294,9 +294,14 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
     (paired Spearman difference, documents resampled: `metric_quality.paired_difference`, pooled rule).
     `on_progress` sees one step per (variant, data set) scored, with the fraction of the step in flight."""
     from fairness_core import metric_quality
+    from fairness_core.jobs.estimates import weighted_fraction
+    from fairness_core.mitigation.request import EvaluationRequest, evaluation_phases
     from fairness_core.mitigation.summary import bias_change
 
     phases = 4 if judgments is not None else 2
+    # each step weighted by what it costs: 800 short pairs and 2,400 summaries are not the same step (the page's
+    # time left jumped at each step when they counted alike)
+    costs = evaluation_phases(EvaluationRequest(before, after, dataset, judgments, attribute, n_resamples))
     started = time.monotonic()
 
     def phase(number: int, text: str) -> Callable[[Progress], None]:
@@ -305,8 +310,10 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
 
         def forward(inner: Progress) -> None:
             if on_progress is not None:
+                parts = [(cost, 1.0 if i < number else inner.fraction if i == number else 0.0)
+                         for i, cost in enumerate(costs)]
                 on_progress(Progress(number, phases, time.monotonic() - started, partial=inner.fraction,
-                                     unit="scoring steps"))
+                                     unit="scoring steps", weighted=weighted_fraction(parts)))
 
         forward(Progress(0, 1, 0.0))
         return forward

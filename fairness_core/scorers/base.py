@@ -85,6 +85,14 @@ class Scorer(ABC):
     #: how summaries aggregate this scorer's columns per group (rates and means); columns not listed
     #: are stored and shown per generation only
     measures: ClassVar[tuple[Measure, ...]] = ()
+    #: the values a column can take, (low, high), where it is not `default_range` (None: unbounded); a threshold
+    #: outside them would flag every text or none, so a judge audit refuses it
+    value_ranges: ClassVar[dict[str, tuple[float, float] | None]] = {}
+    default_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)  # probabilities, shares, 0/1 flags
+
+    def value_range(self, column: str) -> tuple[float, float] | None:
+        """(lowest, highest) value `column` can take, or None when it is unbounded (a log-probability)."""
+        return self.value_ranges.get(column, self.default_range)
 
     def __init__(self, options: ScorerOptions | None = None) -> None:
         if options is None:

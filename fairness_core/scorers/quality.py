@@ -46,6 +46,8 @@ class QualityLogprobScorer(Scorer):
     options: QualityOptions
     measures = (Measure("quality_logprob", "quality_mean_logprob", "quality proxy (mean token log-prob)", "mean"),)
 
+    default_range = None  # a mean token log-probability: any value at or below 0
+
     @property
     def columns(self) -> tuple[str, ...]:
         return ("quality_logprob",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -34,6 +35,7 @@ class VaderScorer(Scorer):
     version = "1"
     measures = (Measure("vader_compound", "negative_sentiment_rate", "negative sentiment (VADER compound <= threshold)",
                         "rate", "<=", DEFAULT_NEGATIVE_THRESHOLD, adjustable=True),)
+    value_ranges: ClassVar[dict[str, tuple[float, float] | None]] = {"vader_compound": (-1.0, 1.0)}
 
     @property
     def columns(self) -> tuple[str, ...]:

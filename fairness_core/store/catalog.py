@@ -182,6 +182,39 @@ def filter_catalogue(
     return found.reset_index(drop=True)
 
 
+#: catalogue fields that tell apart runs whose kind, data, what and model are the same, in the order a label names
+#: them (the Run store shows each as a column, and its search finds them)
+_TELLING_FIELDS = (("size", "{}"), ("seed", "seed {}"), ("version", "data version {}"), ("status", "{}"),
+                   ("created", "created {}"))
+
+
+def run_labels(table: pd.DataFrame, limit: int = 160) -> dict[str, str]:
+    """One label per catalogue row (run id -> words) that names what the run computed as the Run store does
+    (kind, what, data, model), and, for runs that would read alike, what tells them apart (prompts or pairs and
+    samples, seed, data version, status, when): two top-p 0.5 runs of 22 and 33 prompts never share a label."""
+    if table.empty:
+        return {}
+    frame = table.copy()
+    if "created" in frame:
+        frame["created"] = pd.to_datetime(frame["created"], errors="coerce").dt.strftime("%Y-%m-%d %H:%M:%S")
+    base_columns = [c for c in ("kind", "what", "dataset", "model") if c in frame]
+    base = frame[base_columns].astype(str).agg(" · ".join, axis=1)
+    labels: dict[str, str] = {}
+    for _, alike in frame.groupby(base, sort=False):
+        telling: list[tuple[str, str]] = []  # fields in order until they tell these runs apart
+        for column, form in _TELLING_FIELDS if len(alike) > 1 else ():
+            if column in alike and alike[column].astype(str).nunique() > 1:
+                telling.append((column, form))
+                if not alike[[c for c, _ in telling]].astype(str).duplicated().any():
+                    break
+        for row in alike.to_dict(orient="records"):
+            differs = [form.format(row[column]) for column, form in telling if str(row[column] or "")]
+            what = _short(str(row.get("what") or ""), 90)
+            parts = [row["run_id"], row.get("kind"), *differs, what, row.get("dataset"), row.get("model")]
+            labels[row["run_id"]] = _short(" · ".join(str(p) for p in parts if p), limit)
+    return labels
+
+
 # -- reading manifests ---------------------------------------------------------------------------
 def _short(text: str, limit: int) -> str:
     text = " ".join(str(text).split())

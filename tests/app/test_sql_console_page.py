@@ -43,3 +43,16 @@ def test_a_refused_query_is_one_sentence(isolated_store: Path, pipeline_runs: Pi
     app.button[0].click().run()
     assert app.error[0].value == "the console is read\\-only: COPY statements are refused, only SELECT runs"
     assert not target.exists() and len(app.error) == 1
+
+
+def test_a_quoted_run_id_that_names_no_run_is_said_beside_the_empty_result(isolated_store: Path,
+                                                                           pipeline_runs: PipelineRuns) -> None:
+    """Issue 35 §6: docs/store.md's example with its `'RUN'` placeholder answered "0 row(s)" and nothing else."""
+    app = _console(isolated_store, pipeline_runs)
+    app.text_area(key="sql_query").input("SELECT grp, avg(value) FROM generation WHERE run_id = 'RUN' GROUP BY ALL")
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert any(shown(c.value).startswith("0 row(s) in") for c in app.main.caption)
+    (note,) = app.info
+    assert shown(note.value).startswith("'RUN' matches no run id in this store, so no row has it (run ids look like '")
+    assert shown(note.value).endswith("; the Run store page lists them).")

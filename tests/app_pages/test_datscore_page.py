@@ -42,7 +42,9 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     assert any(h.startswith("Meta-evaluation: Kendall τ-like (Eq. 5) — synthetic") for h in headers), headers
     # the headline has a scale (issue 30): per token, its rank, and a sentence saying what the sum adds up
     labels = [m.label for m in page.metric]
-    assert "Per token" in labels and "Rank in this corpus (1 = highest)" in labels, labels
+    # issue 35 §6: it leads with the per-token figure and the rank, not the bare sum ("-1089.671")
+    assert labels[0].endswith(" per token") and labels[1] == "Rank in this corpus (1 = highest)", labels
+    assert labels[2].endswith(" of this segment (Eq. 2 sum)"), labels
     assert any(shown(c.value).startswith("Eq. 2 adds the 8 direction scores") for c in page.caption)
     texts = " ".join(t.value for t in page.text)
     assert "Trans1:" in texts and "Trans2:" in texts and "Hypo:" in texts

@@ -141,3 +141,18 @@ def test_an_uploaded_table_is_scored(page: AppTest) -> None:
     table = agreement_frame(page)
     assert list(table["label"]) == ["BLEU", "chrF"] and set(table["n"]) == {12}
     assert "licence: user-supplied" in " ".join(shown(c.value) for c in page.caption)
+
+
+def test_a_result_just_computed_says_so_and_another_visit_says_it_was_read_back(page: AppTest) -> None:
+    """Issue 35 §3: the page read its fresh result back from the store and labelled it "served from the run store
+    (no recomputation)"."""
+    run_to_results(page)
+    said = [shown(c.value) for c in page.caption if shown(c.value).startswith("Run ")]
+    assert said and "computed now and stored" in said[0], said
+    other = AppTest.from_file(PAGE, default_timeout=120)  # another browser session: the same request, stored
+    other.session_state["mq_metrics"] = ["bleu", "chrf"]
+    other.session_state["mq_resamples"] = 200
+    other.run()
+    assert not other.exception, other.exception
+    said = [shown(c.value) for c in other.caption if shown(c.value).startswith("Run ")]
+    assert said and "served from the run store (no recomputation)" in said[0], said

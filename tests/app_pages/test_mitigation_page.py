@@ -84,3 +84,23 @@ def test_adapters_are_imported_from_bytes_and_bad_files_are_one_sentence(page: A
 
     with pytest.raises(mitigation.MitigationError, match=r"notes\.txt is not a safetensors file"):
         mitigation.import_adapter(b"plain text", "notes.txt")
+
+
+def test_a_cancelled_training_says_what_is_kept_not_that_results_below_are_partial(page: AppTest) -> None:
+    """Issue 35 §6: a cancelled training said "results below are partial" with nothing below it."""
+    from ui import jobs
+
+    page.session_state["mit_steps_cpu_bertscore"] = 400
+    page.run()
+    if page.get("checkbox"):
+        page.checkbox(key="mit_train_confirm").check().run()
+    page.button(key="mit_train").click().run()
+    (job,) = jobs.running("mitigation-train")
+    job.cancel.cancel()
+    assert jobs.wait(job.key, timeout_s=600).cancel.cancelled
+    page.run()
+    assert not page.exception, page.exception
+    said = [shown(w.value) for w in page.warning]
+    assert not any("results below are partial" in line for line in said), said
+    assert len([line for line in said if line.startswith("Training was cancelled")]) == 1, said
+    assert not page.success  # no adapter from a partial training

@@ -252,3 +252,17 @@ def test_swapping_words_in_a_stored_generation_run(tiny_gpt2: Path, tmp_path: Pa
     assert {r["term"] for r in payload["rows"] if r["level"] == "term"} == {"gay", "straight", "muslim", "christian"}
     assert "no template is labelled non-toxic" in payload["refused"]["fpr"]
     assert "mention exactly one identity term and were swapped" in captured.err
+
+
+def test_progress_leaves_room_for_the_summary_after_the_last_batch(tmp_path: Path) -> None:
+    """Issue 35 §3: progress read 100% once the last batch was scored while the summary (the template bootstrap of
+    every statistic) still ran, so the time left said 0. Progress is weighted by the costs of both parts."""
+    request = audit.build_request("vader", resamples=200)
+    scoring, summary = audit.audit_parts(request)
+    work = audit.audit_work(request)
+    assert work.kind == "audit" and work.units == 2_150  # the built-in set's distinct texts, each scored once
+    assert work.reference_s == pytest.approx(scoring + summary) and work.fixed_s == pytest.approx(summary)
+    seen: list = []
+    audit.run_audit(request, RunStore(tmp_path / "runs.duckdb"), on_progress=seen.append)
+    assert seen[-1].fraction == pytest.approx(scoring / (scoring + summary)) and seen[-1].fraction < 1.0
+    assert [p.fraction for p in seen] == sorted(p.fraction for p in seen)

@@ -26,7 +26,7 @@ def test_scoring_shows_the_segment_and_corpus_views(streamlit_server: str, brows
     page.wait_for_timeout(1000)
     score_button.click()
     try:
-        page.get_by_text("DATScore of this segment (Eq. 2)").wait_for()
+        page.get_by_text("DATScore of this segment (Eq. 2 sum)").wait_for()
     except Exception:
         page.screenshot(path=str(artifact_dir / "datscore-failure.png"), full_page=True)
         raise

@@ -414,6 +414,23 @@ CASES = [
              "scorer regard cannot score here"),
     BadInput("audit-scorer with an unknown scorer", ("audit-scorer", "--scorer", "judge-dredd"),
              "unknown scorer 'judge-dredd'"),
+    # issue 35 §4: a threshold the scorer's column never reaches flagged nothing without a word
+    BadInput("audit-scorer --threshold 2", ("audit-scorer", "--threshold", "2"),
+             "the threshold 2 is outside the range of jigsaw-toxicity's column jigsaw_toxic (0 to 1), so it would "
+             "flag every text or none; give one between 0 and 1"),
+    BadInput("audit-scorer --scorer vader --threshold -1.5",
+             ("audit-scorer", "--scorer", "vader", "--threshold", "-1.5"),
+             "outside the range of vader's column vader_compound (-1 to 1)"),
+    # issue 35 §4: a 2.5 MB paste held 7 GB while it became 2 million texts to judge
+    BadInput("audit-scorer texts file of 1.2 MB", ("audit-scorer", "--format", "texts", "--templates",
+                                                   "{tmp}/texts.txt"),
+             "texts.txt: 1,200,000 characters of text; an audit reads at most 1,000,000: give fewer texts",
+             prepare=write("texts.txt", "The gay man worked as a nurse at the hospital of the towns.\n" * 20_000)),
+    BadInput("audit-scorer texts file of 5,000 distinct texts", ("audit-scorer", "--format", "texts",
+                                                                 "--templates", "{tmp}/texts.txt"),
+             "texts.txt: 5,000 distinct texts, which with each of the 50 identity terms swapped in make up to "
+             "250,000 texts to judge; an audit judges at most 200,000: give at most 4,000 texts or fewer terms",
+             prepare=write("texts.txt", "".join(f"The gay man number {i} was here.\n" for i in range(5000)))),
     BadInput("audit-scorer --format iptts without a file", ("audit-scorer", "--format", "iptts"),
              "--format iptts needs --templates FILE"),
     BadInput("audit-scorer IPTTS file without a Label column",

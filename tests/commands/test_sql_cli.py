@@ -53,6 +53,18 @@ def test_sql_nan_is_null(stored: RunStore, capsys: pytest.CaptureFixture[str]) -
     assert json.loads(capsys.readouterr().out)["rows"] == [[None, None]]
 
 
+
+def test_a_quoted_run_id_that_names_no_run_gets_a_note(stored: RunStore, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 §6: `run_id = 'RUN'` (docs/store.md's old placeholder) answered an empty result and nothing else."""
+    assert main(["sql", "SELECT count(*) AS n FROM results WHERE run_id IN ('RUN', 'x''y')", "--store",
+                 str(stored.path), "--json"]) == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert payload["rows"] == [[0]]
+    (note,) = payload["notes"]
+    assert note.startswith("'RUN', \"x'y\" match no run id in this store, so no row has them (run ids look like '")
+    assert captured.err == f"note: {note}\n"
+
 REFUSED = [
     ("INSERT INTO runs SELECT * FROM runs", "INSERT statements are refused"),
     ("DELETE FROM results", "DELETE statements are refused"),

@@ -2,8 +2,9 @@
 
 docs/store.md's `FROM decoding` example returned no row on a store the decoding page had written (it writes
 `generation` runs; issue 26): every documented query must return rows from such a store. The blocks marked
-`<!-- sql example -->` run through the read-only SQL console (`run_sql`, what a user types them into), with `'RUN'`
-a decoding sweep's id and `'PAIR'` a pair id; `<!-- python example -->` runs with `store`, `RUN_A`, `RUN_B`
+`<!-- sql example -->` run as written through the read-only SQL console (`run_sql`, what a user pastes them into;
+an example with a `'RUN'` placeholder answered "0 row(s)" with no hint, issue 35); `<!-- python example -->` runs
+with `store`, `RUN_A`, `RUN_B`
 (decoding runs at top_p 0.5 and 0.95) and `SWEEP` bound; `<!-- cli example -->` lines run through the CLI.
 """
 
@@ -38,15 +39,26 @@ def runs(pipeline_runs: PipelineRuns, tmp_path: Path):
 
 
 def test_the_store_pages_queries_return_rows_from_a_store_the_pipelines_wrote(runs) -> None:
-    pipeline, store = runs
+    _, store = runs
     statements = [s for block in blocks("store.md", "sql example", "sql") for s in sql_statements(block)]
     assert len(statements) == 4
     for statement in statements:
-        query = statement.replace("'RUN'", f"'{pipeline.sweep}'").replace("'PAIR'", "'g1'")
-        result = run_sql(store, query)
-        assert result.rows, f"no row from docs/store.md's example: {statement}"
-    first = run_sql(store, statements[0].replace("'RUN'", f"'{pipeline.sweep}'")).frame()
-    assert sorted(set(first["top_p"])) == [0.5, 0.7, 0.95] and first["negative"].between(0, 1).all()
+        result = run_sql(store, statement)
+        assert result.rows and not result.notes, f"no row from docs/store.md's example: {statement}"
+    first = run_sql(store, statements[0]).frame()
+    assert sorted(set(first["top_p"])) == [0.5, 0.7, 0.95] and first["negative"].between(0, 1).all()  # the sweep
+
+
+def test_the_console_says_when_a_quoted_run_id_names_no_run(runs) -> None:
+    pipeline, store = runs
+    result = run_sql(store, "SELECT grp, avg(value) FROM generation WHERE run_id = 'RUN' AND metric = "
+                            "'vader_compound' GROUP BY ALL")
+    assert not result.rows
+    (note,) = result.notes
+    assert note.startswith("'RUN' matches no run id in this store, so no row has it (run ids look like '")
+    known = run_sql(store, f"SELECT count(*) FROM results r WHERE r.run_id IN ('{pipeline.sweep}', 'nope')")
+    assert len(known.notes) == 1 and known.notes[0].startswith("'nope' matches no run id in this store")
+    assert not run_sql(store, f"SELECT count(*) FROM results WHERE '{pipeline.sweep}' = run_id").notes
 
 
 def test_the_compare_pages_python_example_runs(runs) -> None:

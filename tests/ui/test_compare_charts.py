@@ -80,3 +80,13 @@ def test_the_disparity_chart_colours_a_change_by_its_interval() -> None:
                      "no clear change (interval includes 0)": ["religion"]}
     assert figure.layout.title.text == "Change in the disparity in negative sentiment: m · top_p=0.95 − m · top_p=0.5"
     assert [t for trace in figure.data for t in trace.text] == ["+0.2", "-0.1", "+0.02"]
+
+
+def test_a_key_no_line_up_has_is_not_said_in_the_title() -> None:
+    """Disparity rows belong to a family, not a group: the title used to read "all rows: group nan"."""
+    rows = _rows(["man", "woman"]).assign(metric="negative_sentiment_disparity", group=None,
+                                          setting=["p=0.5", "p=0.9"])
+    for figure in (estimates_chart(rows, KEYS), difference_chart(rows, KEYS)):
+        title = figure.layout.title.text
+        assert title == "all rows: metric negative_sentiment_disparity, prompt_set regard templates"
+        assert "nan" not in title and "None" not in title

@@ -140,10 +140,11 @@ def test_a_started_job_shows_its_documented_estimate_until_its_progress_revises_
     assert jobs.eta_s(job) == pytest.approx(40.0, rel=1e-5)  # queued: the whole estimate is ahead
     job.begun, job.started = True, time.monotonic() - 10
     assert 29.0 < jobs.eta_s(job) <= 30.0  # running, no progress yet: less the time spent
-    # 1% done after 10 s: progress alone would say 990 s left; the estimate moves towards it, not to it
+    # 1% done after 10 s: progress alone would say 990 s left; the estimate moves towards it at the pace of
+    # ETA_SMOOTHING_S of the job's time (issue 35: a warm-up's first report made the figure jump), not to it
     job.progress, job.progress_at = Progress(0, 2, 10.0, partial=0.02), time.monotonic()
     early = jobs.eta_s(job)
-    assert 30.0 < early < 990.0 / 2
+    assert 29.9 < early < 990.0 / 2
     assert "left" in job.describe()[1]
     job.progress = Progress(1, 2, 10.0)  # half done in 10 s: progress alone, 10 s left
     assert 9.9 < jobs.eta_s(job) < 10.5

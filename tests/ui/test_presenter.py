@@ -87,3 +87,20 @@ def test_a_student_opening_the_link_gets_the_presenter_view_and_the_same_setting
     assert app.sidebar.toggle(key="presenter_view").value is True
     assert app.slider(key="top_p").value == 0.5
     assert any("font-size: 135%" in str(m.value) for m in app.sidebar.markdown)
+
+
+def test_a_result_table_for_a_projector_carries_each_interval_in_its_estimates_cell() -> None:
+    """Issue 35 §5: the decoding table was cut at "offens" on a 1280 x 720 projector; in presenter view each rate
+    and its 95% interval share one cell, numbers have two places and headers take the page's short labels."""
+    import pandas as pd
+
+    from ui.presenter import compact
+
+    nan = float("nan")
+    frame = pd.DataFrame({"group": ["man", "woman"], "n": [12, 12], "negative_sentiment_rate": [0.25, nan],
+                          "ci_low": [0.1, nan], "ci_high": [0.4, nan], "offensive_rate": [0.051, 0.0]})
+    shown = compact(frame, labels={"negative_sentiment_rate": "negative sentiment", "offensive_rate": "offensive"},
+                    intervals={"negative_sentiment_rate": ("ci_low", "ci_high")})
+    assert list(shown.columns) == ["group", "n", "negative sentiment", "offensive"]
+    assert list(shown["negative sentiment"]) == ["0.25 [0.10, 0.40]", "—"]
+    assert list(shown["offensive"]) == ["0.05", "0.00"] and list(shown["n"]) == ["12", "12"]
