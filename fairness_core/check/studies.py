@@ -146,7 +146,7 @@ def stored_run(store: Any, run_id: str, system: str | None = None, prefer: pd.Da
         raise CheckInputError(f"{what} {run_id} is {info.status}, not complete; finish it first (running its request "
                               "again resumes it)")
     this_run, params = run_filter(store, info, "run")
-    covered, _ = covered_generations(store, info, this_run, params)
+    covered = covered_generations(store, info, this_run, params).elsewhere
     own = store.query("SELECT DISTINCT item FROM results WHERE run_id = ? AND metric = 'generation'", [run_id])
     ids = sorted(set(own["item"]) | set(covered))
     frame = summary_frame(store, run_id, ids if covered else None)
