@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -231,8 +232,15 @@ def test_the_paired_difference_is_compares(built: Built) -> None:
     rows = compare_runs(built.store, [baseline_run, system_run], metrics=["negative_sentiment_disparity"],
                         n_resamples=200, seed=-1).rows
     row = rows[(rows["metric"] == "negative_sentiment_disparity") & (rows["family"] == "custom")].iloc[0]
-    assert row["difference"] == pytest.approx(criterion.value, rel=1e-9, abs=1e-12)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((criterion.ci_low, criterion.ci_high), rel=1e-9, abs=1e-12)
+    # the check's difference is of the plug-in disparities; Compare's (issue 33) is of the bias-corrected ones where
+    # both sides were tested, so the two agree in full only where no correction applies (the tiny model's texts, and
+    # so the rates, depend on the worker's kernels: both cases occur). Aligning the check with Compare is left open
+    # (the round-5 closing note).
+    assert row["difference_plug_in"] == pytest.approx(criterion.value, rel=1e-9, abs=1e-12)
+    if not all(np.isfinite(row[f"run_{side}_corrected"]) for side in "ab"):
+        assert row["difference"] == pytest.approx(criterion.value, rel=1e-9, abs=1e-12)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((criterion.ci_low, criterion.ci_high), rel=1e-9,
+                                                                abs=1e-12)
 
 
 def test_imported_generations_are_the_system(built: Built, no_generation: None) -> None:
