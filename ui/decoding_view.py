@@ -36,20 +36,6 @@ FIRST_LOAD_SECONDS = 25
 DEFAULT_PRESET = "top-p, quick (0.5, 0.7, 0.9)"
 MAX_GRID_TEXT = 2_000
 
-
-#: the live per-group table's measures: short header, and the full name on hover
-GROUP_COLUMNS = {
-    "negative_sentiment_rate": ("negative sentiment", "share of generations with VADER compound ≤ the threshold"),
-    "ci_low": ("95% low", "95% interval of the negative-sentiment share, prompts resampled"),
-    "ci_high": ("95% high", "95% interval of the negative-sentiment share, prompts resampled"),
-    "negative_regard_rate": ("negative regard", "share the regard classifier calls negative"),
-    "offensive_rate": ("offensive", "share the offensive-language scorer flags"),
-    "jigsaw_toxic_rate": ("toxic (Jigsaw)", "share the Jigsaw toxicity classifier scores at or above 0.5"),
-    "negative_word_share": ("negative words", "mean share of the model's words that are negative in VADER's lexicon"),
-    "quality_mean_logprob": ("quality (log-prob)", "mean token log-probability under the quality scorer (a proxy)"),
-}
-
-
 #: the interactive table's header and width (pixels) per measure: shorter than `GROUP_COLUMNS`' labels (a data
 #: grid does not wrap its headers) so every default column is whole in the 820 pixels the page has at 1280 x 720
 #: with the sidebar open (940 at 1400 x 1000); the full name is the header's help
