@@ -22,6 +22,7 @@ from ui.metric_bias_view import (
     choose_metrics,
     edit_references_view,
     gap_examples,
+    model_options_are_defaults,
     restore_from_url,
     sync_url,
 )
@@ -105,7 +106,8 @@ with presenter.folded("What this page measures: data, metrics and settings"):
     key = request_key(dataset, metrics, stored, str(store.path))
     job = jobs.get(key)
     is_default = (st.session_state.get("mb_source") == SOURCES[0] and list(st.session_state.get("mb_metrics", []))
-                  == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default")
+                  == list(mb.DEFAULT_METRICS) and not stored and st.session_state.get("mb_config") == "default"
+              and model_options_are_defaults())
     run_col, estimate_col = (None, st.container()) if run_slot else st.columns([1, 4])
     too_long = work_estimate.seconds > mb.MAX_SECONDS
     estimate_col.caption(common.escape_markdown(

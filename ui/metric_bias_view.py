@@ -15,6 +15,8 @@ from ui import common, presenter, text_diff
 SOURCES = ("Demo set (templates × occupations × pronouns)", "WinoBias gender pairs", "CrowS-Pairs",
            "Upload a file", "Saved version")
 #: short names of the sources in the URL (?source=winobias&metrics=bleu,chrf&norm=zscore)
+#: the encoder the page opens with (offline, shipped in a PyPI package)
+DEFAULT_ENCODER = "all-minilm-l6-v2"
 SOURCE_CODES = dict(zip(("demo", "winobias", "crows-pairs", "upload", "saved"), SOURCES, strict=True))
 NORM_LABELS = {"minmax": "min-max (0-100, paper)", "zscore": "z-score (standard deviations)",
                "raw": "raw (metric units)"}
@@ -148,7 +150,7 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
         run_slot.append(middle.container())
     with right.expander("Model options", expanded=False):
         encoder = common.model_picker("encoder", "Encoder for BERTScore / MoverScore", key="mb_encoder",
-                                      default="all-minilm-l6-v2")
+                                      default=DEFAULT_ENCODER)
         layer = st.number_input("Encoder layer (0 = embeddings; empty = bert_score's tuned layer for a model it "
                                 "knows, else the last)", min_value=0, max_value=48, value=None, step=1,
                                 key="mb_layer")
@@ -163,6 +165,13 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
                                ["none", *mb.adapters_for(encoder)] if encoder else ["none"], key="mb_adapter")
     if not names and not stored:
         return [], [], True
+    if not encoder and any(getattr(mb.METRICS[name], "task", None) == "encoder" for name in names):
+        # a blank or refused id: ask for one rather than run BERTScore / MoverScore on some other encoder (a refused
+        # one has its sentence under the box already)
+        if not str(st.session_state.get("mb_encoder_custom", "")).strip():
+            st.info("BERTScore and MoverScore need an encoder: type a Hugging Face id or local path under Model "
+                    "options, or pick a listed one.")
+        return [], stored, False
     models = {name: model for name in names if (model := mb.model_for_metric(name, encoder, lm))}
     takes = {option: mb.metric_takes(names, option) for option in ("layer", "idf", "baseline")}
     try:
@@ -174,6 +183,15 @@ def choose_metrics(dataset: mb.PairDataset, run_slot: list | None = None) -> tup
         st.error(common.escape_markdown(f"Metric options: {error}"))
         return [], stored, False
     return metrics, stored, True
+
+
+def model_options_are_defaults() -> bool:
+    """Whether every model option is as the page opens (the default view computes itself only then)."""
+    state = st.session_state
+    return (state.get("mb_encoder", DEFAULT_ENCODER) == DEFAULT_ENCODER
+            and state.get("mb_lm", next(iter(mb.LM_PRESETS))) == next(iter(mb.LM_PRESETS))
+            and state.get("mb_layer") is None and not state.get("mb_idf") and not state.get("mb_baseline")
+            and state.get("mb_adapter", "none") == "none")
 
 
 def gap_examples(gaps: pd.DataFrame) -> None:

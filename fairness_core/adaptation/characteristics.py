@@ -49,13 +49,9 @@ def _vocabulary() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def _morphy():
-    from fairness_core import config
+    from fairness_core import nltk_wordnet
 
-    config.ensure_nltk_path()
-    from nltk.corpus import wordnet
-
-    wordnet.ensure_loaded()
-    return wordnet.morphy
+    return nltk_wordnet.load().morphy
 
 
 @functools.lru_cache(maxsize=65536)

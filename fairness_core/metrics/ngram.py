@@ -15,6 +15,7 @@ the alignment); we deliberately do not replicate that.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,22 +52,22 @@ def _rouge1(config: str) -> Callable[[str, str], float]:
 
 def wordnet_installed() -> bool:
     """Whether NLTK finds WordNet (METEOR's synonym stage) where the set-up step puts it."""
-    from fairness_core import config as paths
+    from fairness_core import nltk_wordnet
 
-    paths.ensure_nltk_path()
     try:
-        from nltk.corpus import wordnet
-
-        wordnet.ensure_loaded()
+        nltk_wordnet.load()
     except LookupError:
         return False
     return True
 
 
 def _meteor(config: str) -> Callable[[str, str], float]:
-    from fairness_core import config as paths
+    from fairness_core import nltk_wordnet
 
-    paths.ensure_nltk_path()
+    # loaded here, before METEOR's first call would load it the slow way; where it is missing,
+    # `Meteor.check_available` has said why METEOR is unavailable
+    with contextlib.suppress(LookupError):
+        nltk_wordnet.load()
     from nltk.translate.meteor_score import single_meteor_score
 
     return lambda cand, ref: single_meteor_score(ref.split(), cand.split())

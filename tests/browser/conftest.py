@@ -54,13 +54,12 @@ def _wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 90) ->
 
 
 @contextlib.contextmanager
-def serve_dashboard(root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`streamlit run app.py` from `root` exactly as `make run` serves it, with the store `store` and `env` on top
-    of this process's environment (offline); yields the base URL and stops the server after."""
+def _serve(root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None
+           ) -> Iterator[tuple[str, subprocess.Popen]]:
     port = _free_port()
     server_env = dict(os.environ, FAIRNESS_LAB_STORE=str(store), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                       **(env or {}))
-    with open(log_path, "w") as log:
+    with open(log_path, "a") as log:  # a restarted server (`Dashboard`) writes on after the first one's lines
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port),
@@ -70,22 +69,104 @@ def serve_dashboard(root: Path, store: Path, log_path: Path, env: dict[str, str]
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def serve_dashboard(root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` from `root` exactly as `make run` serves it, with the store `store` and `env` on top
+    of this process's environment (offline); yields the base URL and stops the server after."""
+    with _serve(root, store, log_path, env) as (url, _process):
+        yield url
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc), 0.0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Dashboard:
+    """A served dashboard shared by the tests of one worker, restarted after a test that left work running.
+
+    A page's background job outlives the browser tab that started it (by design: a reload finds it again), so a test
+    that ends while its page still computes (a default view computing itself, a run it did not wait for) would
+    leave that job on the server's model workers, and the next test would wait behind it: on the CI machine, an
+    adaptation run waited past 300 s. After each test the server's CPU use is read over a second; a busy server is
+    stopped (its jobs with it) and served afresh on the same store."""
+
+    BUSY_CPU_S = 0.3  # CPU seconds in the one-second look: a quiet server with no session uses next to none
+
+    def __init__(self, root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> None:
+        self._args = (root, store, log_path, env)
+        self._stack: contextlib.ExitStack | None = None
+        self._process: subprocess.Popen | None = None
+        self.url = ""
+        self.restarts = 0
+
+    def __enter__(self) -> Dashboard:
+        self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _start(self) -> None:
+        stack = contextlib.ExitStack()
+        self.url, self._process = stack.enter_context(_serve(*self._args))
+        self._stack = stack
+
+    def _stop(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+    def busy(self, settle_s: float = 0.5, look_s: float = 1.0) -> bool:
+        """Whether the server is still computing once the last page has had `settle_s` to finish its script."""
+        assert self._process is not None
+        time.sleep(settle_s)
+        before = cpu_seconds(self._process.pid)
+        time.sleep(look_s)
+        return cpu_seconds(self._process.pid) - before > self.BUSY_CPU_S
+
+    def fresh_if_busy(self, after: str) -> bool:
+        """Restart the server if test `after` left it computing (noted in test-artifacts/server-restarts.txt, so
+        a test that leaves work behind shows up); True when it did."""
+        if not self.busy():
+            return False
+        self._stop()
+        self._start()
+        self.restarts += 1
+        ARTIFACTS.mkdir(exist_ok=True)
+        with open(ARTIFACTS / "server-restarts.txt", "a") as notes:
+            notes.write(f"{time.strftime('%H:%M:%S')} served afresh after {after}\n")
+        return True
 
 
 @pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of the dashboard served exactly as `make run` serves it, with a throwaway store."""
+def _dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     store = tmp_path_factory.mktemp("browser-store") / "runs.duckdb"
     log_path = tmp_path_factory.mktemp("browser-log") / "streamlit.log"
-    with serve_dashboard(REPO_ROOT, store, log_path) as url:
-        yield url
+    with Dashboard(REPO_ROOT, store, log_path) as dashboard:
+        yield dashboard
+
+
+@pytest.fixture()
+def streamlit_server(_dashboard: Dashboard, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Base URL of the dashboard served exactly as `make run` serves it, with a throwaway store (one server per
+    worker; served afresh after a test that left it computing, so no test waits behind another's work)."""
+    yield _dashboard.url
+    _dashboard.fresh_if_busy(request.node.nodeid)
 
 
 @pytest.fixture(scope="session")

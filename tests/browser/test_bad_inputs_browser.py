@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import serve_dashboard
+from tests.browser.conftest import REPO_ROOT, Dashboard
 from tests.browser.test_markdown_injection_browser import EVIL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -274,11 +274,8 @@ def outbound() -> Iterator[OutboundRecorder]:
 
 
 @pytest.fixture(scope="session")
-def bad_input_server(tmp_path_factory: pytest.TempPathFactory,
-                     outbound: OutboundRecorder) -> Iterator[tuple[str, Path]]:
-    """The dashboard with its own store folder, no generator prewarm, and every outbound connection recorded."""
-    from tests.browser.conftest import REPO_ROOT
-
+def _bad_input_dashboard(tmp_path_factory: pytest.TempPathFactory,
+                         outbound: OutboundRecorder) -> Iterator[tuple[Dashboard, Path]]:
     folder = tmp_path_factory.mktemp("bad-input-store")
     store = folder / "runs.duckdb"
     seed_store(store, tmp_path_factory)
@@ -286,8 +283,18 @@ def bad_input_server(tmp_path_factory: pytest.TempPathFactory,
     env = {"FAIRNESS_LAB_PREWARM": "0", "FAIRNESS_LAB_STORE_ROOT": str(folder), "HTTP_PROXY": proxy,
            "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost",
            "no_proxy": "127.0.0.1,localhost"}
-    with serve_dashboard(REPO_ROOT, store, folder / "streamlit.log", env=env) as url:
-        yield url, store
+    with Dashboard(REPO_ROOT, store, folder / "streamlit.log", env=env) as dashboard:
+        yield dashboard, store
+
+
+@pytest.fixture()
+def bad_input_server(_bad_input_dashboard: tuple[Dashboard, Path],
+                     request: pytest.FixtureRequest) -> Iterator[tuple[str, Path]]:
+    """The dashboard with its own store folder, no generator prewarm, and every outbound connection recorded; served
+    afresh after a field whose page left it computing (`Dashboard`)."""
+    dashboard, store = _bad_input_dashboard
+    yield dashboard.url, store
+    dashboard.fresh_if_busy(request.node.nodeid)
 
 
 def seed_store(store: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
