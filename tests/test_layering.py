@@ -45,7 +45,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-BASE = ("config", "device", "store", "jobs", "models")
+BASE = ("config", "device", "store", "jobs", "models", "nltk_wordnet")
 PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
 PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "compare", "audit", "metric_quality",
          "mitigation", "check", "planning")
@@ -59,6 +59,7 @@ BASE_ALLOWED = {
     "store": {"config"},
     "jobs": {"config", "store"},
     "models": {"config", "device", "store"},
+    "nltk_wordnet": {"config"},
 }
 #: What page scripts and CLI commands may import from the project: the study faces, the store and jobs faces.
 STUDY_FACES = frozenset({f"fairness_core.{study}" for study in PAGES}

@@ -11,7 +11,8 @@ show at most one message, in one line, naming the file or field it is about (`Fi
 - nothing stored: the run store holds the same runs as before the input, and no file appears beside it;
 - no live link or image to the foreign host, and nothing of the server file named shown.
 
-The screenshots go to test-artifacts/bad-input-<field>-<input>.png. One server (per pytest worker) serves every field,
+A failing input's screenshot goes to test-artifacts/bad-input-<field>-<input>.png (every input's with
+BATTERY_SHOTS=1). One server (per pytest worker) serves every field,
 with its own store; field names start with their page, so `-k decoding` runs one page's. A field's page is opened once
 and the field put back as it was between inputs; a run counter in the page tells when the input's run has finished,
 instead of fixed waits (issue 36: the battery took 2,200 s of CI with a fresh page and fixed waits per input).
@@ -591,14 +592,34 @@ def reset(page, target, spec: Field, initial: str) -> None:
     settle(page, since)
 
 
+#: a screenshot of every input, not only of the failing ones (`BATTERY_SHOTS=1`): 228 screenshots cost the browser
+#: about 2 minutes of CPU in `make test`, so by default only an input that fails its check is photographed
+ALL_SHOTS = os.environ.get("BATTERY_SHOTS") == "1"
+
+
 def check(page, spec: Field, kind: str, file_name: str, before, store: Path, browser_requests: list[str],
           outbound: OutboundRecorder, artifact_dir: Path) -> None:
-    shot = artifact_dir / f"bad-input-{spec.name}-{kind}.png"
+    try:
+        check_input(page, spec, kind, file_name, before, store, browser_requests, outbound)
+    except AssertionError:
+        screenshot(page, artifact_dir / f"bad-input-{spec.name}-{kind}.png")
+        raise
+    if ALL_SHOTS:
+        screenshot(page, artifact_dir / f"bad-input-{spec.name}-{kind}.png")
+
+
+def screenshot(page, shot: Path) -> None:
+    """The page with its first error message in view."""
     alerts = page.locator(ERROR)
     if alerts.count():
         alerts.first.evaluate("e => e.scrollIntoView({block: 'center'})")
         page.wait_for_timeout(300)
     page.screenshot(path=str(shot))
+
+
+def check_input(page, spec: Field, kind: str, file_name: str, before, store: Path, browser_requests: list[str],
+                outbound: OutboundRecorder) -> None:
+    alerts = page.locator(ERROR)
     context = f"{spec.name} / {kind}: messages {messages(page)}"
     assert_no_failure_shown(page)
     errors = [text.replace("\u200b", "").strip() for text in alerts.all_inner_texts()]
