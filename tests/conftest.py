@@ -82,9 +82,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With UNIT_COSTS_OUT=FILE, write what each unit took (setup, call and teardown of its tests), for the order
-    above; units under 5 s are left out (their test count stands in for them)."""
+    above; units under 5 s are left out (their test count stands in for them). Only a run on workers writes it: `make
+    test`'s second numeric pass (no workers) inherits the variable and had overwritten the main pass's figures."""
     out = os.environ.get("UNIT_COSTS_OUT")
-    if not out or os.environ.get("PYTEST_XDIST_WORKER") or not _unit_seconds:
+    if (not out or os.environ.get("PYTEST_XDIST_WORKER") or not _unit_seconds
+            or not session.config.getoption("numprocesses", None)):
         return
     import datetime
 
