@@ -538,7 +538,8 @@ def edit_cell(page, grid, spec: Field, value: str) -> None:
         editor.press("Enter")
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            if cell_value(page, grid, spec).startswith(value[:40]) and (value or not cell_value(page, grid, spec)):
+            shown = cell_value(page, grid, spec)
+            if shown.startswith(value[:40]) if value else not shown:
                 return
             page.wait_for_timeout(200)
     raise AssertionError(f"the grid did not take the edit {value[:40]!r} of {spec.name}")
