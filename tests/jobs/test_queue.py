@@ -145,8 +145,10 @@ def test_the_pool_runs_live_requests_while_its_sweep_slot_is_busy() -> None:
 def test_a_dropped_request_is_reported_and_never_run() -> None:
     dropped: list[str] = []
     pool = WorkerPool(1, on_drop=lambda entry: dropped.append(entry.key))
-    block, ran = threading.Event(), []
-    pool.submit("teacher", "sweep-1", SWEEP, lambda: block.wait(10))
+    started, block, ran = threading.Event(), threading.Event(), []
+    pool.submit("teacher", "sweep-1", SWEEP, lambda: (started.set(), block.wait(10)))
+    # The one worker must be busy before the live requests arrive; otherwise it may take live-1 before live-2 replaces it
+    assert started.wait(10)
     pool.submit("ana", "live-1", LIVE, lambda: ran.append("live-1"))
     pool.submit("ana", "live-2", LIVE, lambda: ran.append("live-2"))
     assert dropped == ["live-1"]
