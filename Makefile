@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 
 run:
 	@scripts/setup.sh
-	$(PY) -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
+	$(PY) -m ui.serve --server.headless true --server.address 127.0.0.1 \
 		--server.port 8501 --browser.gatherUsageStats false
 
 # Numbers that go through a model forward pass must not depend on the CPU: the second pass runs the pinned

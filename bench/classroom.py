@@ -285,7 +285,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
                    TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1", FAIRNESS_LAB_TIMING_LOG="1")
         with open(log_path, "w") as log:
             server = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                [sys.executable, "-m", "ui.serve", "--server.headless", "true",
                  "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats",
                  "false", "--server.fileWatcherType", "none"],
                 cwd=args.app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -38,7 +38,7 @@ def served_app(port_base: int, store_name: str, wait: bool = True) -> Iterator[s
         env = dict(os.environ, FAIRNESS_LAB_STORE=str(Path(tmp) / store_name), HF_HUB_OFFLINE="1",
                    TRANSFORMERS_OFFLINE="1")
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+            [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.address",
              "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
             cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

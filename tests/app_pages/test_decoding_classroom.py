@@ -52,7 +52,7 @@ def test_two_sessions_asking_for_the_same_setting_share_one_job(tiny_gpt2: Path,
     assert not teacher.exception, teacher.exception
 
     busy, release = threading.Event(), threading.Event()
-    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(60)))
+    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(300)))
     assert busy.wait(10)
     students = [_session(tiny_gpt2), _session(tiny_gpt2)]
     threads = [threading.Thread(target=student.run) for student in students]
@@ -95,7 +95,7 @@ def test_moves_queued_together_for_the_same_model_are_generated_in_one_call_what
 
     monkeypatch.setattr(task, "run_batched", spy)
     busy, release = threading.Event(), threading.Event()
-    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(60)))
+    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(300)))
     assert busy.wait(10)
     students = [_session(tiny_gpt2), _session(tiny_gpt2)]
     students[0].session_state["live_top_p"], students[1].session_state["live_top_p"] = 0.5, 0.7
@@ -123,7 +123,7 @@ def test_moves_queued_together_for_the_same_model_are_generated_in_one_call_what
 
 def test_a_newer_move_replaces_the_sessions_queued_request(one_worker: WorkerPool) -> None:
     busy, release = threading.Event(), threading.Event()
-    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(60)))
+    one_worker.submit("someone else", "live-busy", LIVE, lambda: (busy.set(), release.wait(300)))
     assert busy.wait(10)
     first_key, second_key = jobs.key_for("live", {"top_p": 0.5}), jobs.key_for("live", {"top_p": 0.7})
     first = jobs.start(first_key, lambda on_progress, cancel: "p=0.5", lane=LIVE, session="student")
@@ -131,7 +131,7 @@ def test_a_newer_move_replaces_the_sessions_queued_request(one_worker: WorkerPoo
     assert first.dropped and first.done and first.result is None  # never computed
     assert [entry.key for entry in one_worker.queue.order()] == [second_key]
     release.set()
-    jobs.wait(second_key, 10)
+    jobs.wait(second_key, 60)
     assert second.result == "p=0.7"
 
 

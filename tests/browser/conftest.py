@@ -61,7 +61,7 @@ def _serve(root: Path, store: Path, log_path: Path, env: dict[str, str] | None =
                       **(env or {}))
     with open(log_path, "a") as log:  # a restarted server (`Dashboard`) writes on after the first one's lines
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "ui.serve", "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port),
              "--browser.gatherUsageStats", "false"],
             cwd=root, env=server_env, stdout=log, stderr=subprocess.STDOUT,
@@ -81,8 +81,8 @@ def _serve(root: Path, store: Path, log_path: Path, env: dict[str, str] | None =
 
 @contextlib.contextmanager
 def serve_dashboard(root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`streamlit run app.py` from `root` exactly as `make run` serves it, with the store `store` and `env` on top
-    of this process's environment (offline); yields the base URL and stops the server after."""
+    """The dashboard served from `root` exactly as `make run` serves it (`python -m ui.serve`), with the store
+    `store` and `env` on top of this process's environment (offline); yields the base URL and stops the server."""
     with _serve(root, store, log_path, env) as (url, _process):
         yield url
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import REPO_ROOT, _free_port, _wait_healthy
+from tests.browser.conftest import REPO_ROOT, serve_dashboard
 from tests.compare.pipeline_runs import PipelineRuns, copy_store
 
 
@@ -21,24 +18,9 @@ def compare_app(tmp_path_factory: pytest.TempPathFactory,
     tmp = tmp_path_factory.mktemp("compare-app")
     store = copy_store(pipeline_runs, tmp / "runs.duckdb")
     runs = pipeline_runs
-    port = _free_port()
-    env = dict(os.environ, FAIRNESS_LAB_STORE=str(store.path), FAIRNESS_LAB_STORE_ROOT=str(tmp),
-               FAIRNESS_LAB_SERVED="1", FAIRNESS_LAB_PREWARM="0", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    with open(tmp / "streamlit.log", "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process)
+    env = {"FAIRNESS_LAB_STORE_ROOT": str(tmp), "FAIRNESS_LAB_SERVED": "1", "FAIRNESS_LAB_PREWARM": "0"}
+    with serve_dashboard(REPO_ROOT, store.path, tmp / "streamlit.log", env) as url:
         yield url, runs, tmp
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_two_decoding_runs_open_with_the_disparity_difference(compare_app, browser_page, artifact_dir: Path) -> None:

@@ -3,15 +3,12 @@ visitor picks it from the generator list (there is no URL field) and the live ca
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import REPO_ROOT, _free_port, _wait_healthy
+from tests.browser.conftest import REPO_ROOT, serve_dashboard
 from tests.endpoint_servers import FakeServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -23,25 +20,12 @@ def served_with_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
     folder = tmp_path_factory.mktemp("served-endpoint")
     (folder / "endpoints.toml").write_text(f'[endpoints.team-llm]\nbase_url = "{fake.base_url}"\n'
                                            'model = "fake-model"\n')
-    port = _free_port()
-    env = dict(os.environ, FAIRNESS_LAB_STORE=str(folder / "runs.duckdb"), FAIRNESS_LAB_SERVED="1",
-               FAIRNESS_LAB_ENDPOINTS=str(folder / "endpoints.toml"), FAIRNESS_LAB_PREWARM="0",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    with open(folder / "streamlit.log", "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-             "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    env = {"FAIRNESS_LAB_SERVED": "1", "FAIRNESS_LAB_ENDPOINTS": str(folder / "endpoints.toml"),
+           "FAIRNESS_LAB_PREWARM": "0"}
     try:
-        _wait_healthy(url, process)
-        yield url, fake
+        with serve_dashboard(REPO_ROOT, folder / "runs.duckdb", folder / "streamlit.log", env) as url:
+            yield url, fake
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
         fake.stop()
 
 

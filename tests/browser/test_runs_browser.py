@@ -7,10 +7,7 @@ with one click, cannot choose another store file, and the crafted id neither bec
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,7 @@ import pytest
 from fairness_core.cli import main
 from fairness_core.jobs import CancelToken, Progress, run_task
 from fairness_core.store import RunStore
-from tests.browser.conftest import REPO_ROOT, _free_port, _wait_healthy
+from tests.browser.conftest import REPO_ROOT, serve_dashboard
 from tests.jobs.slow_task import make_task
 
 CRAFTED = "../../[x](http://example.invalid)"
@@ -56,25 +53,10 @@ def served_store_app(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) 
     root.mkdir()
     store = root / "runs.duckdb"
     _fill_store(store, tiny_gpt2, tmp)
-    port = _free_port()
-    env = dict(os.environ, FAIRNESS_LAB_STORE=str(store), FAIRNESS_LAB_STORE_ROOT=str(root),
-               FAIRNESS_LAB_SERVED="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     log_path = tmp / "streamlit.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process)
+    with serve_dashboard(REPO_ROOT, store, log_path, {"FAIRNESS_LAB_STORE_ROOT": str(root),
+                                                      "FAIRNESS_LAB_SERVED": "1"}) as url:
         yield url, tmp
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
     assert "inotify" not in log_path.read_text()  # the file watcher is off for served use
 
 

@@ -77,7 +77,7 @@ def test_a_failing_batch_marks_the_run_failed_and_keeps_earlier_batches(store: R
 def test_kill_9_mid_run_then_resume_without_duplicates(tmp_path: Path) -> None:
     """SIGKILL a writer half-way; a reader in this process watches it write; then resume."""
     path = tmp_path / "crash.duckdb"
-    env = dict(os.environ, SLOW_TASK_DELAY_S="0.4", PYTHONPATH=str(REPO_ROOT))
+    env = dict(os.environ, SLOW_TASK_DELAY_S="0.8", PYTHONPATH=str(REPO_ROOT))
     writer = subprocess.Popen([sys.executable, "-m", "tests.jobs.slow_task", str(path)], cwd=REPO_ROOT, env=env)
     reader = RunStore(path, lock_timeout_s=30)
     try:

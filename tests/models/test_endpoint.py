@@ -215,7 +215,7 @@ def test_a_missing_key_variable_is_named_not_guessed(monkeypatch: pytest.MonkeyP
 
 
 def test_requests_go_out_concurrently_but_never_more_than_the_in_flight_bound() -> None:
-    server = FakeServer(FakeBehaviour(delay_s=0.2))
+    server = FakeServer(FakeBehaviour(delay_s=0.4))  # long enough that requests overlap on a loaded machine
     try:
         lm = EndpointLM(Endpoint(server.base_url, "fake-model", max_in_flight=3))
         prompts = [f"Prompt {i}" for i in range(12)]

@@ -105,7 +105,7 @@ def test_a_lock_held_too_long_gives_a_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "busy.duckdb"
     RunStore(path).list_runs()
     holder = subprocess.Popen([sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(path)!r}); "
-                               "print('locked', flush=True); time.sleep(5)"], stdout=subprocess.PIPE, text=True)
+                               "print('locked', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         with pytest.raises(StoreBusyError, match=r"busy\.duckdb"):

@@ -31,11 +31,11 @@ def test_the_same_computation_attaches_to_the_running_job_instead_of_starting_a_
     assert second is first
     assert [job.key for job in jobs.running("sweep-")] == [key]
     release.set()
-    jobs.wait(key, 5)
+    jobs.wait(key, 60)
     assert first.result == "rows" and calls == [1]
     assert jobs.running("sweep-") == []
     again = jobs.start(key, work)  # once finished, asking again starts a new job
-    jobs.wait(key, 5)
+    jobs.wait(key, 60)
     assert again is not first and calls == [1, 1]
 
 
@@ -74,7 +74,9 @@ def test_the_eta_counts_in_batch_progress_and_the_time_since_the_last_report() -
     now = time.monotonic()
     # 1 whole batch + half of the next in 10 s, reported 5 s ago: 15 s for 1.5 batches, 2.5 batches left
     job = _job(progress=Progress(1, 4, 10.0, partial=0.5), progress_at=now - 5)
-    assert 25.0 <= jobs.eta_s(job) < 25.5
+    eta = jobs.eta_s(job)
+    # the clock moves on between `now` and the call (a stall on a loaded machine): 5/3 s of estimate per second
+    assert 25.0 <= eta <= 25.0 + (time.monotonic() - now) * 5 / 3 + 0.01
     job.progress_at = now - 20  # no report for 20 s: the batch is slower than thought, the estimate grows
     assert jobs.eta_s(job) > 45.0
     fraction, text = job.describe()
@@ -106,7 +108,7 @@ def test_a_finished_job_records_its_rate_and_the_next_estimate_uses_it() -> None
 
     key = jobs.key_for(kind, {"n": 40})
     jobs.start(key, work, units=40)
-    jobs.wait(key, 10)
+    jobs.wait(key, 60)
     assert jobs.estimate_s(kind, 100) == 20.0  # 8 s for 40 units, measured
     waiting = _job(key=jobs.key_for(kind, {"n": 10}), units=10)  # not started: rate x units
     assert 0.0 < jobs.eta_s(waiting) <= 2.0
@@ -126,7 +128,7 @@ def test_estimates_scale_with_the_load_of_the_moment(load: FixedLoad) -> None:
 
     key = jobs.key_for(kind, {"n": 40})
     assert jobs.start(key, work, units=40, seconds_per_unit=0.5).slowdown == 10.0
-    jobs.wait(key, 10)
+    jobs.wait(key, 60)
     assert jobs.estimate_s(kind, 100) == pytest.approx(20.0, rel=1e-5)  # 0.2 s per unit measured, same load
     load.value = 2.5  # the other job ended
     assert jobs.estimate_s(kind, 100) == pytest.approx(5.0, rel=1e-5)  # 0.2 s per unit x 2.5 / 10
@@ -138,8 +140,10 @@ def test_a_started_job_shows_its_documented_estimate_until_its_progress_revises_
     job = _job(key=jobs.key_for(kind, {"n": 1}), units=100, seconds_per_unit=0.1, slowdown=4.0)
     assert jobs.first_estimate_s(job) == pytest.approx(40.0, rel=1e-5)
     assert jobs.eta_s(job) == pytest.approx(40.0, rel=1e-5)  # queued: the whole estimate is ahead
-    job.begun, job.started = True, time.monotonic() - 10
-    assert 29.0 < jobs.eta_s(job) <= 30.0  # running, no progress yet: less the time spent
+    begun = time.monotonic()
+    job.begun, job.started = True, begun - 10
+    eta = jobs.eta_s(job)
+    assert 29.99 - (time.monotonic() - begun) <= eta <= 30.0  # running, no progress yet: less the time spent
     # 1% done after 10 s: progress alone would say 990 s left; the estimate moves towards it at the pace of
     # ETA_SMOOTHING_S of the job's time (issue 35: a warm-up's first report made the figure jump), not to it
     job.progress, job.progress_at = Progress(0, 2, 10.0, partial=0.02), time.monotonic()
@@ -147,7 +151,7 @@ def test_a_started_job_shows_its_documented_estimate_until_its_progress_revises_
     assert 29.9 < early < 990.0 / 2
     assert "left" in job.describe()[1]
     job.progress = Progress(1, 2, 10.0)  # half done in 10 s: progress alone, 10 s left
-    assert 9.9 < jobs.eta_s(job) < 10.5
+    assert 9.9 < jobs.eta_s(job) < 10.01 + (time.monotonic() - job.progress_at)  # plus the time since the report
 
 
 def test_a_run_answered_from_the_store_or_cancelled_records_no_rate() -> None:
@@ -163,7 +167,7 @@ def test_a_run_answered_from_the_store_or_cancelled_records_no_rate() -> None:
     for n, work in ((1, from_store), (2, cancelled)):
         key = jobs.key_for(kind, {"n": n})
         jobs.start(key, work, units=50)
-        jobs.wait(key, 10)
+        jobs.wait(key, 60)
     assert jobs.estimate_s(kind, 10) is None
 
 
@@ -226,7 +230,7 @@ def test_a_finished_job_logs_its_time_in_the_queue_and_running(caplog) -> None:
     key = jobs.key_for("sweep", {"timing": 1})
     with caplog.at_level(logging.INFO, logger="fairness_core.timing"):
         jobs.start(key, lambda on_progress, cancel: "rows", label="Sweep", units=3)
-        jobs.wait(key, 5)
+        jobs.wait(key, 60)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and not any("TIMING job" in r.getMessage() for r in caplog.records):
             time.sleep(0.01)  # the line is written as the worker finishes, beside the job's end

@@ -1,0 +1,59 @@
+"""The launcher `make run` uses: the default generator starts loading with the server, then Streamlit runs the app."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from ui import serve
+
+
+def test_the_launcher_starts_the_warm_up_and_hands_its_options_to_streamlit_run(monkeypatch: pytest.MonkeyPatch
+                                                                                  ) -> None:
+    from streamlit.web import cli
+
+    started, seen = threading.Event(), []
+    monkeypatch.setenv("FAIRNESS_LAB_PREWARM", "1")
+    monkeypatch.setattr(serve, "warm_up", started.set)
+    monkeypatch.setattr(cli, "main", lambda: seen.append(list(sys.argv)))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    serve.main(["--server.port", "8599", "--server.headless", "true"])
+    assert started.wait(10)
+    assert seen == [["streamlit", "run", str(serve.APP), "--server.port", "8599", "--server.headless", "true"]]
+    assert serve.APP.name == "app.py" and serve.APP.is_file()
+
+
+def test_the_warm_up_is_off_where_the_app_pre_warm_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.web import cli
+
+    monkeypatch.setenv("FAIRNESS_LAB_PREWARM", "0")
+    monkeypatch.setattr(serve, "warm_up", lambda: pytest.fail("warmed up although FAIRNESS_LAB_PREWARM=0"))
+    monkeypatch.setattr(cli, "main", lambda: None)
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    serve.main([])
+    assert serve.prewarm_enabled({}) and not serve.prewarm_enabled({"FAIRNESS_LAB_PREWARM": "0"})
+
+
+def test_the_warm_up_loads_the_page_default_generator_then_takes_the_load_gauges_first_readings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairness_core.decoding as decoding
+    from ui import jobs
+
+    order = []
+
+    class Loading:
+        def join(self) -> None:
+            order.append("loaded")
+
+    def prewarm(model: str) -> Loading:
+        order.append(model)
+        return Loading()
+
+    monkeypatch.setattr(decoding, "prewarm", prewarm)
+    monkeypatch.setattr(jobs.LOAD, "slowdown", lambda: order.append("machine load") or 1.0)
+    monkeypatch.setattr(jobs.SHARE_LOAD, "slowdown", lambda: order.append("core share") or 1.0)
+    serve.warm_up()
+    # the gauges read the machine after the load, not while the model loads
+    assert order == [serve.DEFAULT_GENERATOR, "loaded", "machine load", "core share"]

@@ -1,0 +1,54 @@
+"""Serve the dashboard with the default generator loading from the moment the server starts.
+
+`streamlit run app.py` runs none of the app until a visitor opens a page, so the first visit of the day waited for
+torch, transformers, the generator, the offline scorers and the pages' own imports, one after the other (about
+8 of the 10 s the decoding page's first result took on a warm machine). This launcher starts that work in a
+background thread of the server process (the same process caches the pages read), then hands over to Streamlit's
+own command line, so a visitor who arrives once it is done waits only for the page and the first generation.
+
+    python -m ui.serve [streamlit run options]          (what `make run` does)
+
+FAIRNESS_LAB_PREWARM=0 turns the start-up load off, as it does the app's own pre-warm on the first visit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+DEFAULT_GENERATOR = "smollm2-135m-instruct"
+
+
+def prewarm_enabled(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    return environ.get("FAIRNESS_LAB_PREWARM", "1") != "0"
+
+
+def warm_up() -> None:
+    """What a first visit would otherwise wait for: the generator and its scorers (`decoding.prewarm`, the very
+    load the app starts on a first visit, so the two never load twice), the decoding page's own modules, and the
+    load gauges' first probes (only a gauge's first reading is taken while its caller waits, ~0.5 s; later ones
+    are taken in the background). The probes come after the load, so they read the machine, not the loading."""
+    from fairness_core.decoding import prewarm
+
+    loading = prewarm(DEFAULT_GENERATOR)
+    from ui import decoding_view, jobs  # noqa: F401  pandas, altair, the charts and the page's helpers
+
+    loading.join()
+    jobs.LOAD.slowdown()
+    jobs.SHARE_LOAD.slowdown()
+
+
+def main(argv: list[str] | None = None) -> None:
+    if prewarm_enabled():
+        threading.Thread(target=warm_up, name="warm-up-at-start", daemon=True).start()
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()
