@@ -147,7 +147,7 @@ def test_a_dropped_request_is_reported_and_never_run() -> None:
     pool = WorkerPool(1, on_drop=lambda entry: dropped.append(entry.key))
     started, block, ran = threading.Event(), threading.Event(), []
     pool.submit("teacher", "sweep-1", SWEEP, lambda: (started.set(), block.wait(60)))
-    # The one worker must be busy before the live requests arrive; otherwise it may take live-1 before live-2 replaces it
+    # the one worker must be busy before the live requests arrive, else it may take live-1 before live-2 replaces it
     assert started.wait(10)
     pool.submit("ana", "live-1", LIVE, lambda: ran.append("live-1"))
     pool.submit("ana", "live-2", LIVE, lambda: ran.append("live-2"))
