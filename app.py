@@ -210,8 +210,9 @@ def sidebar() -> None:
 
 @st.cache_resource(show_spinner=False, max_entries=1)
 def prewarm_default_generator() -> None:
-    """Start loading (first time: converting) the offline generator in a background thread at app start,
-    so the decoding page's first live move does not wait ~25 s for it. Off with FAIRNESS_LAB_PREWARM=0."""
+    """Start loading (first time: converting) the offline generator in a background thread on the app's first
+    visit, so the decoding page's first live move does not wait ~25 s for it; served by `make run` (`ui.serve`)
+    the load began when the server started, and this finds it under way or done. Off with FAIRNESS_LAB_PREWARM=0."""
     import os
 
     if os.environ.get("FAIRNESS_LAB_PREWARM", "1") != "0":

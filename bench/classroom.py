@@ -291,7 +291,10 @@ def run_one(n: int, args: argparse.Namespace) -> str:
                 cwd=args.app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
         monitor = Monitor(server.pid)
         try:
-            wait_healthy(port, server)
+            try:
+                wait_healthy(port, server)
+            except RuntimeError as error:
+                raise RuntimeError(f"{error}; the server's log ends:\n{log_path.read_text()[-3000:]}") from None
             asyncio.run(warm_up(port, args.timeout))  # the teacher opens the page first: the model is loaded
             start_rss, _ = rss_and_threads(server.pid)
             monitor.start()

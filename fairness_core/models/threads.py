@@ -11,7 +11,7 @@ on one thread for the rest of its life.
 The policy (`model_threads`), used by every backend call that runs a model:
 
 - **per call, from the measured load**: the runnable threads of other work right now — the kernel's count of
-  runnable threads (/proc/loadavg) minus the one taking the reading, the smallest of a few readings over ~4 ms
+  runnable threads (/proc/loadavg) minus the one taking the reading, the smallest of a few readings over ~10 ms
   (an OpenMP worker of this thread's previous call may still spin for a few ms before it sleeps; other work that
   keeps a core busy shows in every reading) — and the cores this process may use (its CPU affinity). The
   1-minute load average is not used: it counts this process's own recent model calls, so a slider move after a
@@ -27,7 +27,7 @@ The policy (`model_threads`), used by every backend call that runs a model:
 - **restored after the call**: the thread's count before it, so code outside the model layer sees no change.
 
 A decision is reused for `REUSE_S` seconds in the same thread (a live slider move makes a few model calls in a
-row; measuring takes ~4 ms). `FAIRNESS_TORCH_THREADS=N`, or else `OMP_NUM_THREADS=N`, fixes the count
+row; measuring takes ~10 ms). `FAIRNESS_TORCH_THREADS=N`, or else `OMP_NUM_THREADS=N`, fixes the count
 (a pinned deployment, a benchmark, reproducing a figure).
 """
 
@@ -42,8 +42,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-#: Readings of the runnable count per decision, and the pause between them (seconds).
-SAMPLES, SAMPLE_PAUSE_S = 3, 0.002
+#: Readings of the runnable count per decision, and the pause between them (seconds): ~10 ms in all, because the
+#: OpenMP worker of this thread's own previous call spins for ~5 ms after it (measured: readings taken 0-2 ms
+#: after a two-thread product saw one other runnable thread, from 5 ms on none), and a call that follows another
+#: at once (a benchmark's sides, batches back to back) would otherwise take its own idle worker for other work.
+SAMPLES, SAMPLE_PAUSE_S = 4, 0.0035
 #: A thread reuses its last decision for this long (seconds).
 REUSE_S = 1.0
 #: Environment variable that fixes the thread count of every model call.
