@@ -10,6 +10,8 @@ import pytest
 from tests.browser.conftest import REPO_ROOT, serve_dashboard
 from tests.compare.pipeline_runs import PipelineRuns, copy_store
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium: not in `make test-fast`
+
 
 @pytest.fixture(scope="module")
 def compare_app(tmp_path_factory: pytest.TempPathFactory,

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fairness_core.cli import main
 from tests.compare.pipeline_runs import PipelineRuns, copy_store
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium: not in `make test-fast`
 
 
 def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, browser_page, artifact_dir: Path,

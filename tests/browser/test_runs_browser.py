@@ -21,6 +21,8 @@ from fairness_core.store import RunStore
 from tests.browser.conftest import REPO_ROOT, serve_dashboard
 from tests.jobs.slow_task import make_task
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium: not in `make test-fast`
+
 CRAFTED = "../../[x](http://example.invalid)"
 
 
