@@ -16,14 +16,15 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 DEFAULT_GENERATOR = "smollm2-135m-instruct"
 
 
-def prewarm_enabled(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
-    return environ.get("FAIRNESS_LAB_PREWARM", "1") != "0"
+def prewarm_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    return (os.environ if environ is None else environ).get("FAIRNESS_LAB_PREWARM", "1") != "0"
 
 
 def warm_up() -> None:
