@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import common, presenter
+from ui import common, presenter, serve
 
 ROOT = Path(__file__).resolve().parent
 #: tall enough that Streamlit wraps a cell (it wraps only above 4rem = 64 px): the "why" reasons run to 84 chars
@@ -213,12 +213,10 @@ def prewarm_default_generator() -> None:
     """Start loading (first time: converting) the offline generator in a background thread on the app's first
     visit, so the decoding page's first live move does not wait ~25 s for it; served by `make run` (`ui.serve`)
     the load began when the server started, and this finds it under way or done. Off with FAIRNESS_LAB_PREWARM=0."""
-    import os
-
-    if os.environ.get("FAIRNESS_LAB_PREWARM", "1") != "0":
+    if serve.prewarm_enabled():
         from fairness_core.decoding import prewarm
 
-        prewarm("smollm2-135m-instruct")
+        prewarm(serve.DEFAULT_GENERATOR)
 
 
 # an emoji favicon is drawn in the browser (a :material/…: icon is fetched from fonts.gstatic.com: a request off
