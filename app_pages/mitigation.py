@@ -95,18 +95,24 @@ if mode.startswith("Train"):
                                "distillation loss (Eq. 5), how far the adapted metric drifts from the original on "
                                "ordinary sentence pairs — it should stay small. Faint lines are single steps.")
 elif mode.startswith("Use"):
-    stored = mit.list_adapters()
     upload = st.file_uploader("Import an adapter file (from `mitigate export` or another lab)", type=["safetensors"],
                               key="mit_upload")
     if upload is not None:
         try:
             imported = mit.import_adapter(upload.getvalue(), upload.name)  # bytes, never a path
-            st.caption(common.escape_markdown(f"Imported adapter {imported['id']}."))
-            stored = mit.list_adapters()
+            fits = imported["backbone"].get("task") == mit.BACKBONE_TASK[metric]
+            st.caption(common.escape_markdown(
+                f"Imported adapter {imported['id']}." + ("" if fits else
+                f" It belongs to a {imported['backbone'].get('task')} backbone, which {metric} does not use: choose "
+                "its metric above to compare it.")))
         except mit.MitigationError as error:
             st.error(common.escape_markdown(str(error)))
+    # only adapters this metric can wear: another metric's backbone is of another kind (an encoder, a causal LM)
+    stored = mit.list_adapters(metric=metric)
     if not stored:
-        st.info("No adapter is stored here yet: train one, or import a file a teacher exported.")
+        others = len(mit.list_adapters()) - len(stored)
+        st.info(f"No {metric} adapter is stored here yet: train one, or import a file a teacher exported."
+                + (f" ({others} stored for other metrics: choose their metric above.)" if others else ""))
         st.stop()
     adapter = st.selectbox("Adapter", [a["id"] for a in stored], key="mit_adapter",
                            format_func=lambda i: next(f"{i} ({a['backbone'].get('label')}, {a['attribute']}, "

@@ -23,6 +23,29 @@ import pytest
 
 from fairness_core.store import RunStore
 
+
+def _isolated_cache() -> None:
+    """Each test process gets a cache folder of its own (adapters, training data, file hashes), so no test sees what
+    a user trained or imported on this machine: a stored BARTScore adapter once changed what the Mitigation page
+    listed and failed CI. Only the derived model copies that take ~20 s each to make (GGUF conversions, the served
+    model's folder) are shared with the user's cache, by link: they are keyed by the source file's identity."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from fairness_core import config
+
+    shared = config.cache_dir()  # the user's (FAIRNESS_LAB_CACHE or ~/.cache/fairness-lab), before it is replaced
+    own = Path(tempfile.mkdtemp(prefix="fairness-lab-test-cache-"))
+    for derived in ("gguf", "served"):
+        (shared / derived).mkdir(parents=True, exist_ok=True)
+        (own / derived).symlink_to(shared / derived, target_is_directory=True)
+    os.environ[config.CACHE_ENV] = str(own)
+    atexit.register(shutil.rmtree, own, True)  # removes the links, never what they point to
+
+
+_isolated_cache()
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 

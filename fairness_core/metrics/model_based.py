@@ -46,11 +46,12 @@ class ModelMetric(Metric):
         MetricOptionError in one sentence for an unknown id or an adapter of another backbone."""
         from fairness_core.metrics.base import MetricOptionError
         from fairness_core.models.adapters import AdapterError, check_backbone, read_adapter
+        from fairness_core.models.interfaces import ModelUnavailableError
 
         try:
             info = read_adapter(str(self.adapter_id))
             check_backbone(info, self.model_spec(), self.model_id)
-        except AdapterError as error:
+        except (AdapterError, ModelUnavailableError) as error:  # the latter: a backbone of another kind (task)
             raise MetricOptionError(f"{self.name}: {error}") from None
         return info
 

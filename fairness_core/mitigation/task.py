@@ -22,6 +22,7 @@ from typing import Any
 
 from fairness_core.jobs import CancelToken, Progress, Task, run_task
 from fairness_core.mitigation.data import BUILDER_VERSION, TrainingData, TrainingDataError, training_data
+from fairness_core.mitigation.options import BACKBONE_TASK
 from fairness_core.mitigation.request import MitigationError, TrainRequest, Variant
 from fairness_core.mitigation.training import (
     GRAD_CLIP,
@@ -389,13 +390,16 @@ def import_adapter(data: bytes, name: str = "upload") -> dict[str, Any]:
         raise MitigationError(str(error)) from None
 
 
-def list_adapters(model: str | None = None) -> list[dict[str, Any]]:
-    """Adapters in the cache directory (those of backbone `model` only, when given)."""
+def list_adapters(model: str | None = None, metric: str | None = None) -> list[dict[str, Any]]:
+    """Adapters in the cache directory: those of backbone `model` only, and those a `metric` can wear only (its
+    backbone's task: an encoder's adapter for BERTScore, a causal LM's for BARTScore), when given."""
     from fairness_core.models.adapters import list_adapters as listed
 
     out = [info.describe() for info in listed()]
     if model:
         out = [a for a in out if model in (a["backbone"].get("label"), a["backbone"].get("source"))]
+    if metric:
+        out = [a for a in out if a["backbone"].get("task") == BACKBONE_TASK[metric]]
     return out
 
 

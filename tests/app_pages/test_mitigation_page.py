@@ -78,7 +78,7 @@ def test_adapters_are_imported_from_bytes_and_bad_files_are_one_sentence(page: A
     page.session_state["mit_mode"] = "Use a stored adapter"
     page.run()
     assert not page.exception, page.exception
-    assert any("No adapter is stored here yet" in shown(i.value) for i in page.info)
+    assert any("No bertscore adapter is stored here yet" in shown(i.value) for i in page.info)
     # AppTest has no file_uploader element: the page's import is the face's, which takes bytes and a name
     from fairness_core import mitigation
 
@@ -104,3 +104,26 @@ def test_a_cancelled_training_says_what_is_kept_not_that_results_below_are_parti
     assert not any("results below are partial" in line for line in said), said
     assert len([line for line in said if line.startswith("Training was cancelled")]) == 1, said
     assert not page.success  # no adapter from a partial training
+
+
+def test_another_metrics_adapter_is_not_offered_for_this_metric(page: AppTest, tmp_path: Path) -> None:
+    """CI, round 5: a BARTScore adapter in the cache was listed under BERTScore, and choosing it raised "... is
+    causal-lm, not encoder" as an exception box. Only adapters of the metric's kind of backbone are listed now."""
+    from fairness_core.models import adapters
+    from fairness_core.models.loading import load_hf
+    from fairness_core.models.spec import ModelSpec
+    from tests.tiny_models import build_tiny_llama
+
+    spec = ModelSpec(str(build_tiny_llama(tmp_path / "llama")), "causal-lm")
+    model, _ = load_hf(spec)
+    config = adapters.AdapterConfig(4)
+    adapters.save_adapter("bartscore-tiny-gender-0000000000", adapters.state_dict(adapters.attach(model, config)),
+                          {"id": "bartscore-tiny-gender-0000000000", "adapter": config.manifest(),
+                           "backbone": adapters.backbone_manifest(spec, model.config, "tiny")})
+    page.session_state["mit_mode"] = "Use a stored adapter"
+    page.run()
+    assert not page.exception, page.exception
+    said = [shown(i.value) for i in page.info]
+    assert any("No bertscore adapter is stored here yet" in line and "(1 stored for other metrics" in line
+               for line in said), said
+    assert "Adapter" not in [box.label for box in page.selectbox]

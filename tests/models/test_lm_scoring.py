@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairness_core.models import ModelSpec, load_model
+from fairness_core.models import ModelSpec
 from fairness_core.models import lm_scoring as L
 from fairness_core.models.threads import model_threads
 from fairness_core.translation.backbones import CausalLMBackbone, ScoreRequest
@@ -22,25 +22,28 @@ from tests.tiny_models import CORPUS, build_tiny_llama
 TEMPLATE = "Paraphrase the sentence.\nSentence: {}\nParaphrase:"
 
 
-def _plain_linears(model):
-    """The model with torch's own linear layers: oneDNN (models/cpu_linear.py) builds a kernel for every new
-    shape, ~10 ms each, which is all of a tiny model's time when every batch has another width. The scoring path
-    does not depend on the kernel (cpu_linear's probe checks both agree)."""
+def _plain_linears(spec: ModelSpec):
+    """A model of its own (never the process cache's: `restore` would change it for every later test on this worker)
+    with torch's own linear layers: oneDNN (models/cpu_linear.py) builds a kernel for every new shape, ~10 ms each,
+    which is all of a tiny model's time when every batch has another width. The scoring path does not depend on the
+    kernel (cpu_linear's probe checks both agree)."""
     from fairness_core.models.cpu_linear import restore
+    from fairness_core.models.hf import BACKENDS
 
+    model = BACKENDS[spec.task](spec)
     restore(model.model)
     return model
 
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory):
-    return _plain_linears(load_model(ModelSpec(str(build_tiny_llama(tmp_path_factory.mktemp("llama"),
-                                                                    chat_template=True)), "causal-lm")))
+    return _plain_linears(ModelSpec(str(build_tiny_llama(tmp_path_factory.mktemp("llama"), chat_template=True)),
+                                    "causal-lm"))
 
 
 @pytest.fixture(scope="module")
 def gpt2(tiny_gpt2: Path):
-    return _plain_linears(load_model(ModelSpec(str(tiny_gpt2), "causal-lm")))
+    return _plain_linears(ModelSpec(str(tiny_gpt2), "causal-lm"))
 
 
 def _plain(model, context: list[int], continuation: list[int]) -> tuple[np.ndarray, np.ndarray]:
