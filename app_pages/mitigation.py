@@ -111,8 +111,9 @@ elif mode.startswith("Use"):
     stored = mit.list_adapters(metric=metric)
     if not stored:
         others = len(mit.list_adapters()) - len(stored)
-        st.info(f"No {metric} adapter is stored here yet: train one, or import a file a teacher exported."
-                + (f" ({others} stored for other metrics: choose their metric above.)" if others else ""))
+        st.info(common.escape_markdown(
+            f"No {metric} adapter is stored here yet: train one, or import a file a teacher exported."
+            + (f" ({others} stored for other metrics: choose their metric above.)" if others else "")))
         st.stop()
     adapter = st.selectbox("Adapter", [a["id"] for a in stored], key="mit_adapter",
                            format_func=lambda i: next(f"{i} ({a['backbone'].get('label')}, {a['attribute']}, "

@@ -37,8 +37,7 @@ def test_the_report_draws_its_charts_with_the_network_blocked(tmp_path: Path, br
     charts = page.locator("div.chart")
     assert charts.count() == 4  # the disparity, every line-up, then one estimates chart per run
     for index in range(charts.count()):
-        charts.nth(index).locator("svg.main-svg").first.wait_for(state="attached", timeout=30_000)
-        assert charts.nth(index).locator("g.trace").count() >= 1, f"chart {index} drew no trace"
+        charts.nth(index).locator("g.trace").first.wait_for(state="attached", timeout=30_000)  # drew a trace
     assert [url for url in requested if not url.startswith("file://")] == []
     assert errors == []
     body = page.locator("body").inner_text()
