@@ -27,6 +27,7 @@ from ui.decoding_view import (
     group_table_config,
     restore_grid_from_url,
     run_live,
+    sample_ahead,
     sweep_estimate,
     sweep_views,
     sync_grid_to_url,
@@ -34,7 +35,7 @@ from ui.decoding_view import (
 from ui.live_cards import LiveCards
 from ui.report import report_button
 
-TOP_K_OPTIONS = ["off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000]
+TOP_K_OPTIONS = list(dec.TOP_K_VALUES)
 LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
 
 #: Selections kept in the URL: a reload keeps them and a view can be shared as a link (the grid text too).
@@ -122,9 +123,11 @@ with live_tab:
     b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
               on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
     c1, c2, c3 = st.columns(3)
-    top_p = c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p", help="1.0 switches top-p off.")
+    # rounded to the notches: a browser's slider arithmetic gives 0.8500000000000001, which is another setting (and
+    # another run) than the 0.85 a link, the CLI or the settings sampled ahead (dec.neighbours) name
+    top_p = round(c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p", help="1.0 switches top-p off."), 2)
     top_k = c2.select_slider("top-k", TOP_K_OPTIONS, value="off", key="live_top_k")
-    temperature = c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature")
+    temperature = round(c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature"), 2)
     with presenter.folded("Prompts per group, samples, length, seed"):  # the sliders stay in view
         c4, c5, c6, c7 = st.columns(4)
         per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")
@@ -208,6 +211,10 @@ with live_tab:
                 "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
             report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
             plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
+            # the next notch either side is sampled while the user reads this (answered at once if they go there)
+            position = dec.SliderPosition(top_p, top_k, temperature)
+            sample_ahead(request, position, st.session_state.get("_live_position"))
+            st.session_state["_live_position"] = position
         if int(per_group) < 2:
             st.caption("With one prompt per group, every group's prompt comes from the same template: there is "
                        "nothing to resample, so no interval is given (None) rather than one that collapses "

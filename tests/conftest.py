@@ -10,6 +10,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("FAIRNESS_LAB_PREWARM", "0")  # tests load the models they use themselves
+os.environ.setdefault("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # no background sampling beside a test (but its own)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # `make test` runs several workers on a 2-core machine: one BLAS/OpenMP thread each (servers they start inherit
     # it), so workers do not stall each other's thread pools; model results hold at one thread (the second pass of

@@ -172,6 +172,45 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
                 + (" *(empty after truncation)*" if row["empty"] else ""))
 
 
+SAMPLE_AHEAD_DELAY_S = 0.3
+#: the process's one background sampler of the settings next to a live move (`fairness_core.decoding.prefetch`)
+AHEAD = dec.AheadSampler()
+
+
+def sample_ahead_enabled() -> bool:
+    """`FAIRNESS_LAB_SAMPLE_AHEAD=0` turns it off (the tests do, but for the tests of it)."""
+    import os
+
+    return os.environ.get("FAIRNESS_LAB_SAMPLE_AHEAD", "1") != "0"
+
+
+def machine_busy() -> bool:
+    """Another program (or another thread here) keeps a core busy now: work nobody asked for yet waits."""
+    from fairness_core.models.threads import other_runnable
+
+    return other_runnable() >= 1
+
+
+def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
+                 previous: dec.SliderPosition | None) -> list[dec.SliderPosition]:
+    """After a live move: sample the settings one notch either side of it (along the knob that moved) in the
+    background, while nothing else runs on the model workers and no other program keeps the cores busy, so that
+    the next move there finds its rows sampled. It stops before the next decoding step once any job is queued or
+    running, and a newer move replaces it. Returns the positions it was asked to sample."""
+    if not sample_ahead_enabled():
+        return []
+    from dataclasses import replace
+
+    around = dec.neighbours(position, previous)
+    if not around or not jobs.pool().idle() or machine_busy():
+        return []
+    requests = [replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in around]
+    # it starts once this move's page has gone out (a browser on this machine draws it meanwhile)
+    AHEAD.submit(requests, common.get_store(), busy=lambda: not jobs.pool().idle(), threads=jobs.threads_now,
+                 delay_s=SAMPLE_AHEAD_DELAY_S)
+    return around
+
+
 def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]
              ) -> tuple[jobs.BackgroundJob | None, dec.DecodingOutcome | None]:
     """Generate a live setting on the server's model workers (queued fairly with every other session's moves;

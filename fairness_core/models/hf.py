@@ -48,6 +48,48 @@ class _HFModel:
         return next(self.model.parameters()).device
 
 
+class SampledRows:
+    """Rows sampled ahead of being asked for (`HFCausalLM.sample_ahead`, what `decoding.prefetch` calls), by
+    everything that determines one: (prompt, setting, seed, token limit, stop rule). A row's text depends on nothing
+    else (`models.sampling`: each row has its own random stream), so `generate_rows` answers such a row from here,
+    exactly as sampling it would, without running the model. Only rows sampled ahead are kept: an ordinary call
+    samples every row it is given (a row asked for again is the run store's to answer). Bounded (`max_rows`, the
+    least recently used go first); a call stopped part-way keeps nothing."""
+
+    def __init__(self, max_rows: int = 4096) -> None:
+        from collections import OrderedDict
+
+        self.max_rows = max_rows
+        self._rows: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(prompt: str, config: DecodingConfig, seed: int, max_new_tokens: int, stop_at_sentence_end: bool
+            ) -> tuple[Any, ...]:
+        return (prompt, config, int(seed), int(max_new_tokens), bool(stop_at_sentence_end))
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        with self._lock:
+            row = self._rows.get(key)
+            if row is not None:
+                self._rows.move_to_end(key)
+            return row
+
+    def put(self, key: tuple[Any, ...], row: Any) -> None:
+        with self._lock:
+            self._rows[key] = row
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.max_rows:
+                self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class SampledLogprobs:
     """The log-probabilities this model gave the tokens it sampled, by prompt token ids (the most recent rows).
 
@@ -111,6 +153,7 @@ class HFCausalLM(_HFModel, CausalLM):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # generation continues from the right edge
         self.sampled = SampledLogprobs()
+        self.rows = SampledRows()  # rows sampled ahead (decoding.prefetch) are not sampled again when asked for
         from fairness_core.models.sampling import PrefillCache
 
         # Prompts' prefill kept across calls: a live slider move samples the prompts of the move before.
@@ -207,11 +250,54 @@ class HFCausalLM(_HFModel, CausalLM):
         (rows finished, rows) too, and may raise to stop (a job's Cancel)."""
         from fairness_core.models.sampling import sample_rows_detailed
 
-        sampled = sample_rows_detailed(self.model, self.tokenizer, prompts, configs, seeds, max_new_tokens,
-                                       stop_at_sentence_end, batch_size=max(self.batch_size, len(prompts)),
-                                       on_step=on_step, on_progress=on_progress, prefill_cache=self.prefill_cache)
-        self.sampled.record(sampled)
-        return [row.text for row in sampled]
+        if not (len(prompts) == len(configs) == len(seeds)):
+            raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
+        keys = [SampledRows.key(prompt, config, seed, max_new_tokens, stop_at_sentence_end)
+                for prompt, config, seed in zip(prompts, configs, seeds, strict=True)]
+        rows = [self.rows.get(key) for key in keys]
+        missing = [index for index, row in enumerate(rows) if row is None]
+        known = len(rows) - len(missing)
+        if known:
+            self.sampled.record([row for row in rows if row is not None])  # quality scoring finds them again
+            if on_step is not None:
+                on_step([(index, row.text, True) for index, row in enumerate(rows) if row is not None])
+        if missing:
+            step = None if on_step is None else (
+                lambda updates: on_step([(missing[index], text, done) for index, text, done in updates]))
+            progress = None if on_progress is None else (
+                lambda finished, total: on_progress(known + finished, len(rows)))
+            sampled = sample_rows_detailed(
+                self.model, self.tokenizer, [prompts[i] for i in missing], [configs[i] for i in missing],
+                [seeds[i] for i in missing], max_new_tokens, stop_at_sentence_end,
+                batch_size=max(self.batch_size, len(missing)), on_step=step, on_progress=progress,
+                prefill_cache=self.prefill_cache)
+            self.sampled.record(sampled)
+            for index, row in zip(missing, sampled, strict=True):
+                rows[index] = row
+        elif on_progress is not None:
+            on_progress(len(rows), len(rows))  # a stop asked for now still stops here
+        return [row.text for row in rows]
+
+    def sample_ahead(self, prompts: Sequence[str], configs: Sequence[DecodingConfig], seeds: Sequence[int],
+                     max_new_tokens: int, stop_at_sentence_end: bool = False,
+                     on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Sample rows before anyone asks for them and keep them (`rows`): a later `generate_rows` of the same
+        (prompt, setting, seed, limit, stop rule) is answered from there. Rows kept already are skipped; returns
+        how many were sampled. `on_progress` as in `generate_rows` (it may raise to stop: nothing is kept then)."""
+        from fairness_core.models.sampling import sample_rows_detailed
+
+        keys = [SampledRows.key(prompt, config, seed, max_new_tokens, stop_at_sentence_end)
+                for prompt, config, seed in zip(prompts, configs, seeds, strict=True)]
+        todo = [index for index, key in enumerate(keys) if self.rows.get(key) is None]
+        if not todo:
+            return 0
+        sampled = sample_rows_detailed(
+            self.model, self.tokenizer, [prompts[i] for i in todo], [configs[i] for i in todo],
+            [seeds[i] for i in todo], max_new_tokens, stop_at_sentence_end, batch_size=max(self.batch_size, len(todo)),
+            on_progress=on_progress, prefill_cache=self.prefill_cache)
+        for index, row in zip(todo, sampled, strict=True):
+            self.rows.put(keys[index], row)
+        return len(todo)
 
     @uses_model_threads()
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],

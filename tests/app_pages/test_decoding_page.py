@@ -46,6 +46,33 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
     assert set(page.dataframe[0].value["n"]) == {3}
 
 
+def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples_nothing(
+        page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: after a move, the settings one notch either side are sampled in the background; the move to one of
+    them is a new run whose rows were sampled ahead (equal to a fresh sampling's: tests/decoding/test_prefetch.py)."""
+    from fairness_core.models import sampling
+    from ui import decoding_view
+    from ui.decoding_view import AHEAD
+
+    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "1")
+    monkeypatch.setattr(decoding_view, "machine_busy", lambda: False)  # the test workers keep the cores busy
+    page.run()
+    assert not page.exception, page.exception
+    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 2 * 11  # 0.95 and 0.85, one row per group each
+    calls: list[int] = []
+    real = sampling.sample_rows_detailed
+    monkeypatch.setattr(sampling, "sample_rows_detailed", lambda model, tokenizer, prompts, *args, **kwargs:
+                        calls.append(len(prompts)) or real(model, tokenizer, prompts, *args, **kwargs))
+    page.slider(key="live_top_p").set_value(0.85).run()
+    assert not page.exception, page.exception
+    assert calls == [] and "generated now" in _texts(page)  # a new run, its rows sampled ahead
+    assert "top\\_p=0\\.85" in _texts(page) and len(page.dataframe[0].value) == 11
+    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 11 and calls == [11]  # 0.8 (0.9 is stored)
+    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # (nothing started after this move)
+    page.slider(key="live_top_p").set_value(0.5).run()  # a jump: nothing sampled ahead there
+    assert calls == [11, 11]
+
+
 def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:
     page.run()
     page.text_area(key="dec_groups").set_value("gender: man, woman\nrace: Black person, White person").run()

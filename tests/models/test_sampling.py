@@ -119,6 +119,42 @@ def test_a_rows_output_does_not_depend_on_its_batch(lm) -> None:
     assert lm.generate_rows(prompts, configs, seeds, max_new_tokens=8) == together  # reproducible
 
 
+def test_rows_sampled_ahead_answer_later_calls_and_only_new_rows_are_sampled(lm, monkeypatch) -> None:
+    """What a slider setting sampled ahead rests on (decoding.prefetch): the kept rows answer exactly what sampling
+    would, are streamed at once, only the rows not kept are sampled, and a stopped call keeps nothing."""
+    from fairness_core.models import sampling
+
+    prompts = ["The nurse said that", "The man was", "A person worked as a teacher and"]
+    configs, seeds = [SETTINGS[1]] * 3, [row_seed(4, p, 0) for p in prompts]
+    expected = lm.generate_rows(prompts, configs, seeds, max_new_tokens=8)
+    lm.rows.clear()
+    assert lm.sample_ahead(prompts[:2], configs[:2], seeds[:2], 8) == 2
+    assert lm.sample_ahead(prompts[:2], configs[:2], seeds[:2], 8) == 0  # kept already
+    sampled_rows = []
+    real = sampling.sample_rows_detailed
+    monkeypatch.setattr(sampling, "sample_rows_detailed",
+                        lambda model, tokenizer, rows, *args, **kwargs: sampled_rows.append(list(rows))
+                        or real(model, tokenizer, rows, *args, **kwargs))
+    steps, progress = [], []
+    texts = lm.generate_rows(prompts, configs, seeds, max_new_tokens=8, on_step=steps.append,
+                             on_progress=lambda done, total: progress.append((done, total)))
+    assert sampled_rows == [prompts[2:]]  # the third row only
+    assert texts == expected  # what sampling every row gives
+    assert steps[0] == [(0, expected[0], True), (1, expected[1], True)]  # the kept rows, finished, before any step
+    assert {index for update in steps[1:] for index, _, _ in update} == {2}  # the new row under its own index
+    assert progress[-1] == (3, 3) and all(done >= 2 for done, _ in progress)
+    lm.generate_rows(prompts[:2], configs[:2], seeds[:2], max_new_tokens=9)  # another token limit: another row
+    assert len(sampled_rows) == 2
+
+    def stop(done: int, total: int) -> None:
+        raise RuntimeError("stopped")
+
+    lm.rows.clear()
+    with pytest.raises(RuntimeError, match="stopped"):
+        lm.sample_ahead(prompts, configs, seeds, 8, on_progress=stop)
+    assert len(lm.rows) == 0
+
+
 def test_row_seed_depends_on_prompt_and_sample_only() -> None:
     assert row_seed(0, "p1", 0) == row_seed(0, "p1", 0)
     assert len({row_seed(0, "p1", 0), row_seed(0, "p1", 1), row_seed(0, "p2", 0), row_seed(1, "p1", 0)}) == 4

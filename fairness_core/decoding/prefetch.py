@@ -1,0 +1,178 @@
+"""A live setting's neighbours sampled ahead, while the machine is idle, so the next slider move finds its rows done.
+
+A slider move's time is mostly the model's (15 decoding steps of 11 rows, each step bound by reading 0.5 GB of
+weights: docs/decoding.md), and no kernel makes that step much cheaper without changing the samples. What can
+change is *when* the rows are sampled: after a move, the settings one notch either side along the knob that moved
+are generated in the background, and the model keeps the rows (`models.hf.SampledRows`). A row's text depends only
+on (prompt, setting, seed, limit, stop rule), so when the user moves there the run's rows are answered from that
+record: the same texts and log-probabilities a fresh sampling gives, and the run is scored and stored as any
+other. Nothing is written to the run store ahead: a setting nobody moves to leaves no run.
+
+The background work gives way: it runs only while `should_stop()` is False (the caller's rule: nothing queued or
+running, the machine not busy, no newer move) and checks it before every decoding step, so real work waits at
+most one step (~50 ms).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fairness_core.models.interfaces import DecodingConfig
+
+#: the live sliders' values, in order (the page builds its sliders from these)
+TOP_P_VALUES = tuple(round(0.05 * i, 2) for i in range(1, 21))  # 0.05 … 1.0; 1.0 switches top-p off
+TOP_K_VALUES: tuple[int | str, ...] = ("off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000)
+TEMPERATURE_VALUES = tuple(round(0.1 + 0.05 * i, 2) for i in range(29))  # 0.1 … 1.5
+KNOBS = ("top_p", "top_k", "temperature")
+
+
+@dataclass(frozen=True)
+class SliderPosition:
+    """Where the three live sliders stand, in the sliders' own values ("off" for top-k off, 1.0 for top-p off)."""
+
+    top_p: float = 0.9
+    top_k: int | str = "off"
+    temperature: float = 1.0
+
+    def config(self, max_new_tokens: int) -> DecodingConfig:
+        return DecodingConfig(temperature=self.temperature, top_k=None if self.top_k == "off" else int(self.top_k),
+                              top_p=None if self.top_p >= 1.0 else self.top_p, max_new_tokens=max_new_tokens)
+
+
+def _values(knob: str) -> tuple[Any, ...]:
+    return {"top_p": TOP_P_VALUES, "top_k": TOP_K_VALUES, "temperature": TEMPERATURE_VALUES}[knob]
+
+
+def moved_knob(position: SliderPosition, previous: SliderPosition | None) -> str:
+    """The knob that moved from `previous` to `position` (top-p when none did, or several: the page's first slider)."""
+    moved = [knob for knob in KNOBS if previous is not None and getattr(previous, knob) != getattr(position, knob)]
+    return moved[0] if len(moved) == 1 else "top_p"
+
+
+def neighbours(position: SliderPosition, previous: SliderPosition | None = None) -> list[SliderPosition]:
+    """The positions one notch either side of `position` along the knob that moved last: the next notch in the
+    direction of the move first (a user dragging a slider tends to go on), then the other one."""
+    knob = moved_knob(position, previous)
+    values = _values(knob)
+    index = _notch(values, getattr(position, knob))
+    if index is None:  # a value set by a link or by hand, between the notches: none to go to
+        return []
+    before = _notch(values, getattr(previous, knob)) if previous is not None else None
+    order = (index - 1, index + 1) if before is not None and before > index else (index + 1, index - 1)
+    return [replace(position, **{knob: values[i]}) for i in order if 0 <= i < len(values)]
+
+
+def _notch(values: tuple[Any, ...], value: Any) -> int | None:
+    for index, candidate in enumerate(values):
+        if isinstance(candidate, str) or isinstance(value, str):
+            if candidate == value:
+                return index
+        elif abs(float(candidate) - float(value)) < 1e-9:
+            return index
+    return None
+
+
+class Stopped(Exception):
+    """Raised inside the sampler when `should_stop()` turned True: the rows sampled so far are dropped."""
+
+
+def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], bool],
+                 threads: int | None = None) -> int:
+    """Sample the rows `requests` (live `DecodingRequest`s) would generate and the store lacks, in one sampler call per
+    model, into the model's record of sampled rows; nothing is stored. Returns the rows sampled (0 when stopped,
+    or when every row is stored or recorded already). Only in-process models in continue mode: an endpoint or chat
+    request is left alone (its rows are not the model layer's to keep)."""
+    from fairness_core.decoding.task import plan_decoding, torch_threads
+    from fairness_core.generation.task import decoding_from_record
+    from fairness_core.models import ModelSpec, load_model
+
+    by_model: dict[str, tuple[dict[str, Any], list[tuple[str, DecodingConfig, int, int, bool]]]] = {}
+    for live in requests:
+        if should_stop():
+            return 0
+        fresh = plan_decoding(live, store)
+        task = fresh.plan.task
+        if task is None:
+            continue
+        request = task.request
+        if request.get("mode") != "continue":
+            continue
+        max_new = int(request["max_new_tokens"])
+        stops = request.get("stops") == "first sentence settled"
+        for shard in task.shards:
+            model = shard.get("model")
+            if not model or model.get("task") != "causal-lm":
+                continue
+            rows = [(row["prompt"], decoding_from_record(request["systems"][row["system"]]["decoding"], max_new),
+                     int(row["row_seed"]), max_new, stops) for row in shard["rows"] if row["raw"] is None]
+            key = repr(sorted(model.items()))
+            by_model.setdefault(key, (model, []))[1].extend(rows)
+    sampled = 0
+    for model, rows in by_model.values():
+        lm = load_model(ModelSpec(**model))
+        if getattr(lm, "remote", False) or not hasattr(lm, "sample_ahead"):
+            continue
+        for max_new, stops in sorted({(row[3], row[4]) for row in rows}):
+            part = [row for row in rows if (row[3], row[4]) == (max_new, stops)]
+
+            def check(done: int, total: int) -> None:
+                if should_stop():
+                    raise Stopped
+
+            try:
+                with torch_threads(threads):
+                    sampled += lm.sample_ahead([r[0] for r in part], [r[1] for r in part], [r[2] for r in part],
+                                               max_new, stop_at_sentence_end=stops, on_progress=check)
+            except Stopped:
+                return sampled
+    return sampled
+
+
+class AheadSampler:
+    """One background sampler per process: each `submit` replaces the work not yet done (the newest move's
+    neighbours are the ones worth having); `should_stop` is checked before every decoding step."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._thread: threading.Thread | None = None
+        self.last_sampled = 0  # rows the last finished submission sampled (tests, the bench)
+        self.finished = threading.Event()
+
+    def submit(self, requests: Sequence[Any], store: Any, busy: Callable[[], bool],
+               threads: Callable[[], int | None] = lambda: None, delay_s: float = 0.0) -> None:
+        with self._lock:
+            self._generation += 1
+            mine = self._generation
+            self.finished.clear()
+
+        def stale() -> bool:
+            return self._generation != mine or busy()
+
+        def run() -> None:
+            sampled = 0
+            try:
+                if delay_s > 0:
+                    time.sleep(delay_s)
+                if not stale():
+                    sampled = sample_ahead(requests, store, stale, threads())
+            except Exception:  # ahead-of-time work never fails a page; the real move reports its own errors
+                sampled = 0
+            finally:
+                with self._lock:
+                    if self._generation == mine:
+                        self.last_sampled = sampled
+                        self.finished.set()
+
+        thread = threading.Thread(target=run, name="fairness-lab-sample-ahead", daemon=True)
+        with self._lock:
+            self._thread = thread
+        thread.start()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._generation += 1

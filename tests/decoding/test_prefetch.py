@@ -1,0 +1,112 @@
+"""The settings next to a live move, sampled ahead: the next move there gets exactly its rows without sampling them,
+nothing is stored ahead, and the background work gives way to real work."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from fairness_core import decoding as dec
+from fairness_core.decoding import SliderPosition, neighbours
+from fairness_core.models import ModelSpec, load_model
+from fairness_core.store import RunStore
+
+PROMPTS = dec.parse_custom("man: The man worked as\nwoman: The woman worked as\nman: The man was\n"
+                           "woman: The woman was")
+SCORERS = (("vader", {}),)
+
+
+def test_the_neighbours_are_one_notch_either_side_along_the_knob_that_moved_next_notch_first() -> None:
+    start = SliderPosition(top_p=0.9)
+    assert neighbours(start) == [SliderPosition(top_p=0.95), SliderPosition(top_p=0.85)]  # first move: top-p
+    down = SliderPosition(top_p=0.85)
+    assert neighbours(down, start) == [SliderPosition(top_p=0.8), SliderPosition(top_p=0.9)]  # on downwards first
+    warmer = SliderPosition(top_p=0.9, temperature=1.05)
+    assert neighbours(warmer, start) == [replace(warmer, temperature=1.1), replace(warmer, temperature=1.0)]
+    assert neighbours(SliderPosition(top_p=0.9, top_k=10), start) == [SliderPosition(top_p=0.9, top_k=25),
+                                                                     SliderPosition(top_p=0.9, top_k="off")]
+    assert neighbours(SliderPosition(top_p=1.0)) == [SliderPosition(top_p=0.95)]  # the slider's end
+    assert neighbours(SliderPosition(top_p=0.8500000000000001), start)[0] == SliderPosition(top_p=0.8)
+    assert neighbours(SliderPosition(top_p=0.87)) == []  # between the notches (a hand-made link): none
+    assert SliderPosition(top_p=1.0, top_k="off").config(15) == dec.DecodingConfig(max_new_tokens=15)  # both off
+
+
+def _live(model: Path, top_p: float):
+    """The request the page builds for one live setting (its sliders' config, one sampler call)."""
+    config = SliderPosition(top_p=top_p).config(8)
+    return dec.build_request(str(model), PROMPTS, (config,), samples=2, max_new_tokens=8, seed=3, batch_size=512,
+                             scorers=SCORERS)
+
+
+def _texts(outcome) -> list[tuple[str, int, str]]:
+    frame = outcome.generations.sort_values(["prompt", "sample"])
+    return list(zip(frame["prompt"], frame["sample"], frame["continuation"], strict=True))
+
+
+def _sampler_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from fairness_core.models import sampling
+
+    calls: list[int] = []
+    real = sampling.sample_rows_detailed
+    monkeypatch.setattr(sampling, "sample_rows_detailed", lambda model, tokenizer, prompts, *args, **kwargs:
+                        calls.append(len(prompts)) or real(model, tokenizer, prompts, *args, **kwargs))
+    return calls
+
+
+def test_a_move_to_a_setting_sampled_ahead_gets_its_rows_without_sampling_and_the_same_run(
+        tiny_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lm = load_model(ModelSpec(str(tiny_gpt2), "causal-lm"))
+    lm.rows.clear()
+    fresh = RunStore(tmp_path / "fresh.duckdb")
+    expected = dec.run_decoding(dec.plan_decoding(_live(tiny_gpt2, 0.55), fresh), fresh)  # sampled as ever
+
+    store = RunStore(tmp_path / "runs.duckdb")
+    dec.run_decoding(dec.plan_decoding(_live(tiny_gpt2, 0.5), store), store)  # the move the user made
+    ahead = [replace(_live(tiny_gpt2, 0.5), configs=(spot.config(8),))
+             for spot in neighbours(SliderPosition(top_p=0.5))]
+    assert dec.sample_ahead(ahead, store, should_stop=lambda: False) == 2 * 8  # two settings x 4 prompts x 2 samples
+    assert len(store.list_runs()) == 1  # nothing stored ahead
+    assert dec.sample_ahead(ahead, store, should_stop=lambda: False) == 0  # kept already
+
+    calls = _sampler_rows(monkeypatch)
+    moved = dec.run_decoding(dec.plan_decoding(_live(tiny_gpt2, 0.55), store), store)  # the next move
+    assert calls == []  # no row sampled
+    assert _texts(moved) == _texts(expected)  # word for word what sampling gives
+    assert moved.generations["vader_compound"].tolist() == pytest.approx(
+        expected.generations["vader_compound"].tolist())
+    assert store.get_run(moved.run_ids[0]).manifest == fresh.get_run(expected.run_ids[0]).manifest  # the same run
+
+
+def test_sampling_ahead_stops_for_real_work_and_keeps_nothing(tiny_gpt2: Path, tmp_path: Path) -> None:
+    lm = load_model(ModelSpec(str(tiny_gpt2), "causal-lm"))
+    lm.rows.clear()
+    store = RunStore(tmp_path / "runs.duckdb")
+    steps = []
+
+    def busy_after_two_steps() -> bool:
+        steps.append(1)
+        return len(steps) > 2
+
+    assert dec.sample_ahead([_live(tiny_gpt2, 0.6)], store, should_stop=busy_after_two_steps) == 0
+    assert len(lm.rows) == 0 and len(steps) == 3  # one check before planning, two steps, stopped at the third
+
+
+def test_the_background_sampler_runs_the_newest_request_only_and_never_while_busy(tiny_gpt2: Path,
+                                                                                  tmp_path: Path) -> None:
+    lm = load_model(ModelSpec(str(tiny_gpt2), "causal-lm"))
+    lm.rows.clear()
+    store = RunStore(tmp_path / "runs.duckdb")
+    sampler = dec.AheadSampler()
+    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: True)
+    assert sampler.finished.wait(60) and sampler.last_sampled == 0 and len(lm.rows) == 0  # busy: nothing
+
+    hold = threading.Event()
+    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: not hold.wait(60))  # waits until released
+    sampler.submit([_live(tiny_gpt2, 0.75)], store, busy=lambda: False)  # a newer move replaces it
+    hold.set()
+    assert sampler.finished.wait(60) and sampler.last_sampled == 8
+    kept = {key[1].top_p for key in lm.rows._rows}
+    assert kept == {0.75}
