@@ -10,7 +10,11 @@ the page is opened as soon as the server is launched (the worst case: a visitor 
 the scorers to load), with `--settle S` S seconds after the server answers (a server started before the class:
 `ui.serve` has loaded them meanwhile). Nothing is compared with a baseline here: the targets are absolute.
 
-    .venv/bin/python -m bench.decoding_live_browser [--moves 4] [--settle 0] [--screenshots DIR]
+With `--think S` the user reads each result S seconds before the next move: the server samples the next notches
+meanwhile (`fairness_core.decoding.prefetch`); `--no-ahead` serves with that off, for the side-by-side figure.
+
+    .venv/bin/python -m bench.decoding_live_browser [--moves 4] [--settle 0] [--think 0] [--no-ahead]
+        [--screenshots DIR]
 """
 
 from __future__ import annotations
@@ -42,7 +46,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settle", type=float, default=0.0,
                         help="seconds between the server answering and the first visit (0: visit while it starts)")
     parser.add_argument("--screenshots", type=Path, default=None, help="folder for a mid-stream and a final shot")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds a user reads each result before the next move (the server samples the next "
+                             "notches meanwhile, unless --no-ahead)")
+    parser.add_argument("--no-ahead", action="store_true", help="serve with sampling ahead off")
     args = parser.parse_args(argv)
+    if args.no_ahead:
+        os.environ["FAIRNESS_LAB_SAMPLE_AHEAD"] = "0"  # the server inherits it
     from playwright.sync_api import sync_playwright
 
     with served_app(8600, "live.duckdb", wait=args.settle > 0) as base, sync_playwright() as playwright:
@@ -52,8 +62,10 @@ def main(argv: list[str] | None = None) -> None:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(300_000)
         first_visit = _first_visit(page, base)
-        moves = [_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0)
-                 for step in range(args.moves)]
+        moves = []
+        for step in range(args.moves):
+            time.sleep(args.think)
+            moves.append(_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0))
         browser.close()
     writing = [w for w, _ in moves]
     complete = [c for _, c in moves]
@@ -62,8 +74,10 @@ def main(argv: list[str] | None = None) -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     print("moves, first words streamed: " + ", ".join(f"{w:.2f} s" for w in writing))
     print("moves, full measured result: " + ", ".join(f"{c:.2f} s" for c in complete))
+    ahead = "off" if args.no_ahead else "on"
     print(f"median: first words {statistics.median(writing):.2f} s, full result {statistics.median(complete):.2f} s "
-          f"(= {statistics.median(complete) / TARGET_SECONDS:.2f}x the {TARGET_SECONDS:.0f} s target)")
+          f"(= {statistics.median(complete) / TARGET_SECONDS:.2f}x the {TARGET_SECONDS:.0f} s target); think "
+          f"{args.think:g} s, sampling ahead {ahead}")
 
 
 def _first_visit(page, base: str) -> float:

@@ -196,18 +196,19 @@ def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
     """After a live move: sample the settings one notch either side of it (along the knob that moved) in the
     background, while nothing else runs on the model workers and no other program keeps the cores busy, so that
     the next move there finds its rows sampled. It stops before the next decoding step once any job is queued or
-    running, and a newer move replaces it. Returns the positions it was asked to sample."""
+    running, and a newer move replaces it (it waits up to 5 s for the workers and the cores to be free, else gives
+    up). Returns the positions it was asked to sample."""
     if not sample_ahead_enabled():
         return []
     from dataclasses import replace
 
     around = dec.neighbours(position, previous)
-    if not around or not jobs.pool().idle() or machine_busy():
+    if not around:
         return []
     requests = [replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in around]
-    # it starts once this move's page has gone out (a browser on this machine draws it meanwhile)
+    # it starts once this move's page has gone out and the machine is quiet (a browser on this machine draws it)
     AHEAD.submit(requests, common.get_store(), busy=lambda: not jobs.pool().idle(), threads=jobs.threads_now,
-                 delay_s=SAMPLE_AHEAD_DELAY_S)
+                 delay_s=SAMPLE_AHEAD_DELAY_S, quiet=lambda: not machine_busy())
     return around
 
 

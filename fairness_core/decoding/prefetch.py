@@ -28,6 +28,8 @@ TOP_P_VALUES = tuple(round(0.05 * i, 2) for i in range(1, 21))  # 0.05 … 1.0; 
 TOP_K_VALUES: tuple[int | str, ...] = ("off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000)
 TEMPERATURE_VALUES = tuple(round(0.1 + 0.05 * i, 2) for i in range(29))  # 0.1 … 1.5
 KNOBS = ("top_p", "top_k", "temperature")
+#: how often a submission waiting for the model workers and the machine to go quiet looks again
+WAIT_STEP_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -133,46 +135,66 @@ def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], 
 
 
 class AheadSampler:
-    """One background sampler per process: each `submit` replaces the work not yet done (the newest move's
-    neighbours are the ones worth having); `should_stop` is checked before every decoding step."""
+    """One background sampler per process, on one long-lived thread (model work on a new thread each time would
+    leave the C heap an arena per thread): each `submit` replaces the work not yet done (the newest move's
+    neighbours are the ones worth having); `busy` is checked before every decoding step."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
         self._generation = 0
+        self._pending: tuple[int, Callable[[Callable[[], bool]], int]] | None = None
         self._thread: threading.Thread | None = None
         self.last_sampled = 0  # rows the last finished submission sampled (tests, the bench)
         self.finished = threading.Event()
 
     def submit(self, requests: Sequence[Any], store: Any, busy: Callable[[], bool],
-               threads: Callable[[], int | None] = lambda: None, delay_s: float = 0.0) -> None:
+               threads: Callable[[], int | None] = lambda: None, delay_s: float = 0.0,
+               quiet: Callable[[], bool] = lambda: True, patience_s: float = 5.0) -> None:
+        """Sample `requests` ahead in the background, `delay_s` from now, once `busy()` is False and `quiet()`
+        True (given up after `patience_s` of waiting for that, or when a newer submission comes); it stops at the
+        next decoding step once `busy()` turns True."""
+
+        def work(superseded: Callable[[], bool]) -> int:
+            def stale() -> bool:
+                return superseded() or busy()
+
+            if delay_s > 0:
+                time.sleep(delay_s)
+            deadline = time.monotonic() + patience_s
+            while not superseded() and (busy() or not quiet()) and time.monotonic() < deadline:
+                time.sleep(WAIT_STEP_S)
+            if stale() or not quiet():
+                return 0
+            return sample_ahead(requests, store, stale, threads())
+
         with self._lock:
             self._generation += 1
-            mine = self._generation
+            self._pending = (self._generation, work)
             self.finished.clear()
-
-        def stale() -> bool:
-            return self._generation != mine or busy()
-
-        def run() -> None:
-            sampled = 0
-            try:
-                if delay_s > 0:
-                    time.sleep(delay_s)
-                if not stale():
-                    sampled = sample_ahead(requests, store, stale, threads())
-            except Exception:  # ahead-of-time work never fails a page; the real move reports its own errors
-                sampled = 0
-            finally:
-                with self._lock:
-                    if self._generation == mine:
-                        self.last_sampled = sampled
-                        self.finished.set()
-
-        thread = threading.Thread(target=run, name="fairness-lab-sample-ahead", daemon=True)
-        with self._lock:
-            self._thread = thread
-        thread.start()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="fairness-lab-sample-ahead", daemon=True)
+                self._thread.start()
+            self._wake.notify()
 
     def cancel(self) -> None:
         with self._lock:
             self._generation += 1
+            self._pending = None
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                while self._pending is None:
+                    self._wake.wait()
+                mine, work = self._pending
+                self._pending = None
+            sampled = 0
+            try:
+                sampled = work(lambda mine=mine: self._generation != mine)
+            except Exception:  # ahead-of-time work never fails a page; the real move reports its own errors
+                sampled = 0
+            with self._lock:
+                if self._generation == mine:
+                    self.last_sampled = sampled
+                    self.finished.set()

@@ -100,7 +100,7 @@ def test_the_background_sampler_runs_the_newest_request_only_and_never_while_bus
     lm.rows.clear()
     store = RunStore(tmp_path / "runs.duckdb")
     sampler = dec.AheadSampler()
-    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: True)
+    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: True, patience_s=0.3)
     assert sampler.finished.wait(60) and sampler.last_sampled == 0 and len(lm.rows) == 0  # busy: nothing
 
     hold = threading.Event()
