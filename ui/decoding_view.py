@@ -186,9 +186,7 @@ def sample_ahead_enabled() -> bool:
 
 def machine_busy() -> bool:
     """Another program (or another thread here) keeps a core busy now: work nobody asked for yet waits."""
-    from fairness_core.models.threads import other_runnable
-
-    return other_runnable() >= 1
+    return dec.cores_busy()
 
 
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,

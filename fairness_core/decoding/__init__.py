@@ -63,6 +63,7 @@ from fairness_core.decoding.prefetch import (
     TOP_P_VALUES,
     AheadSampler,
     SliderPosition,
+    cores_busy,
     neighbours,
     sample_ahead,
 )
@@ -152,6 +153,7 @@ __all__ = [
     "check_model_source",
     "check_served",
     "cli_rows",
+    "cores_busy",
     "counterfactual_source",
     "decode_upload",
     "default_scorers",

@@ -78,6 +78,14 @@ def _notch(values: tuple[Any, ...], value: Any) -> int | None:
     return None
 
 
+def cores_busy() -> bool:
+    """Another program (or another thread of this one) keeps a core busy now (`models.threads.other_runnable`):
+    work nobody has asked for yet waits."""
+    from fairness_core.models.threads import other_runnable
+
+    return other_runnable() >= 1
+
+
 class Stopped(Exception):
     """Raised inside the sampler when `should_stop()` turned True: the rows sampled so far are dropped."""
 
