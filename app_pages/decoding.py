@@ -160,6 +160,7 @@ with live_tab:
                                             quantization=quantization, scorers=scorers, batch_size=LIVE_BATCH)
                 plan = dec.plan_decoding(request, common.get_store())
                 live_job = None
+                ahead = (0, 0)
                 if plan.from_store:
                     outcome = dec.run_decoding(plan, common.get_store())
                 else:
@@ -168,6 +169,7 @@ with live_tab:
                     status.info(common.escape_markdown(generating))
                     if plan.plan.n_to_generate < plan.plan.n_wanted:
                         cards.show_stored(dec.stored_generations(plan, common.get_store()))
+                    ahead = dec.rows_sampled_ahead(plan)  # rows the model sampled while the last result was read
                     live_job, outcome = run_live(plan, cards, lambda where: status.info(
                         common.escape_markdown(f"Queued: {where}. {generating}")))
                     status.info(common.escape_markdown(generating))
@@ -183,6 +185,9 @@ with live_tab:
             summary = cached_summary(live, live_set.families, scorers, threshold, request.n_resamples, int(seed))
             configs = summary.configs
             source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
+            if ahead[0] and not outcome.from_cache:
+                source += (" from rows sampled ahead while the last result was read" if ahead[0] == ahead[1]
+                           else f" ({ahead[0]} of {ahead[1]} rows sampled ahead while the last result was read)")
             if live_job is not None and live_job.shared_with:
                 source += " (shared with another session that asked for the same)"
             status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "

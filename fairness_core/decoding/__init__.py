@@ -65,6 +65,7 @@ from fairness_core.decoding.prefetch import (
     SliderPosition,
     cores_busy,
     neighbours,
+    rows_sampled_ahead,
     sample_ahead,
 )
 from fairness_core.decoding.request import (
@@ -186,6 +187,7 @@ __all__ = [
     "read_generations",
     "read_lists_file",
     "regard_prompts",
+    "rows_sampled_ahead",
     "run_batched",
     "run_decoding",
     "sample_ahead",

@@ -90,6 +90,45 @@ class Stopped(Exception):
     """Raised inside the sampler when `should_stop()` turned True: the rows sampled so far are dropped."""
 
 
+Row = tuple[str, DecodingConfig, int, int, bool]  # prompt, setting, seed, token limit, stop rule
+
+
+def _rows_to_sample(task: Any) -> dict[str, tuple[dict[str, Any], list[Row]]]:
+    """The rows a planned generation task would sample in-process, by model: (model record, rows)."""
+    from fairness_core.generation.task import decoding_from_record
+
+    by_model: dict[str, tuple[dict[str, Any], list[Row]]] = {}
+    if task is None or task.request.get("mode") != "continue":
+        return by_model
+    request = task.request
+    max_new = int(request["max_new_tokens"])
+    stops = request.get("stops") == "first sentence settled"
+    for shard in task.shards:
+        model = shard.get("model")
+        if not model or model.get("task") != "causal-lm":
+            continue
+        rows = [(row["prompt"], decoding_from_record(request["systems"][row["system"]]["decoding"], max_new),
+                 int(row["row_seed"]), max_new, stops) for row in shard["rows"] if row["raw"] is None]
+        by_model.setdefault(repr(sorted(model.items())), (model, []))[1].extend(rows)
+    return by_model
+
+
+def rows_sampled_ahead(plan: Any) -> tuple[int, int]:
+    """(rows of a planned live run that were sampled ahead, rows it will sample): what the page says of a move."""
+    from fairness_core.models import ModelSpec, load_model
+
+    ahead = total = 0
+    for model, rows in _rows_to_sample(plan.plan.task).values():
+        total += len(rows)
+        try:
+            record = getattr(load_model(ModelSpec(**model)), "rows", None)
+        except Exception:  # a model that does not load says so when the move runs, not here
+            record = None
+        if record is not None:
+            ahead += sum(record.get(record.key(*row)) is not None for row in rows)
+    return ahead, total
+
+
 def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], bool],
                  threads: int | None = None) -> int:
     """Sample the rows `requests` (live `DecodingRequest`s) would generate and the store lacks, in one sampler call per
@@ -97,29 +136,13 @@ def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], 
     or when every row is stored or recorded already). Only in-process models in continue mode: an endpoint or chat
     request is left alone (its rows are not the model layer's to keep)."""
     from fairness_core.decoding.task import plan_decoding, torch_threads
-    from fairness_core.generation.task import decoding_from_record
     from fairness_core.models import ModelSpec, load_model
 
-    by_model: dict[str, tuple[dict[str, Any], list[tuple[str, DecodingConfig, int, int, bool]]]] = {}
+    by_model: dict[str, tuple[dict[str, Any], list[Row]]] = {}
     for live in requests:
         if should_stop():
             return 0
-        fresh = plan_decoding(live, store)
-        task = fresh.plan.task
-        if task is None:
-            continue
-        request = task.request
-        if request.get("mode") != "continue":
-            continue
-        max_new = int(request["max_new_tokens"])
-        stops = request.get("stops") == "first sentence settled"
-        for shard in task.shards:
-            model = shard.get("model")
-            if not model or model.get("task") != "causal-lm":
-                continue
-            rows = [(row["prompt"], decoding_from_record(request["systems"][row["system"]]["decoding"], max_new),
-                     int(row["row_seed"]), max_new, stops) for row in shard["rows"] if row["raw"] is None]
-            key = repr(sorted(model.items()))
+        for key, (model, rows) in _rows_to_sample(plan_decoding(live, store).plan.task).items():
             by_model.setdefault(key, (model, []))[1].extend(rows)
     sampled = 0
     for model, rows in by_model.values():

@@ -66,11 +66,12 @@ def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples
     page.slider(key="live_top_p").set_value(0.85).run()
     assert not page.exception, page.exception
     assert calls == [] and "generated now" in _texts(page)  # a new run, its rows sampled ahead
+    assert "from rows sampled ahead while the last result was read" in shown(_texts(page))
     assert "top\\_p=0\\.85" in _texts(page) and len(page.dataframe[0].value) == 11
     assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 11 and calls == [11]  # 0.8 (0.9 is stored)
     monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # (nothing started after this move)
     page.slider(key="live_top_p").set_value(0.5).run()  # a jump: nothing sampled ahead there
-    assert calls == [11, 11]
+    assert calls == [11, 11] and "sampled ahead" not in shown(_texts(page))
 
 
 def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:
