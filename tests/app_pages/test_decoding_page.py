@@ -50,12 +50,15 @@ def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples
         page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 37: after a move, the settings one notch either side are sampled in the background; the move to one of
     them is a new run whose rows were sampled ahead (equal to a fresh sampling's: tests/decoding/test_prefetch.py)."""
+    from fairness_core.jobs.queue import WorkerPool
     from fairness_core.models import sampling
-    from ui import decoding_view
+    from ui import decoding_view, jobs
     from ui.decoding_view import AHEAD
 
     monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "1")
     monkeypatch.setattr(decoding_view, "machine_busy", lambda: False)  # the test workers keep the cores busy
+    # a pool of this test's own: a job an earlier test left running on the process's pool would hold the sampler off
+    monkeypatch.setattr(jobs, "_POOL", WorkerPool(2, on_drop=jobs._dropped, run_batch=jobs._run_batch))
     page.run()
     assert not page.exception, page.exception
     assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 2 * 11  # 0.95 and 0.85, one row per group each
