@@ -123,11 +123,12 @@ with live_tab:
     b3.button("More samples (+2)", key="live_more", help="Adds two samples per prompt; stored ones are reused.",
               on_click=lambda: st.session_state.update(live_samples=min(20, int(st.session_state["live_samples"]) + 2)))
     c1, c2, c3 = st.columns(3)
-    # rounded to the notches: a browser's slider arithmetic gives 0.8500000000000001, which is another setting (and
-    # another run) than the 0.85 a link, the CLI or the settings sampled ahead (dec.neighbours) name
-    top_p = round(c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p", help="1.0 switches top-p off."), 2)
+    # on the notches: a browser's slider arithmetic gives 0.8500000000000001, which is another setting (and another
+    # run) than the 0.85 a link, the CLI or the settings sampled ahead (dec.neighbours) name; a link's 0.937 stays
+    top_p = dec.on_notch("top_p", c1.slider("top-p", 0.05, 1.0, 0.9, 0.05, key="live_top_p",
+                                            help="1.0 switches top-p off."))
     top_k = c2.select_slider("top-k", TOP_K_OPTIONS, value="off", key="live_top_k")
-    temperature = round(c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature"), 2)
+    temperature = dec.on_notch("temperature", c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature"))
     with presenter.folded("Prompts per group, samples, length, seed"):  # the sliders stay in view
         c4, c5, c6, c7 = st.columns(4)
         per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")

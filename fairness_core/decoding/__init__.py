@@ -65,6 +65,7 @@ from fairness_core.decoding.prefetch import (
     SliderPosition,
     cores_busy,
     neighbours,
+    on_notch,
     rows_sampled_ahead,
     sample_ahead,
 )
@@ -170,6 +171,7 @@ __all__ = [
     "load_prompts",
     "measures_for",
     "neighbours",
+    "on_notch",
     "ordering_flips",
     "pareto_front",
     "parse_custom",

@@ -68,6 +68,13 @@ def neighbours(position: SliderPosition, previous: SliderPosition | None = None)
     return [replace(position, **{knob: values[i]}) for i in order if 0 <= i < len(values)]
 
 
+def on_notch(knob: str, value: Any) -> Any:
+    """`value` as the slider's notch it is within float rounding of (a browser's slider arithmetic gives
+    0.8500000000000001 for 0.85, which is another setting and another run); any other value as it is."""
+    index = _notch(_values(knob), value)
+    return value if index is None else _values(knob)[index]
+
+
 def _notch(values: tuple[Any, ...], value: Any) -> int | None:
     for index, candidate in enumerate(values):
         if isinstance(candidate, str) or isinstance(value, str):
@@ -113,16 +120,24 @@ def _rows_to_sample(task: Any) -> dict[str, tuple[dict[str, Any], list[Row]]]:
     return by_model
 
 
+def _loaded(model: dict[str, Any]) -> Any:
+    """The model of this record if this process has it loaded, else None: work nobody asked for never loads one
+    (a load outside the queue cannot be cancelled and may push another model out of the cache)."""
+    from fairness_core.models import ModelSpec, load_model
+    from fairness_core.models.memo import loaded_keys
+
+    spec = ModelSpec(**model)
+    return load_model(spec) if spec.cache_key() in loaded_keys() else None
+
+
 def rows_sampled_ahead(plan: Any) -> tuple[int, int]:
     """(rows of a planned live run that were sampled ahead, rows it will sample): what the page says of a move."""
-    from fairness_core.models import ModelSpec, load_model
-
     ahead = total = 0
     for model, rows in _rows_to_sample(plan.plan.task).values():
         total += len(rows)
         try:
-            record = getattr(load_model(ModelSpec(**model)), "rows", None)
-        except Exception:  # a model that does not load says so when the move runs, not here
+            record = getattr(_loaded(model), "rows", None)
+        except Exception:  # a model record that does not make a spec says so when the move runs, not here
             record = None
         if record is not None:
             ahead += sum(record.get(record.key(*row)) is not None for row in rows)
@@ -136,7 +151,6 @@ def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], 
     or when every row is stored or recorded already). Only in-process models in continue mode: an endpoint or chat
     request is left alone (its rows are not the model layer's to keep)."""
     from fairness_core.decoding.task import plan_decoding, torch_threads
-    from fairness_core.models import ModelSpec, load_model
 
     by_model: dict[str, tuple[dict[str, Any], list[Row]]] = {}
     for live in requests:
@@ -146,8 +160,8 @@ def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], 
             by_model.setdefault(key, (model, []))[1].extend(rows)
     sampled = 0
     for model, rows in by_model.values():
-        lm = load_model(ModelSpec(**model))
-        if getattr(lm, "remote", False) or not hasattr(lm, "sample_ahead"):
+        lm = _loaded(model)
+        if lm is None or getattr(lm, "remote", False) or not hasattr(lm, "sample_ahead"):
             continue
         for max_new, stops in sorted({(row[3], row[4]) for row in rows}):
             part = [row for row in rows if (row[3], row[4]) == (max_new, stops)]
@@ -171,13 +185,28 @@ class AheadSampler:
     neighbours are the ones worth having); `busy` is checked before every decoding step."""
 
     def __init__(self) -> None:
+        from fairness_core.models.threads import make_way_with
+
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._generation = 0
         self._pending: tuple[int, Callable[[Callable[[], bool]], int]] | None = None
         self._thread: threading.Thread | None = None
+        self._resting = threading.Event()  # clear while the thread samples
+        self._resting.set()
         self.last_sampled = 0  # rows the last finished submission sampled (tests, the bench)
         self.finished = threading.Event()
+        make_way_with(self.make_way)  # any model call deciding its threads stops this work first
+
+    def make_way(self, timeout_s: float = 1.0) -> None:
+        """Stop the work in hand (and any not started) and wait until it is off the model, at most `timeout_s`:
+        what a model call about to choose its thread count calls first (`models.threads.decide`), so it does
+        not count this work's threads as other programs' for its whole length. Returns at once on this
+        sampler's own thread, and at once when it is not sampling."""
+        if threading.current_thread() is self._thread:
+            return
+        self.cancel()
+        self._resting.wait(timeout_s)
 
     def submit(self, requests: Sequence[Any], store: Any, busy: Callable[[], bool],
                threads: Callable[[], int | None] = lambda: None, delay_s: float = 0.0,
@@ -197,7 +226,11 @@ class AheadSampler:
                 time.sleep(WAIT_STEP_S)
             if stale() or not quiet():
                 return 0
-            return sample_ahead(requests, store, stale, threads())
+            self._resting.clear()
+            try:
+                return sample_ahead(requests, store, stale, threads())
+            finally:
+                self._resting.set()
 
         with self._lock:
             self._generation += 1

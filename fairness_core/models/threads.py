@@ -96,6 +96,17 @@ def threads_for(others: float, cores: int, cap: int | None = None) -> int:
     return max(1, min(threads, cap)) if cap is not None else threads
 
 
+#: Callbacks that stop this process's own background work (work nobody has asked for yet: `decoding.prefetch`) and
+#: return once it is off the cores; called before the runnable threads are read, so that a call that starts while
+#: such work runs gets the cores it would get without it, instead of counting it as other work for its whole length.
+_MAKE_WAY: list[Callable[[], None]] = []
+
+
+def make_way_with(callback: Callable[[], None]) -> None:
+    """Register a callback of `_MAKE_WAY` (it must return at once when called from its own background thread)."""
+    _MAKE_WAY.append(callback)
+
+
 def decide(cap: int | None = None) -> int:
     """The thread count a model call in this thread should use now (see the module's policy)."""
     fixed = (os.environ.get(FIXED_ENV, "") or os.environ.get("OMP_NUM_THREADS", "")).strip()
@@ -106,6 +117,8 @@ def decide(cap: int | None = None) -> int:
     if last is not None and now - last[0] < REUSE_S:
         free = last[1]
     else:
+        for make_way in list(_MAKE_WAY):
+            make_way()
         free = threads_for(other_runnable(), usable_cores())
         _local.last = (now, free)
     return max(1, min(free, cap)) if cap is not None else free
