@@ -37,14 +37,15 @@ def test_the_presenter_view_scales_the_page_and_its_link_opens_it_for_students(s
     page.set_default_timeout(300_000)
     try:
         page.goto(f"{streamlit_server}/cairo")
-        page.get_by_role("heading", name="3 · Combination search").wait_for()
+        page.get_by_role("heading", name="3 · Combination search").last.wait_for()
         normal = root_font_px(page)
         page.get_by_text("Presenter view", exact=True).click()
         page.get_by_text(LINK_CAPTION).wait_for()
-        # the page is drawn afresh one level deeper: wait until the old drawing is gone
+        # the page is drawn afresh one level deeper: wait until the old drawing is gone (it can come back for a
+        # moment while a rerun redraws, so the heading waited for is the newest one, never a strict single match)
         heading = page.get_by_role("heading", name="3 · Combination search")
         page.wait_for_function("() => document.querySelectorAll(\"h2[id='3-combination-search']\").length === 1")
-        heading.wait_for()
+        heading.last.wait_for()
         wait_for_root_font(page, normal * 1.35)  # everything sized in rem grows together
         assert "presenter=1" in page.url
         link = page.locator("[data-testid='stSidebar'] [data-testid='stCode']").first
@@ -68,7 +69,7 @@ def test_the_presenter_view_scales_the_page_and_its_link_opens_it_for_students(s
     try:
         page.goto(text)  # what the teacher shared
         page.get_by_text(LINK_CAPTION).wait_for()
-        page.get_by_role("heading", name="3 · Combination search").wait_for()
+        page.get_by_role("heading", name="3 · Combination search").last.wait_for()
         assert page.get_by_role("switch", name="Presenter view").is_checked()
         wait_for_root_font(page, normal * 1.35)
         page.wait_for_timeout(1500)
