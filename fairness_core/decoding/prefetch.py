@@ -23,7 +23,7 @@ from typing import Any
 
 from fairness_core.models.interfaces import DecodingConfig
 
-#: the live sliders' values, in order (the page builds its sliders from these)
+#: the live sliders' notches, in order (app_pages/decoding.py: the same ranges and steps; its top-k options are these)
 TOP_P_VALUES = tuple(round(0.05 * i, 2) for i in range(1, 21))  # 0.05 … 1.0; 1.0 switches top-p off
 TOP_K_VALUES: tuple[int | str, ...] = ("off", 10, 25, 50, 75, 100, 250, 500, 1000, 1500, 2000)
 TEMPERATURE_VALUES = tuple(round(0.1 + 0.05 * i, 2) for i in range(29))  # 0.1 … 1.5

@@ -68,6 +68,12 @@ class SampledRows:
             ) -> tuple[Any, ...]:
         return (prompt, config, int(seed), int(max_new_tokens), bool(stop_at_sentence_end))
 
+    @classmethod
+    def keys(cls, prompts: Sequence[str], configs: Sequence[DecodingConfig], seeds: Sequence[int],
+             max_new_tokens: int, stop_at_sentence_end: bool) -> list[tuple[Any, ...]]:
+        return [cls.key(prompt, config, seed, max_new_tokens, stop_at_sentence_end)
+                for prompt, config, seed in zip(prompts, configs, seeds, strict=True)]
+
     def get(self, key: tuple[Any, ...]) -> Any:
         with self._lock:
             row = self._rows.get(key)
@@ -248,13 +254,10 @@ class HFCausalLM(_HFModel, CausalLM):
         """Rows with different settings share one batch: each row has its own warping and generator.
         `on_step` sees (row, text so far, finished) for the rows in flight after every step; `on_progress`
         (rows finished, rows) too, and may raise to stop (a job's Cancel)."""
-        from fairness_core.models.sampling import sample_rows_detailed
-
         if not (len(prompts) == len(configs) == len(seeds)):
             raise ValueError(f"got {len(prompts)} prompts, {len(configs)} configs and {len(seeds)} seeds")
-        keys = [SampledRows.key(prompt, config, seed, max_new_tokens, stop_at_sentence_end)
-                for prompt, config, seed in zip(prompts, configs, seeds, strict=True)]
-        rows = [self.rows.get(key) for key in keys]
+        rows = [self.rows.get(key)
+                for key in SampledRows.keys(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)]
         missing = [index for index, row in enumerate(rows) if row is None]
         known = len(rows) - len(missing)
         if known:
@@ -266,11 +269,8 @@ class HFCausalLM(_HFModel, CausalLM):
                 lambda updates: on_step([(missing[index], text, done) for index, text, done in updates]))
             progress = None if on_progress is None else (
                 lambda finished, total: on_progress(known + finished, len(rows)))
-            sampled = sample_rows_detailed(
-                self.model, self.tokenizer, [prompts[i] for i in missing], [configs[i] for i in missing],
-                [seeds[i] for i in missing], max_new_tokens, stop_at_sentence_end,
-                batch_size=max(self.batch_size, len(missing)), on_step=step, on_progress=progress,
-                prefill_cache=self.prefill_cache)
+            sampled = self._sample(missing, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end,
+                                   on_step=step, on_progress=progress)
             self.sampled.record(sampled)
             for index, row in zip(missing, sampled, strict=True):
                 rows[index] = row
@@ -284,20 +284,25 @@ class HFCausalLM(_HFModel, CausalLM):
         """Sample rows before anyone asks for them and keep them (`rows`): a later `generate_rows` of the same
         (prompt, setting, seed, limit, stop rule) is answered from there. Rows kept already are skipped; returns
         how many were sampled. `on_progress` as in `generate_rows` (it may raise to stop: nothing is kept then)."""
-        from fairness_core.models.sampling import sample_rows_detailed
-
-        keys = [SampledRows.key(prompt, config, seed, max_new_tokens, stop_at_sentence_end)
-                for prompt, config, seed in zip(prompts, configs, seeds, strict=True)]
+        keys = SampledRows.keys(prompts, configs, seeds, max_new_tokens, stop_at_sentence_end)
         todo = [index for index, key in enumerate(keys) if self.rows.get(key) is None]
         if not todo:
             return 0
-        sampled = sample_rows_detailed(
-            self.model, self.tokenizer, [prompts[i] for i in todo], [configs[i] for i in todo],
-            [seeds[i] for i in todo], max_new_tokens, stop_at_sentence_end, batch_size=max(self.batch_size, len(todo)),
-            on_progress=on_progress, prefill_cache=self.prefill_cache)
+        sampled = self._sample(todo, prompts, configs, seeds, max_new_tokens, stop_at_sentence_end,
+                               on_progress=on_progress)
         for index, row in zip(todo, sampled, strict=True):
             self.rows.put(keys[index], row)
         return len(todo)
+
+    def _sample(self, indices: list[int], prompts: Sequence[str], configs: Sequence[DecodingConfig],
+                seeds: Sequence[int], max_new_tokens: int, stop_at_sentence_end: bool, **callbacks: Any) -> list[Any]:
+        """The `SampledRow`s of rows `indices` of the call, in one batch with the kept prefill."""
+        from fairness_core.models.sampling import sample_rows_detailed
+
+        return sample_rows_detailed(
+            self.model, self.tokenizer, [prompts[i] for i in indices], [configs[i] for i in indices],
+            [seeds[i] for i in indices], max_new_tokens, stop_at_sentence_end,
+            batch_size=max(self.batch_size, len(indices)), prefill_cache=self.prefill_cache, **callbacks)
 
     @uses_model_threads()
     def loglikelihood(self, contexts: Sequence[str], continuations: Sequence[str],
