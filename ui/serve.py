@@ -43,9 +43,13 @@ def warm_up() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # Streamlit before the warm-up: importing it sets plotly's theme, and plotly uses numpy and pandas whenever it
+    # finds them in sys.modules, where a module another thread is still importing sits half made (`AttributeError:
+    # partially initialized module 'pandas' has no attribute 'Series'`: the server died at start in 3 of 10 launches).
+    from streamlit.web import cli
+
     if prewarm_enabled():
         threading.Thread(target=warm_up, name="warm-up-at-start", daemon=True).start()
-    from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()

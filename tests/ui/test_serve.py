@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import threading
 
@@ -57,3 +59,25 @@ def test_the_warm_up_loads_the_page_default_generator_then_takes_the_load_gauges
     serve.warm_up()
     # the gauges read the machine after the load, not while the model loads
     assert order == [serve.DEFAULT_GENERATOR, "loaded", "machine load", "core share"]
+
+
+def test_streamlit_is_imported_before_the_warm_up_starts_so_plotly_never_meets_a_half_imported_pandas() -> None:
+    # Importing streamlit sets plotly's theme, and plotly uses numpy and pandas when it finds them in sys.modules: a
+    # pandas the warm-up thread was still importing killed the server at start (3 of 10 launches). A fresh
+    # interpreter, because this one imported streamlit long ago.
+    probe = """
+import sys, threading
+from ui import serve
+seen = []
+def start(thread):
+    seen.append((thread.name, "streamlit.web.cli" in sys.modules))
+    raise SystemExit(0)
+threading.Thread.start = start
+try:
+    serve.main(["--server.headless", "true"])
+finally:
+    print(seen)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          cwd=serve.APP.parent, env={**os.environ, "FAIRNESS_LAB_PREWARM": "1"})
+    assert done.stdout.strip().splitlines()[-1] == "[('warm-up-at-start', True)]", done.stderr[-2000:]
