@@ -13,7 +13,7 @@ the scorers to load), with `--settle S` S seconds after the server answers (a se
 With `--think S` the user reads each result S seconds before the next move: the server samples the next notches
 meanwhile (`fairness_core.decoding.prefetch`); `--no-ahead` serves with that off, for the side-by-side figure.
 
-    .venv/bin/python -m bench.decoding_live_browser [--moves 4] [--settle 0] [--think 0] [--no-ahead]
+    .venv/bin/python -m bench.decoding_live_browser [--moves 4] [--settle 0] [--think 0] [--notches 1] [--no-ahead]
         [--screenshots DIR]
 """
 
@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="seconds a user reads each result before the next move (the server samples the next "
                              "notches meanwhile, unless --no-ahead)")
     parser.add_argument("--no-ahead", action="store_true", help="serve with sampling ahead off")
+    parser.add_argument("--notches", type=int, default=1,
+                        help="notches each move jumps (the key is pressed that often at once: one move)")
     args = parser.parse_args(argv)
     if args.no_ahead:
         os.environ["FAIRNESS_LAB_SAMPLE_AHEAD"] = "0"  # the server inherits it
@@ -65,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         moves = []
         for step in range(args.moves):
             time.sleep(args.think)
-            moves.append(_move(page, 0.9 - 0.05 * (step + 1), args.screenshots, step == 0))
+            moves.append(_move(page, 0.9 - 0.05 * args.notches * (step + 1), args.screenshots, step == 0,
+                               args.notches))
         browser.close()
     writing = [w for w, _ in moves]
     complete = [c for _, c in moves]
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     ahead = "off" if args.no_ahead else "on"
     print(f"median: first words {statistics.median(writing):.2f} s, full result {statistics.median(complete):.2f} s "
           f"(= {statistics.median(complete) / TARGET_SECONDS:.2f}x the {TARGET_SECONDS:.0f} s target); think "
-          f"{args.think:g} s, sampling ahead {ahead}")
+          f"{args.think:g} s, {args.notches} notch(es) a move, sampling ahead {ahead}")
 
 
 def _first_visit(page, base: str) -> float:
@@ -92,15 +95,17 @@ def _first_visit(page, base: str) -> float:
     return time.monotonic() - started
 
 
-def _move(page, value: float, screenshots: Path | None, shoot: bool) -> tuple[float, float]:
-    """Press ArrowLeft once on the top-p slider; (seconds to the first streamed words, to the result)."""
+def _move(page, value: float, screenshots: Path | None, shoot: bool, notches: int = 1) -> tuple[float, float]:
+    """Press ArrowLeft `notches` times at once on the top-p slider (one value reaches the server when the keys are
+    released); (seconds to the first streamed words, to the result)."""
     want = f"top_p={value:.2f}".rstrip("0").rstrip(".") + " —"
     page.evaluate(OBSERVER if not page.evaluate("!!window.__marks") else "window.__marks = {}")
     page.evaluate(f"window.__want = {want!r}")
     slider = page.locator("[data-testid='stSlider']").filter(has_text="top-p").get_by_role("slider")
     slider.focus()
     started = page.evaluate("performance.now()")
-    page.keyboard.press("ArrowLeft")
+    for _ in range(notches):
+        page.keyboard.press("ArrowLeft")
     if screenshots is not None and shoot:
         writing = page.get_by_text("writing…").first
         writing.wait_for()

@@ -173,6 +173,9 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
 
 
 SAMPLE_AHEAD_DELAY_S = 0.3
+#: notches either side sampled ahead, nearest first (~1.2 s of both cores per distance at the default 11 rows: a user
+#: who reads a result for a few seconds finds a jump of two or three notches sampled too)
+AHEAD_REACH = 3
 #: the process's one background sampler of the settings next to a live move (`fairness_core.decoding.prefetch`)
 AHEAD = dec.AheadSampler()
 
@@ -191,23 +194,24 @@ def machine_busy() -> bool:
 
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
                  previous: dec.SliderPosition | None) -> list[dec.SliderPosition]:
-    """After a live move: sample the settings one notch either side of it (along the knob that moved) in the
-    background, while nothing else runs on the model workers and no other program keeps the cores busy, so that
-    the next move there finds its rows sampled. It stops before the next decoding step once any job is queued or
-    running, and a newer move replaces it (it waits up to 5 s for the workers and the cores to be free, else gives
-    up). Returns the positions it was asked to sample."""
+    """After a live move: sample the settings up to `AHEAD_REACH` notches either side of it (along the knob that
+    moved; one notch, then two, ...) in the background, while nothing else runs on the model workers and no other
+    program keeps the cores busy, so that the next move there finds its rows sampled. It stops before the next
+    decoding step once any job is queued or running (the notches done by then are kept), and a newer move replaces it
+    (it waits up to 5 s for the workers and the cores to be free, else gives up). Returns the positions it was asked
+    to sample, nearest first."""
     if not sample_ahead_enabled():
         return []
     from dataclasses import replace
 
-    around = dec.neighbours(position, previous)
-    if not around:
+    rings = dec.notch_rings(position, previous, reach=AHEAD_REACH)
+    if not rings:
         return []
-    requests = [replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in around]
+    requests = [[replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in ring] for ring in rings]
     # it starts once this move's page has gone out and the machine is quiet (a browser on this machine draws it)
     AHEAD.submit(requests, common.get_store(), busy=lambda: not jobs.pool().idle(), threads=jobs.threads_now,
                  delay_s=SAMPLE_AHEAD_DELAY_S, quiet=lambda: not machine_busy())
-    return around
+    return [spot for ring in rings for spot in ring]
 
 
 def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]

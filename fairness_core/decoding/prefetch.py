@@ -2,11 +2,11 @@
 
 A slider move's time is mostly the model's (15 decoding steps of 11 rows, each step bound by reading 0.5 GB of
 weights: docs/decoding.md), and no kernel makes that step much cheaper without changing the samples. What can
-change is *when* the rows are sampled: after a move, the settings one notch either side along the knob that moved
-are generated in the background, and the model keeps the rows (`models.hf.SampledRows`). A row's text depends only
-on (prompt, setting, seed, limit, stop rule), so when the user moves there the run's rows are answered from that
-record: the same texts and log-probabilities a fresh sampling gives, and the run is scored and stored as any
-other. Nothing is written to the run store ahead: a setting nobody moves to leaves no run.
+change is *when* the rows are sampled: after a move, the settings a few notches either side along the knob that
+moved are generated in the background, nearest first, and the model keeps the rows (`models.hf.SampledRows`). A
+row's text depends only on (prompt, setting, seed, limit, stop rule), so when the user moves there the run's rows
+are answered from that record: the same texts and log-probabilities a fresh sampling gives, and the run is scored
+and stored as any other. Nothing is written to the run store ahead: a setting nobody moves to leaves no run.
 
 The background work gives way: it runs only while `should_stop()` is False (the caller's rule: nothing queued or
 running, the machine not busy, no newer move) and checks it before every decoding step, so real work waits at
@@ -55,8 +55,10 @@ def moved_knob(position: SliderPosition, previous: SliderPosition | None) -> str
     return moved[0] if len(moved) == 1 else "top_p"
 
 
-def neighbours(position: SliderPosition, previous: SliderPosition | None = None) -> list[SliderPosition]:
-    """The positions one notch either side of `position` along the knob that moved last: the next notch in the
+def notch_rings(position: SliderPosition, previous: SliderPosition | None = None,
+                reach: int = 1) -> list[list[SliderPosition]]:
+    """The positions 1, 2, … `reach` notches either side of `position` along the knob that moved last, one list per
+    distance (nearest first; a slider's end leaves a list of one, or none): at each distance the notch in the
     direction of the move first (a user dragging a slider tends to go on), then the other one."""
     knob = moved_knob(position, previous)
     values = _values(knob)
@@ -64,8 +66,16 @@ def neighbours(position: SliderPosition, previous: SliderPosition | None = None)
     if index is None:  # a value set by a link or by hand, between the notches: none to go to
         return []
     before = _notch(values, getattr(previous, knob)) if previous is not None else None
-    order = (index - 1, index + 1) if before is not None and before > index else (index + 1, index - 1)
-    return [replace(position, **{knob: values[i]}) for i in order if 0 <= i < len(values)]
+    way = -1 if before is not None and before > index else 1
+    rings = [[replace(position, **{knob: values[i]}) for i in (index + way * distance, index - way * distance)
+              if 0 <= i < len(values)] for distance in range(1, reach + 1)]
+    return [ring for ring in rings if ring]
+
+
+def neighbours(position: SliderPosition, previous: SliderPosition | None = None,
+               reach: int = 1) -> list[SliderPosition]:
+    """`notch_rings` in one list, nearest first."""
+    return [spot for ring in notch_rings(position, previous, reach) for spot in ring]
 
 
 def on_notch(knob: str, value: Any) -> Any:
@@ -208,12 +218,13 @@ class AheadSampler:
         self.cancel()
         self._resting.wait(timeout_s)
 
-    def submit(self, requests: Sequence[Any], store: Any, busy: Callable[[], bool],
+    def submit(self, rings: Sequence[Sequence[Any]], store: Any, busy: Callable[[], bool],
                threads: Callable[[], int | None] = lambda: None, delay_s: float = 0.0,
                quiet: Callable[[], bool] = lambda: True, patience_s: float = 5.0) -> None:
-        """Sample `requests` ahead in the background, `delay_s` from now, once `busy()` is False and `quiet()`
-        True (given up after `patience_s` of waiting for that, or when a newer submission comes); it stops at the
-        next decoding step once `busy()` turns True."""
+        """Sample `rings` (lists of live requests, nearest first) ahead in the background, `delay_s` from now, once
+        `busy()` is False and `quiet()` True (given up after `patience_s` of waiting for that, or when a newer
+        submission comes); one sampler call per ring, so the rings done are kept when it stops at the next decoding
+        step once `busy()` turns True."""
 
         def work(superseded: Callable[[], bool]) -> int:
             def stale() -> bool:
@@ -227,8 +238,13 @@ class AheadSampler:
             if stale() or not quiet():
                 return 0
             self._resting.clear()
+            sampled = 0
             try:
-                return sample_ahead(requests, store, stale, threads())
+                for ring in rings:
+                    if stale():
+                        break
+                    sampled += sample_ahead(ring, store, stale, threads())
+                return sampled
             finally:
                 self._resting.set()
 

@@ -46,10 +46,11 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
     assert set(page.dataframe[0].value["n"]) == {3}
 
 
-def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples_nothing(
+def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samples_nothing(
         page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 37: after a move, the settings one notch either side are sampled in the background; the move to one of
-    them is a new run whose rows were sampled ahead (equal to a fresh sampling's: tests/decoding/test_prefetch.py)."""
+    """Issue 37: after a move, the settings up to three notches either side are sampled in the background, nearest
+    first; a move (or a jump) to one of them is a new run whose rows were sampled ahead (equal to a fresh sampling's:
+    tests/decoding/test_prefetch.py)."""
     from fairness_core.jobs.queue import WorkerPool
     from fairness_core.models import sampling
     from ui import decoding_view, jobs
@@ -61,7 +62,8 @@ def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples
     monkeypatch.setattr(jobs, "_POOL", WorkerPool(2, on_drop=jobs._dropped, run_batch=jobs._run_batch))
     page.run()
     assert not page.exception, page.exception
-    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 2 * 11  # 0.95 and 0.85, one row per group each
+    # 0.95 and 0.85, then 1.0 and 0.8, then 0.75 (the slider ends at 1.0): one row per group each
+    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 5 * 11
     calls: list[int] = []
     real = sampling.sample_rows_detailed
     monkeypatch.setattr(sampling, "sample_rows_detailed", lambda model, tokenizer, prompts, *args, **kwargs:
@@ -71,10 +73,12 @@ def test_the_next_notch_is_sampled_while_the_user_reads_and_a_move_there_samples
     assert calls == [] and "generated now" in _texts(page)  # a new run, its rows sampled ahead
     assert "from rows sampled ahead while the last result was read" in shown(_texts(page))
     assert "top\\_p=0\\.85" in _texts(page) and len(page.dataframe[0].value) == 11
-    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 11 and calls == [11]  # 0.8 (0.9 is stored)
+    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 11 and calls == [11]  # 0.7 (the rest kept or stored)
+    page.slider(key="live_top_p").set_value(0.75).run()  # a jump of two notches: sampled ahead too
+    assert calls == [11] and "from rows sampled ahead" in shown(_texts(page))
     monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # (nothing started after this move)
-    page.slider(key="live_top_p").set_value(0.5).run()  # a jump: nothing sampled ahead there
-    assert calls == [11, 11] and "sampled ahead" not in shown(_texts(page))
+    page.slider(key="live_top_p").set_value(0.3).run()  # a jump further than that: sampled as before
+    assert calls[-1] == 11 and "sampled ahead" not in shown(_texts(page))
 
 
 def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:

@@ -34,6 +34,16 @@ def test_the_neighbours_are_one_notch_either_side_along_the_knob_that_moved_next
     assert SliderPosition(top_p=1.0, top_k="off").config(15) == dec.DecodingConfig(max_new_tokens=15)  # both off
 
 
+def test_further_notches_come_ring_by_ring_nearest_first() -> None:
+    def at(*values: float) -> list[SliderPosition]:
+        return [SliderPosition(top_p=value) for value in values]
+
+    down = SliderPosition(top_p=0.85)
+    assert dec.notch_rings(down, SliderPosition(top_p=0.9), reach=3) == [at(0.8, 0.9), at(0.75, 0.95), at(0.7, 1.0)]
+    assert dec.notch_rings(SliderPosition(top_p=0.95), reach=3) == [at(1.0, 0.9), at(0.85), at(0.8)]  # the end
+    assert neighbours(down, SliderPosition(top_p=0.9), reach=2) == at(0.8, 0.9, 0.75, 0.95)
+
+
 def _live(model: Path, top_p: float):
     """The request the page builds for one live setting (its sliders' config, one sampler call)."""
     config = SliderPosition(top_p=top_p).config(8)
@@ -100,16 +110,33 @@ def test_the_background_sampler_runs_the_newest_request_only_and_never_while_bus
     lm.rows.clear()
     store = RunStore(tmp_path / "runs.duckdb")
     sampler = dec.AheadSampler()
-    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: True, patience_s=0.3)
+    sampler.submit([[_live(tiny_gpt2, 0.7)]], store, busy=lambda: True, patience_s=0.3)
     assert sampler.finished.wait(60) and sampler.last_sampled == 0 and len(lm.rows) == 0  # busy: nothing
 
     hold = threading.Event()
-    sampler.submit([_live(tiny_gpt2, 0.7)], store, busy=lambda: not hold.wait(60))  # waits until released
-    sampler.submit([_live(tiny_gpt2, 0.75)], store, busy=lambda: False)  # a newer move replaces it
+    sampler.submit([[_live(tiny_gpt2, 0.7)]], store, busy=lambda: not hold.wait(60))  # waits until released
+    sampler.submit([[_live(tiny_gpt2, 0.75)]], store, busy=lambda: False)  # a newer move replaces it
     hold.set()
     assert sampler.finished.wait(60) and sampler.last_sampled == 8
     kept = {key[1].top_p for key in lm.rows._rows}
     assert kept == {0.75}
+
+
+def test_a_stop_during_a_further_ring_keeps_the_rings_done(tiny_gpt2: Path, tmp_path: Path) -> None:
+    lm = load_model(ModelSpec(str(tiny_gpt2), "causal-lm"))
+    lm.rows.clear()
+    store = RunStore(tmp_path / "runs.duckdb")
+    sampler = dec.AheadSampler()
+    after_first = []
+
+    def busy() -> bool:  # real work arrives at the second ring's second decoding step
+        if len(lm.rows) >= 8:
+            after_first.append(1)
+        return len(after_first) > 2
+
+    sampler.submit([[_live(tiny_gpt2, 0.7)], [_live(tiny_gpt2, 0.75)]], store, busy=busy)
+    assert sampler.finished.wait(60) and sampler.last_sampled == 8  # the first ring: 4 prompts x 2 samples
+    assert {key[1].top_p for key in lm.rows._rows} == {0.7}  # kept; the second ring stopped and kept nothing
 
 
 def test_a_model_call_choosing_its_threads_stops_the_background_first(tiny_gpt2: Path, tmp_path: Path,
@@ -128,7 +155,7 @@ def test_a_model_call_choosing_its_threads_stops_the_background_first(tiny_gpt2:
     long = dec.build_request(str(tiny_gpt2), PROMPTS, (SliderPosition(top_p=0.8).config(40),), samples=4,
                              max_new_tokens=40, seed=5, batch_size=512, scorers=SCORERS, full_length=True)
     sampler = dec.AheadSampler()
-    sampler.submit([long], store, busy=lambda: time.sleep(0.05) or False)  # a slow step: it is mid-way below
+    sampler.submit([[long]], store, busy=lambda: time.sleep(0.05) or False)  # a slow step: it is mid-way below
     try:
         deadline = time.monotonic() + 60
         while sampler._resting.is_set() and time.monotonic() < deadline:
