@@ -217,7 +217,7 @@ with live_tab:
                 "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
             report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
             plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
-            # the next notch either side is sampled while the user reads this (answered at once if they go there)
+            # the notches up to three either side are sampled while the user reads this (answered at once there)
             position = dec.SliderPosition(top_p, top_k, temperature)
             sample_ahead(request, position, st.session_state.get("_live_position"))
             st.session_state["_live_position"] = position
