@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--notches", type=int, default=1,
                         help="notches each move jumps (the key is pressed that often at once: one move)")
     args = parser.parse_args(argv)
+    if round(0.9 - 0.05 * args.notches * args.moves, 2) < 0.05:
+        parser.error(f"--moves {args.moves} of --notches {args.notches} go past the top-p slider's end (0.05)")
     if args.no_ahead:
         os.environ["FAIRNESS_LAB_SAMPLE_AHEAD"] = "0"  # the server inherits it
     from playwright.sync_api import sync_playwright

@@ -7,10 +7,10 @@ slider is dragged, and alternate between the two conditions:
 
 * ahead: the move before it left sampling ahead on (`FAIRNESS_LAB_SAMPLE_AHEAD=1`), so its notch was sampled while
   the user read;
-* plain: the move before it had it off: the move samples its rows itself, as every move did before.
+* plain: the move before it had it off, and the rows kept from earlier moves' sampling ahead (which reaches three
+  notches) are dropped first: the move samples its rows itself, as every move did before.
 
-A jump of several notches is never sampled ahead; it costs what a plain move does. Prints every move, the medians,
-their ratio and the load average:
+Prints every move, the medians, their ratio and the load average:
 
     .venv/bin/python -m bench.sample_ahead [--pairs 4] [--think 3]
 """
@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
         for index, (value, condition) in enumerate(zip(values, conditions, strict=True)):
             time.sleep(args.think)  # the user reads; sampling ahead (if on) runs now
             AHEAD.finished.wait(timeout=0)  # nothing waited for: a move that comes too early is simply slower
+            if condition == "plain":  # earlier moves' further notches reach this one: drop what they kept
+                AHEAD.make_way()
+                _generator().rows.clear()
             following = conditions[index + 1] if index + 1 < len(conditions) else "plain"
             os.environ[ENV] = "1" if following == "ahead" else "0"  # what this move leaves for the next one
             started = time.perf_counter()
@@ -61,11 +64,20 @@ def main(argv: list[str] | None = None) -> None:
             shown = " ".join(str(m.value) for m in app.markdown)
             if app.exception or "generated now" not in shown:
                 raise SystemExit(f"move to top-p {value}: no new generations")
+            if condition == "plain" and "sampled ahead" in shown:
+                raise SystemExit(f"move to top-p {value}: the plain move was answered from rows sampled ahead")
             times[condition].append(seconds)
             print(f"top-p {value:.2f} ({condition}): {seconds:.2f} s  (load {os.getloadavg()[0]:.2f})", flush=True)
     ahead, plain = statistics.median(times["ahead"]), statistics.median(times["plain"])
     print(f"median move: ahead {ahead:.2f} s, plain {plain:.2f} s = {plain / ahead:.2f}x faster with sampling ahead "
           f"(think {args.think:g} s; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+
+
+def _generator():
+    """The page's default generator, as this process has it loaded (its record of rows sampled ahead)."""
+    from fairness_core.models import load_model, resolve_model
+
+    return load_model(resolve_model("smollm2-135m-instruct", "causal-lm"))
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def test_a_stop_during_a_further_ring_keeps_the_rings_done(tiny_gpt2: Path, tmp_
     sampler = dec.AheadSampler()
     after_first = []
 
-    def busy() -> bool:  # real work arrives at the second ring's second decoding step
+    def busy() -> bool:  # real work arrives while the second ring is being sampled
         if len(lm.rows) >= 8:
             after_first.append(1)
         return len(after_first) > 2
