@@ -193,25 +193,23 @@ def machine_busy() -> bool:
 
 
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
-                 previous: dec.SliderPosition | None) -> list[dec.SliderPosition]:
+                 previous: dec.SliderPosition | None) -> None:
     """After a live move: sample the settings up to `AHEAD_REACH` notches either side of it (along the knob that
     moved; one notch, then two, ...) in the background, while nothing else runs on the model workers and no other
     program keeps the cores busy, so that the next move there finds its rows sampled. It stops before the next
     decoding step once any job is queued or running (the notches done by then are kept), and a newer move replaces it
-    (it waits up to 5 s for the workers and the cores to be free, else gives up). Returns the positions it was asked
-    to sample, nearest first."""
+    (it waits up to 5 s for the workers and the cores to be free, else gives up)."""
     if not sample_ahead_enabled():
-        return []
+        return
     from dataclasses import replace
 
-    rings = dec.notch_rings(position, previous, reach=AHEAD_REACH)
+    rings = [[replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in ring]
+             for ring in dec.notch_rings(position, previous, reach=AHEAD_REACH)]
     if not rings:
-        return []
-    requests = [[replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in ring] for ring in rings]
+        return
     # it starts once this move's page has gone out and the machine is quiet (a browser on this machine draws it)
-    AHEAD.submit(requests, common.get_store(), busy=lambda: not jobs.pool().idle(), threads=jobs.threads_now,
+    AHEAD.submit(rings, common.get_store(), busy=lambda: not jobs.pool().idle(), threads=jobs.threads_now,
                  delay_s=SAMPLE_AHEAD_DELAY_S, quiet=lambda: not machine_busy())
-    return [spot for ring in rings for spot in ring]
 
 
 def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], None]
