@@ -109,16 +109,19 @@ def _move(page, value: float, screenshots: Path | None, shoot: bool, notches: in
     for _ in range(notches):
         page.keyboard.press("ArrowLeft")
     if screenshots is not None and shoot:
-        writing = page.get_by_text("writing…").first
-        writing.wait_for()
-        writing.evaluate("e => e.scrollIntoView({block: 'center'})")  # Streamlit scrolls inside its main block
-        screenshots.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(screenshots / "decoding-live-streaming.png"))
+        # a move sampled ahead shows its whole result at once: no cards being written to shoot
+        page.wait_for_function("window.__marks.writing !== undefined || window.__marks.header !== undefined")
+        if page.evaluate("window.__marks.header === undefined"):
+            writing = page.get_by_text("writing…").first
+            writing.evaluate("e => e.scrollIntoView({block: 'center'})")  # Streamlit scrolls inside its main block
+            screenshots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshots / "decoding-live-streaming.png"))
     page.wait_for_function("window.__marks.header !== undefined")
     marks = page.evaluate("window.__marks")
     if screenshots is not None and shoot:
         page.wait_for_timeout(500)
         page.get_by_text(want).evaluate("e => e.scrollIntoView({block: 'start'})")
+        screenshots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshots / "decoding-live-result.png"))
     page.evaluate("window.__want = null")
     writing = marks.get("writing", marks["header"])
