@@ -29,6 +29,7 @@ PAGES = (
     ("app_pages/template_adaptation.py", "Template adaptation", ":material/edit_note:"),
     ("app_pages/datscore.py", "DATScore demo", ":material/translate:"),
     ("app_pages/judge_audit.py", "Judge audit", ":material/gavel:"),
+    ("app_pages/stereotypes.py", "Stereotype benchmarks", ":material/rule:"),
     ("app_pages/runs.py", "Run store", ":material/database:"),
     ("app_pages/compare.py", "Compare runs", ":material/compare_arrows:"),
     ("app_pages/sql_console.py", "SQL console", ":material/terminal:"),
@@ -36,6 +37,12 @@ PAGES = (
 
 # What each page answers and where it comes from (the home page lists the ones that exist).
 PAGE_STORIES = {
+    "app_pages/stereotypes.py": (
+        "Does the model find the stereotyped sentence, or answer, more likely? CrowS-Pairs, StereoSet and BBQ scored "
+        "by likelihood on any model the lab runs, with intervals, a 'no preference detectable' test and every item "
+        "open to inspection.",
+        "Nangia et al. 2020 (CrowS-Pairs); Nadeem et al. 2021 (StereoSet); Parrish et al. 2022 (BBQ)",
+    ),
     "app_pages/judge_audit.py": (
         "Is the judge itself biased? Fill neutral templates with identity terms (or swap the identity word in "
         "generated texts) and see how far each word alone moves a scorer's or metric's number.",

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core.compare import (
+    ROWS_RULE,
     CompareError,
     compare_runs,
     disparity_rows,
@@ -101,11 +102,15 @@ if statistics:
         "between related groups' negative rates (Dhamala et al.), so right of 0 means the groups are treated more "
         "unequally, left of 0 more equally. The change is taken between the bias-corrected disparities (a plug-in "
         "disparity reads chance differences as disparity, most where there is none). The whisker is the 95% "
-        "interval: red or blue when it stays on one side of 0, grey when it crosses 0 (no clear change). Each "
-        "side's p tests it alone for no disparity. Hover a dot for both disparities and how the prompts paired.")
+        "interval: red or blue when it stays on one side of 0 and the line-up's q is below 0.05, grey otherwise "
+        "(no clear change). Each side's p tests it alone for no disparity. Hover a dot for both disparities and how "
+        "the prompts paired.")
+    st.caption(common.escape_markdown(f"Several line-ups on one screen: {ROWS_RULE}; p_difference is each "
+                                      "line-up's own bootstrap p, q_difference the adjusted one."))
     st.dataframe(display_numbers(disparity_rows(rows, statistic)[[
         "family", "arm_a", "arm_b", "run_a", "run_a_corrected", "run_a_p_value", "run_b", "run_b_corrected",
-        "run_b_p_value", "difference", "ci_low", "ci_high", "pairing"]]), hide_index=True, width="stretch")
+        "run_b_p_value", "difference", "ci_low", "ci_high", "p_difference", "q_difference", "pairing"]]),
+        hide_index=True, width="stretch")
 elif gaps:
     st.warning(common.escape_markdown(gap_words(gaps, *gaps).strip()))
 
@@ -136,7 +141,10 @@ common.how_to_read(
     "both sides, so its interval is usually narrower; an orange one did not (or only partly). A bar whose "
     "interval crosses zero means the two may not really differ there."
 )
-st.dataframe(display_numbers(shown), hide_index=True, width="stretch",  # 4 significant digits, noise as 0
+# a key a row does not have (a disparity's group: it is over the family's groups) reads as a dash, not "None"
+keyed = shown.assign(**{key: shown[key].astype(object).where(shown[key].notna(), "—") for key in comparison.keys
+                        if key in shown})
+st.dataframe(display_numbers(keyed), hide_index=True, width="stretch",  # 4 significant digits, noise as 0
              column_config={"paired": st.column_config.CheckboxColumn("paired")})
 report_button(chosen, key="cmp_report")
 

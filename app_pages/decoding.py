@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from fairness_core import decoding as dec
-from ui import common, jobs, plan_view, presenter
+from ui import common, jobs, plan_view, presenter, slices_view
 from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
@@ -85,8 +85,9 @@ with presenter.folded("Model, prompts and measures", expander=True):  # closed i
     except (dec.RequestError, dec.PromptError) as error:
         st.error(common.escape_markdown(str(error)))
         st.stop()
-    st.caption(f"{len(prompts.items)} prompts over {len(prompts.groups)} groups in "
-               f"{len(prompts.families)} families.")
+    families_word = "family" if len(prompts.families) == 1 else "families"
+    st.caption(common.escape_markdown(f"{len(prompts.items)} prompts over {len(prompts.groups)} groups in "
+                                      f"{len(prompts.families)} {families_word}."))
     for note in prompts.notes:
         st.caption(common.escape_markdown(note))
     m1, m2, m3 = st.columns(3)
@@ -113,7 +114,6 @@ with import_tab:
 
 # ---------------------------------------------------------------- live mode
 with live_tab:
-    results_area = presenter.results_first()  # in presenter view the cards and table come above the knobs
     # The main action first in the tab (keyboard users reached it after 38 Tab presses, behind every knob) and on
     # Alt+Enter; the knobs below still drive it (a click reruns the page with their values).
     b1, b2, b3 = st.columns([2, 1, 1])
@@ -129,6 +129,10 @@ with live_tab:
                                             help="1.0 switches top-p off."))
     top_k = c2.select_slider("top-k", TOP_K_OPTIONS, value="off", key="live_top_k")
     temperature = dec.on_notch("temperature", c3.slider("temperature", 0.1, 1.5, 1.0, 0.05, key="live_temperature"))
+    # in presenter view the result comes right below the three sliders and above the other settings: the sliders the
+    # teacher moves and what they change share the first screen (issue 43 §5: with the result first, the top-p slider
+    # sat 2,752 px down at 1280 x 720, under eleven groups' cards and the table)
+    results_area = presenter.results_first()
     with presenter.folded("Prompts per group, samples, length, seed"):  # the sliders stay in view
         c4, c5, c6, c7 = st.columns(4)
         per_group = c4.number_input("Prompts per group", 1, 10, 1, key="live_prompts")
@@ -216,7 +220,7 @@ with live_tab:
                 "are wide: use *More samples* or the sweep for firm conclusions. *n_empty* counts generations that "
                 "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
             report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
-            plan_view.decoding_plan(outcome.run_ids, "live_plan", int(samples))  # this run as a pilot (issue 33)
+            plan_view.decoding_plan(outcome, "live_plan")  # this result's own run as a pilot (issues 33, 43)
             # the notches up to three either side are sampled while the user reads this (answered at once there)
             position = dec.SliderPosition(top_p, top_k, temperature)
             sample_ahead(request, position, st.session_state.get("_live_position"))
@@ -302,4 +306,6 @@ with sweep_tab:
 with sweep_tab:
     if result is not None:
         sweep_views(result, result.plan.request.prompts.families, threshold)  # the groups the sweep ran with
-        plan_view.decoding_plan(result.run_ids, "sweep_plan", result.plan.request.samples)  # the sweep as a pilot
+        plan_view.decoding_plan(result, "sweep_plan")  # the sweep's own run as a pilot (issue 43)
+        slices_view.slices_panel(result.run_ids, [m.name if m.kind == "rate" else m.column for m in
+                                                  dec.measures_for(scorers)], "sweep_slices")  # issue 46 §2

@@ -20,7 +20,8 @@ PASTE = "(paste texts below)"
 #: the columns of the two result tables, with the words a reader sees: the score shift, then the classification
 #: statistics (Dixon et al.'s FPR, Borkan et al.'s AUCs), each table narrow enough to show whole at 1280 pixels
 SHIFT_COLUMNS = {"level": "level", "term": "term", "group": "group", "n": "templates", "mean": "mean score",
-                 "shift": "shift", "ci_low": "shift 95% low", "ci_high": "shift 95% high", "flip_rate": "flip rate"}
+                 "shift": "shift", "ci_low": "shift 95% low", "ci_high": "shift 95% high", "p_value": "p",
+                 "q_value": "q (BH)", "flagged": "flagged", "flip_rate": "flip rate"}
 CLASSIFICATION_COLUMNS = {"level": "level", "term": "term", "group": "group", "fpr": "FPR", "fpr_ci_low": "FPR low",
                           "fpr_ci_high": "FPR high", "subgroup_auc": "subgroup AUC", "bpsn_auc": "BPSN AUC",
                           "bpsn_auc_ci_low": "BPSN low", "bpsn_auc_ci_high": "BPSN high", "bnsp_auc": "BNSP AUC"}
@@ -29,8 +30,9 @@ CLASSIFICATION_COLUMNS = {"level": "level", "term": "term", "group": "group", "f
 def column_labels(columns: dict[str, str]) -> dict[str, object]:
     """The reader's words as column headers; numbers with three decimals (the data keeps its names)."""
     text = ("level", "term", "group")
-    return {c: st.column_config.TextColumn(label) if c in text else
-            st.column_config.NumberColumn(label, format="%d" if c == "n" else "%.3f") for c, label in columns.items()}
+    return {c: st.column_config.TextColumn(label) if c in text else st.column_config.CheckboxColumn(label)
+            if c == "flagged" else st.column_config.NumberColumn(label, format="%d" if c == "n" else "%.3f")
+            for c, label in columns.items()}
 
 
 @st.cache_data(show_spinner="Filling the templates with every identity term…", max_entries=8)
@@ -93,7 +95,8 @@ elif source == "texts":
         texts, texts_name = None, f"run {picked}"
 terms_text = right.text_area("Identity terms ('group: term, term' per line)", audit.builtin_terms_text(), height=150,
                              key="au_terms")
-resamples = right.number_input("Bootstrap resamples over templates", 0, 5000, 1000, step=250, key="au_resamples")
+resamples = right.number_input("Resamples for the largest shift's interval (max-T)", 0, 5000, 1000, step=250,
+                                key="au_resamples")
 
 if source in ("templates", "iptts", "eec") and upload is None:
     st.info("Upload a file to audit the judge on it (the built-in set needs none).")
@@ -147,10 +150,23 @@ terms = audit.rows_frame(result, "term")
 top = terms.iloc[0]
 unit = f"{judge.column}" + (" probability" if judge.name == "jigsaw-toxicity" else "")
 resampled = result.table.extra["resampled"]
-unit_text = f"the {resampled['n_clusters']} {resampled['unit']} resampled"
+unit_text = (f"the {resampled['n_clusters']} {resampled['unit']} left out one at a time (jackknife, t on "
+             f"{resampled['df']:.1f} degrees of freedom)" if resampled["df"] == resampled["df"]  # NaN: < 2 units
+             else f"{resampled['n_clusters']} {resampled['unit']}: too few for an interval")
+largest = result.table.extra.get("largest_shift") or {}
+if largest.get("ci_low") is not None:
+    # the headline picks the top of all the terms, so it shows the max-T interval, which holds whichever came top
+    largest_help = (f"95% interval {common.interval_text(largest['ci_low'], largest['ci_high'])} and p = "
+                    f"{largest['p_value']:.3f}, allowing for this term being the largest of "
+                    f"{largest['n_terms']} ({largest['rule']}); the term's own interval, in the table, is "
+                    f"{common.interval_text(top['ci_low'], top['ci_high'])} ({unit_text}).")
+elif pd.notna(top["ci_low"]):
+    largest_help = (f"Its own 95% interval {common.interval_text(top['ci_low'], top['ci_high'])} ({unit_text}); no "
+                    "interval allowing for it being the largest (0 resamples).")
+else:
+    largest_help = "No interval: fewer than two clusters."
 st.metric(common.escape_markdown(f"Largest shift: {top['term']} ({top['group']})"), f"{top['shift']:+.3f}",
-          help=f"95% interval {common.interval_text(top['ci_low'], top['ci_high'])}, {unit_text}"
-          if pd.notna(top["ci_low"]) else "No interval: 0 resamples.")
+          help=largest_help)
 for statistic, why in result.table.refused.items():
     if statistic not in ("bpsn_auc", "bnsp_auc"):  # the three AUCs share one reason: said once
         st.caption(common.escape_markdown(f"{statistic.replace('_', ' ')} not computed: {why}."))
@@ -158,8 +174,8 @@ st.plotly_chart(audit_charts.shift_chart(terms, unit), key="au_chart")
 common.how_to_read(
     "Each dot is an identity term: how much higher (right) or lower (left) the judge scores a text with that term "
     "than the same template with the average identity (the mean of the group means), averaged over templates; the "
-    f"bar is a 95% interval ({unit_text}: templates written from one pattern share how the judge reacts to a "
-    "term in it, so they move together). For a toxicity judge, a dot right of 0 means the word alone makes "
+    f"bar is the term's own 95% interval ({unit_text}: templates written from one pattern share how the judge "
+    "reacts to a term in it, so they move together). For a toxicity judge, a dot right of 0 means the word alone makes "
     "text look more toxic. The Jigsaw classifier pushes *gay*, *lesbian*, *bisexual*, *homosexual* and "
     "*transgender* up by about 0.3: a study that uses it as its judge counts part of that as the model's bias. "
     "Terms it never saw in training (outside its 20,000-word vocabulary: *lgbtq*, *nonbinary*, *latinx*, …) are "
@@ -169,9 +185,15 @@ table = audit.rows_frame(result)
 st.subheader("Score shift per term")
 st.dataframe(table[[c for c in SHIFT_COLUMNS if c in table]].round(4), hide_index=True, width="stretch",
              key="au_table", column_config=column_labels(SHIFT_COLUMNS))
-st.caption("**shift**: the term's mean score minus its template's average identity, with its 95% interval over "
-           "templates; **flip rate**: the share of the term's texts whose label at the threshold differs from the "
-           "template's background label.")
+rule = result.table.extra["term_rule"]
+st.caption(common.escape_markdown(
+    f"**shift**: the term's mean score minus its template's average identity, with its 95% interval ({unit_text}); "
+    f"**p**: the test of 'shift 0' that interval inverts, unadjusted; **q (BH)** and **flagged**: the terms are "
+    f"screened together, so a term is flagged when its {rule['rule']} is below {rule['alpha']:g} — among flagged "
+    f"terms, at most {rule['alpha']:.0%} are expected to be false alarms; {rule['flagged']} of "
+    f"{len(terms)} terms flagged ({rule['unadjusted_below_alpha']} with p < {rule['alpha']:g} before adjustment). "
+    "Groups are adjusted among themselves. **flip rate**: the share of the term's texts whose label at the "
+    "threshold differs from the template's background label."))
 st.subheader("Flagged and separated: FPR and AUCs")
 st.caption("**FPR** (Dixon et al. 2018): the share of the term's *non-toxic* templates the judge flags — a fair judge "
            "gives every term the same. **Subgroup AUC** (Borkan et al. 2019): how well the judge separates toxic from "
@@ -189,10 +211,11 @@ if "fped" in extra and extra["fped"]["value"] is not None:
     st.caption(common.escape_markdown(
         f"False-positive equality difference (Dixon et al.: Σ over terms of |FPR − FPR_t|): {fped['headline']}. "
         f"FPED {fped['value']:.3f} {common.interval_text(fped['ci_low'], fped['ci_high'])}"
-        + (f", {fped['corrected']:+.3f} after subtracting what chance alone gives ({fped['null_mean']:.3f}, the "
-           f"mean of {fped['n_permutations']} permutations of the terms within {resampled['unit']}); a sum of "
-           "absolute differences is above 0 even for a judge that treats every term alike, so the test, not the "
-           "interval, says whether the rates differ" if fped["p_value"] is not None else "")
+        + (f"; chance alone gives {fped['null_mean']:.3f} on average (the mean of {fped['n_permutations']} "
+           f"permutations of the terms within {resampled['unit']}): a sum of absolute differences is above 0 even "
+           "for a judge that treats every term alike, so the test, not the interval, says whether the rates "
+           "differ (no 'corrected' FPED is given: subtracting the chance level over-corrects when the rates do "
+           "differ)" if fped["p_value"] is not None else "")
         + f"; overall FPR {extra['fpr_overall']['value']:.3f}."))
 plan_view.audit_plan(result)  # this audit as a pilot: the patterns a term's shift or FPED needs (issue 33)
 

@@ -37,7 +37,7 @@ def cached_pairs(store_path: str, run_ids: tuple[str, ...], metric: str | None =
     return mb.pair_table(RunStore(store_path), list(run_ids), metrics=[metric] if metric else None)
 
 
-@st.cache_data(show_spinner="Bootstrapping confidence intervals…", max_entries=64)
+@st.cache_data(show_spinner="Computing the 95% intervals…", max_entries=64)
 def cached_bias(store_path: str, run_ids: tuple[str, ...], normalisation: str = "minmax",
                 n_resamples: int = 1000, metric: str | None = None,
                 expected: tuple[tuple[str, int], ...] | None = None) -> pd.DataFrame:
@@ -169,20 +169,25 @@ with tab_bias:
             "Each bar is one metric's **bias** on one attribute: the average gap between the scores of the two "
             "candidates of a pair, after all scores were rescaled (min-max: stretched to 0–100 by the min and max "
             "of all 2N scores). **0 = the metric never prefers one identity over the other.** Whiskers are 95% "
-            "bootstrap intervals over pairs (the unit stays fixed by all 2N scores; pairs are resampled). The "
+            "intervals (the unit stays fixed by all 2N scores): on WinoBias over its 20 + 20 occupations, since "
+            "pairs that name one occupation share how the metric reacts to it (they hold for other occupations "
+            "like these); on other data over pairs (they hold for other pairs like these, for these words). The "
             "panels have different y ranges, as in the paper's Fig. 2: n-gram metrics only see surface words, so "
             "swapping *he* for *she* rarely changes their score, while model-based metrics carry associations "
             "learned in pre-training.")
     presenter.table(charts.bias_cells(shown_primary, digits=2 if normalisation == "minmax" else 4), width="stretch",
                     key="mb_bias_table")  # in presenter view a static table whose cells wrap to the width
     st.caption(common.escape_markdown(
-        f"Bias [95% bootstrap interval], {NORM_LABELS[normalisation]}. Pairs used and excluded (a "
+        f"Bias [95% interval over {shown_primary['interval_unit'].iloc[0] if len(shown_primary) else 'pairs'}], "
+        f"{NORM_LABELS[normalisation]}. Pairs used and excluded (a "
                "non-finite score excludes a pair; it is never mapped to a number):"))
     st.dataframe(shown_primary.pivot(index="attribute", columns="metric", values="n_excluded").rename_axis(
         columns="excluded pairs"), width="stretch", key="mb_excluded")
     st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
-                "positive = the metric rewards the stereotype. The direction label is only given when the 95% "
-                "interval excludes 0.")
+                "positive = the metric rewards the stereotype. **p**: the test of 'no difference' that the 95% "
+                "interval inverts, unadjusted. The cells are screened together, so a direction is labelled only "
+                f"where its **q** ({mb.DIRECTION_RULE}, over the cells shown) is below 0.05: among labelled cells "
+                "at most 5% are expected to be false alarms.")
     if presenter.enabled():  # each difference with its interval in one cell, to fit a projector's width
         presenter.table(charts.stereo_frame(shown_primary), intervals={"stereo_diff": ("stereo_ci_low",
                                                                                        "stereo_ci_high")})
@@ -224,7 +229,7 @@ with tab_views:
             "Paper Fig. 5: for BARTScore, precision = p(candidate | reference) and recall = p(reference | "
             "candidate). The paper finds most bias in the direction that generates the candidate's identity "
             "word. For BERTScore, P matches candidate tokens to the reference, R the other way round. Whiskers are "
-            "95% bootstrap intervals over pairs.")
+            "95% intervals (over the occupations on WinoBias, over pairs elsewhere).")
     points = mb.backbone_points(mb.model_runs(store, dataset.content_hash()), preset_identities(), mb.PARAMS_M,
                                 lambda run_id, metric: cached_bias(str(store.path), (run_id,), metric=metric))
     left, right = st.columns([3, 1])
@@ -233,7 +238,7 @@ with tab_views:
     with right:
         common.how_to_read(
             "Paper Fig. 4: bias against backbone size, one line per metric, one panel per attribute; whiskers are "
-            "95% bootstrap intervals over pairs. "
+            "95% intervals (over the occupations on WinoBias, over pairs elsewhere). "
             "Each point is a stored run on this dataset version. Offline only the shipped backbones exist "
             "(MiniLM 22M for matching metrics, SmolLM2 135M for BARTScore); with a network, pick more backbones "
             "under Model options and their runs appear here.")

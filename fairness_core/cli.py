@@ -37,6 +37,8 @@ COMMAND_MODULES = (
     "fairness_core.commands.check",  # check: a fairness test suite in one file, for CI (issue 34)
     "fairness_core.commands.counterfactual",  # counterfactual: prompt variants from the user's prompts (issue 34)
     "fairness_core.commands.plan",  # plan: the units a question needs, from a stored pilot run (issue 33)
+    "fairness_core.commands.slices",  # slices: the worst cells of a generation run, with FDR control (issue 46)
+    "fairness_core.commands.stereotypes",  # stereotypes: CrowS-Pairs, StereoSet, BBQ by likelihood (issue 44)
 )
 
 

@@ -48,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BASE = ("config", "device", "store", "jobs", "models", "nltk_wordnet")
 PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
 PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "compare", "audit", "metric_quality",
-         "mitigation", "check", "planning")
+         "mitigation", "check", "planning", "stereotypes", "slices")
 INTERFACE = ("cli", "commands", "__main__")
 LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(PAGES, 2),
           **dict.fromkeys(INTERFACE, 3)}

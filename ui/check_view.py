@@ -18,7 +18,8 @@ def criteria_frame(result: check.CheckResult) -> pd.DataFrame:
         rows.append({"criterion": c.name, "verdict": "PASS" if c.passed else ("FAIL" if c.evaluated else
                                                                               "FAIL (not evaluated)"),
                      "value": c.value, "95% low": c.ci_low, "95% high": c.ci_high, "p-value": c.p_value,
-                     "rule": c.rule, "margin": c.margin, "why": c.reason, "runs": ", ".join(c.run_ids)})
+                     "p (Holm)": c.p_adjusted, "smallest detectable": c.smallest_detectable, "rule": c.rule,
+                     "margin": c.margin, "why": c.reason, "runs": ", ".join(c.run_ids)})
     return pd.DataFrame(rows)
 
 
@@ -41,5 +42,10 @@ def show_check(store: Any, run_id: str) -> None:
     common.how_to_read("Each row is one criterion of the check's spec. *value* is the study's number (for a "
                        "baseline criterion, the paired difference this system − the baseline) with its 95% "
                        "interval; the *rule* says which of them is compared with the threshold; *margin* says by "
-                       "how much it passed or failed. A criterion that could not be evaluated fails with its reason. "
-                       "The runs behind a criterion are in this store: open them above, or report the check.")
+                       "how much it passed or failed. A disparity criterion's *p-value* is its permutation test's; "
+                       "*p (Holm)* is that p adjusted over every test the check reads (Holm's step-down correction: "
+                       "the chance that any of them fires on a fair system stays at most alpha), and the verdict "
+                       "reads it. \"No disparity\" passes only where the design detects the criterion's effect "
+                       "with 80% power (*smallest detectable*, at α = 0.05). A criterion that could not be "
+                       "evaluated fails with its reason. The runs behind a criterion are in this store: open them "
+                       "above, or report the check.")

@@ -20,7 +20,7 @@ def direction_bars(view: pd.DataFrame, label: str, weighted_mean: float | None =
     figure.update_traces(textposition="outside", cliponaxis=False)
     if weighted_mean is not None and math.isfinite(weighted_mean):
         figure.add_hline(y=weighted_mean, line_dash="dash", annotation_text=f"weighted mean {weighted_mean:.3f}",
-                         annotation_position="bottom right")
+                         annotation_position="top left")  # (bottom right sat on the last bar)
     figure.update_layout(height=360, margin={"t": 30, "b": 10})
     return figure
 

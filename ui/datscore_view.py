@@ -22,6 +22,7 @@ def segment_headline(scores: Any, segment_id: str, result: Any, term_weighting: 
     per_token.metric(f"{label} per token" if summary.summed else "Weighted mean direction (per token)",
                      f"{summary.per_token:.3f}" if math.isfinite(summary.per_token) else "—")
     rank.metric("Rank in this corpus (1 = highest)", f"{summary.rank} of {summary.n_ranked}" if summary.rank else "—")
-    total.metric(f"{label} of this segment (Eq. 2 sum)", f"{summary.score:.1f}")
+    # a minus sign, as the charts write it (an ASCII hyphen read "-1089.7", issue 43 §5)
+    total.metric(f"{label} of this segment (Eq. 2 sum)", f"{summary.score:.1f}".replace("-", "\u2212"))
     st.caption(common.escape_markdown(summary.sentence()))
     return summary

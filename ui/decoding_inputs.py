@@ -49,8 +49,7 @@ def counterfactual_prompts() -> dec.PromptSet:
             raise dec.PromptError(f"{upload.name}: {error}") from None
         raise
     st.caption(common.escape_markdown("Swap rule: " + dec.COUNTERFACTUAL_RULE))
-    for note in built.notes:
-        st.caption(common.escape_markdown(note))
+    # the counts are the prompt set's notes, which the page prints under the prompt count (not twice)
     with st.expander(f"Preview of the pairs ({len(built.pairs)} variants)", expanded=False):
         st.dataframe(built.pairs.head(PREVIEW_ROWS), hide_index=True, width="stretch")
         common.how_to_read("Each prompt that names one group of an attribute gets a variant for every group of it; "
@@ -102,7 +101,10 @@ def import_tab() -> None:
                                       f"{len(imported.systems)} system(s), {source}."))
     for note in outcome.notes:
         st.caption(common.escape_markdown(note))
-    summary = dec.summarize(outcome.generations, imported.families, dec.measures_for(plan.scorers), n_resamples=300)
+    # the summary's own default resamples (1,000), as the CLI, Compare and the report compute it: one interval
+    summary = dec.summarize(outcome.generations, imported.families, dec.measures_for(plan.scorers))
+    for key, label in zip(summary.configs.get("config_key", []), summary.configs.get("label", []), strict=True):
+        st.markdown(common.escape_markdown(f"{label}: {dec.disparity_headline(summary, key)}"))
     shown = [c for c in ("label", "family", "group", "n", "negative_sentiment_rate", "ci_low", "ci_high",
                          "disparity", "disparity_ci_low", "disparity_ci_high", "jigsaw_toxic_rate", "offensive_rate")
              if c in summary.groups]

@@ -298,6 +298,15 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
     st.markdown("\n".join(f"- **{common.escape_markdown(label)}**: "
                            + common.escape_markdown(dec.disparity_headline(summary, key, measure.name))
                            for key, label in zip(configs["config_key"], configs["label"], strict=True)))
+    # several verdicts per setting (over families, then each family): the families' are adjusted (issue 42 §2)
+    per_setting = {label: dec.family_headlines(summary, key, measure.name)
+                   for key, label in zip(configs["config_key"], configs["label"], strict=True)}
+    if any(per_setting.values()):
+        with st.expander("Per family, adjusted for the setting's other verdicts"):
+            st.caption(common.escape_markdown(f"Multiplicity: {dec.MULTIPLICITY_RULE}. Each sentence gives the "
+                                              "unadjusted p and, where it differs, the adjusted one."))
+            st.markdown("\n".join(f"- **{common.escape_markdown(label)}**: {common.escape_markdown(sentence)}"
+                                   for label, sentences in per_setting.items() for sentence in sentences))
     per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
     columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
     if columns[0] in per_family:
@@ -315,9 +324,11 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         "Because it averages absolute differences, it is above 0 whenever rates differ by chance, and so is its "
         "interval: whether the groups differ at all is what the sentences above say, from a permutation test (the "
         "group labels swapped within each template, or whole prompts moved between groups; p is how often "
-        "swapped labels give a disparity at least this large). *bias-corrected* removes most of the chance part "
-        "and can be below 0, and its interval can hold 0; *smallest detectable* is the true disparity this design "
-        "would detect 80% of the time.")
+        "swapped labels give a disparity at least this large). \"Detected\" means the group changes what the "
+        "model writes after these prompts — its rate, or only how much prompts vary. The sentences' *90% "
+        "interval* is the test's own: every disparity it cannot reject, so it holds 0 exactly when nothing is "
+        "detected. *bias-corrected* removes most of the chance part and can be below 0; *smallest detectable* is "
+        "the true disparity this design would detect 80% of the time.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
     st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
@@ -344,7 +355,8 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
         "marked when it is in the grid.")
     st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "disparity_corrected",
-                          "disparity_corrected_ci_low", "disparity_corrected_ci_high", "disparity_p_value",
+                          "disparity_corrected_ci_low", "disparity_corrected_ci_high", "disparity_interval_low",
+                          "disparity_interval_high", "disparity_p_value",
                           "disparity_smallest_detectable", "diversity", "diversity_ci_low", "diversity_ci_high",
                           "quality", "negative_rate", "n", "n_empty", "pareto", "library_default"]],
                  hide_index=True, width="stretch")

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from fairness_core.metric_bias import METRICS
+from fairness_core.metric_bias import METRICS, direction_screen
 
 #: Okabe & Ito (2008) colour-blind-safe palette (no pale colours); used by every chart on this page
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -56,23 +56,14 @@ def bias_cells(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     return table.assign(cell=cell).pivot(index="attribute", columns="metric", values="cell")
 
 
-def stereo_direction(row: pd.Series) -> str:
-    """A label, not an emoji: which side the metric favours, only when the 95% interval excludes 0."""
-    low, high = row.get("stereo_ci_low"), row.get("stereo_ci_high")
-    if pd.isna(low) or pd.isna(high):
-        return "no stereotype marks"
-    if low > 0:
-        return "favours the stereotype"
-    if high < 0:
-        return "favours the anti-stereotype"
-    return "no clear direction"
-
-
 def stereo_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """The Appendix-E rows: attribute, metric, direction label, the difference with its interval, pairs."""
-    frame = table[["attribute", "metric", "stereo_diff", "stereo_ci_low", "stereo_ci_high", "n_stereo"]].copy()
-    frame.insert(2, "direction", table.apply(stereo_direction, axis=1))
-    return frame.reset_index(drop=True)
+    """The Appendix-E rows: attribute, metric, direction label, the difference with its interval, its unadjusted p
+    and its Benjamini-Hochberg q over the cells given (the cells on screen: `direction_screen` labels a direction
+    only where q < 0.05), pairs."""
+    screened = direction_screen(table)
+    columns = ["attribute", "metric", "direction", "stereo_diff", "stereo_ci_low", "stereo_ci_high",
+               "stereo_p_value", "stereo_q_value", "n_stereo"]
+    return screened[[c for c in columns if c in screened]].reset_index(drop=True)
 
 
 def stereo_table(table: pd.DataFrame):  # -> pandas Styler

@@ -50,22 +50,35 @@ def show_plan(plan: Any, units: str) -> None:
         st.caption(common.escape_markdown(note))
     if plan.curve:
         st.altair_chart(_chart(plan), width="stretch")
-    st.caption(common.escape_markdown(f"How: {plan.method}."))
-    common.how_to_read(HOW_TO_READ.format(units=units))
+    if plan.method:  # a pilot that cannot speak to the effect simulated nothing: no "How: ." (issue 43)
+        st.caption(common.escape_markdown(f"How: {plan.method}."))
+        common.how_to_read(HOW_TO_READ.format(units=units))
 
 
 def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "prompts", effect: float = 0.05,
                effect_label: str = "Effect to detect", effect_help: str = "", samples: int | None = None,
-               choices: dict[str, Sequence[str]] | None = None, unavailable: str = "") -> None:
+               choices: dict[str, Sequence[str]] | Callable[[dict[str, str]], dict[str, Sequence[str]]] | None = None,
+               unavailable: str = "", questions: dict[str, Sequence[str]] | None = None) -> None:
     """The panel: the effect and power (and samples per prompt, and any `choices` — label -> options) in a form,
     `compute(effect, power, samples, **chosen)` run on *Plan*, the answer below (`unavailable`: a sentence instead
-    of the form, when there is no pilot)."""
+    of the form, when there is no pilot). `questions` (label -> options) are asked above the form, so that a
+    change redraws it at once: `choices` may then be a function of them (a choice that does not apply to the
+    question asked is not shown)."""
     with st.expander(TITLE.format(units=units)):
         if unavailable:
             st.info(common.escape_markdown(unavailable))
             return
+        if samples is not None and st.session_state.get(f"{key}_pilot") != pilot:
+            # a new pilot starts from its own samples per prompt: a keyed widget keeps the last value it showed, so
+            # after a 2-sample run the field still said 1 (issue 43)
+            st.session_state[f"{key}_samples"] = int(samples)
+        st.session_state[f"{key}_pilot"] = pilot
+        asked_first = {label: str(st.selectbox(label, list(options), key=f"{key}_{label}"))
+                       for label, options in (questions or {}).items() if options}
+        if callable(choices):
+            choices = choices(asked_first)
         with st.form(f"{key}_form", border=False):
-            picked: dict[str, str] = {}
+            picked: dict[str, str] = dict(asked_first)
             for label, options in (choices or {}).items():
                 if options:
                     picked[label] = st.selectbox(label, list(options), key=f"{key}_{label}")
@@ -77,7 +90,7 @@ def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "
                                             help="The share of studies of the planned size that should detect "
                                                  "the effect (0.8 is the usual choice).")
             chosen_samples = int(columns[2].number_input(
-                "Samples per prompt", min_value=1, max_value=1000, value=int(samples), key=f"{key}_samples",
+                "Samples per prompt", min_value=1, max_value=1000, key=f"{key}_samples",
                 help="The pilot's by default; the pilot's spread between and within prompts says what another "
                      "number would need.")) if samples is not None else None
             asked = st.form_submit_button("Plan", help="Simulates a few thousand studies from the pilot "
@@ -100,27 +113,44 @@ def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "
 
 
 # -- the studies' panels (each page calls one of these in one line) ------------------------------------------
-def decoding_plan(run_ids: Sequence[str], key: str, samples: int | None = None) -> None:
-    """Beside the decoding page's disparity headline: plan the disparity of a measure (the run's first setting, or
-    one chosen)."""
-    if not run_ids:
+def decoding_plan(outcome: Any, key: str) -> None:
+    """Beside the decoding page's disparity headline: plan the disparity of a measure from the result on screen —
+    its own run (`planning.result_run`: made by its request, not a run whose rows it reused), or, for a result
+    read whole from runs of other requests, its rows under its own design (`planning.plan_result`) — at its samples
+    per prompt (the first setting, or one chosen)."""
+    if not outcome.run_ids:
         return
     store = common.get_store()
-    run_id = run_ids[0]
+    generation, run_ids = outcome.plan.plan, list(outcome.run_ids)
+    run_id = planning.result_run(store, run_ids, generation)
     try:
-        settings = planning.run_arms(store, run_id)
+        settings = (planning.run_arms(store, run_id) if run_id is not None
+                    else planning.result_arms(store, generation, run_ids))
     except planning.PlanError as error:
-        plan_panel(key, run_id, lambda *_: None, unavailable=str(error))
+        plan_panel(key, run_id or "", lambda *_: None, unavailable=str(error))
         return
 
     def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        if run_id is None:
+            return planning.plan_result(store, generation, run_ids, effect, power, samples=samples,
+                                        arm=chosen.get("Setting"))
         return planning.plan_run(store, run_id, effect, power, samples=samples, arm=chosen.get("Setting"))
 
-    plan_panel(key, run_id, compute, units="prompts", effect=0.05,
+    plan_panel(key, run_id or _result_key(generation, run_ids), compute, units="prompts", effect=0.05,
                effect_label="Disparity to detect (negative sentiment)",
                effect_help="The mean absolute difference between related groups' negative rates that the study "
                            "should detect, e.g. 0.05 (five percentage points).",
-               samples=samples, choices={"Setting": settings} if len(settings) > 1 else None)
+               samples=int(outcome.plan.request.samples), choices={"Setting": settings} if len(settings) > 1 else None)
+
+
+def _result_key(generation: Any, run_ids: Sequence[str]) -> str:
+    """The pilot's key for a result with no run of its own: what decides its rows (its request) and the runs that
+    stored them, so another move is another pilot (its answers and samples field are not carried over)."""
+    request = generation.request
+    parts = [request.prompts.content_hash(), str(request.samples), ",".join(map(str, request.seeds)),
+             str(request.max_new_tokens), ",".join(sorted(generation.system_keys)),
+             ",".join(sorted(generation.scorer_hashes)), ",".join(run_ids)]
+    return "result:" + "|".join(parts)
 
 
 def compare_plan(run_ids: Sequence[str], key: str = "cmp_plan") -> None:
@@ -142,31 +172,43 @@ def compare_plan(run_ids: Sequence[str], key: str = "cmp_plan") -> None:
 
 def metric_bias_plan(runs: Sequence[Any], key: str = "mb_plan") -> None:
     """Beside the metric-bias table: plan a metric's stereotypical difference, or the difference in Bias between two
-    of the metrics scored here (the same pairs)."""
+    of the metrics scored here (the same pairs). The metrics a plan can answer for come first (the default was
+    BLEU, constant 0 on the demo pairs, so the first press was refused); "Against" is asked only for a difference."""
     scored = [r for r in runs if not getattr(r, "partial", False)]
     if not scored:
         return
     store = common.get_store()
     names = {r.label: r.run_id for r in scored}
-    labels = list(names)
-    questions = ["a metric's stereotypical difference"] + (
-        ["the difference in Bias between two metrics"] if len(labels) > 1 else [])
+    speaks = {label: _cannot_plan(str(store.path), run_id) is None for label, run_id in names.items()}
+    labels = sorted(names, key=lambda label: not speaks[label])  # stable: the page's order within each part
+    difference = "the difference in Bias between two metrics"
+    questions = ["a metric's stereotypical difference"] + ([difference] if len(labels) > 1 else [])
 
     def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
         first = names[chosen["Metric"]]
-        if chosen["Question"].startswith("the difference"):
+        if chosen["Question"] == difference:
             other = names.get(chosen.get("Against", ""), "")
             if not other or other == first:
                 raise planning.PlanError("choose a second metric to set against the first")
             return planning.plan_run(store, first, effect, power, against=other)
         return planning.plan_run(store, first, effect, power)
 
+    def choices(asked: dict[str, str]) -> dict[str, Sequence[str]]:
+        against = {"Against": labels[1:] + labels[:1]} if asked.get("Question") == difference else {}
+        return {"Metric": labels, **against}
+
     plan_panel(key, ",".join(names.values()), compute, units="pairs", effect=2.0,
                effect_label="Difference to detect (points on the 0-100 scale)",
                effect_help="A stereotypical difference (Appendix E), or a difference between two metrics' Bias "
                            "(Eq. 2), both in points of the min-max scale (Eq. 1).",
-               choices={"Question": questions, "Metric": labels,
-                        **({"Against": labels[1:] + labels[:1]} if len(labels) > 1 else {})})
+               questions={"Question": questions}, choices=choices)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cannot_plan(store_path: str, run_id: str) -> str | None:
+    """`planning.cannot_plan` of a complete run of the session's store (`store_path` keys the cache: a complete run
+    never changes, so its answer is kept)."""
+    return planning.cannot_plan(common.get_store(), run_id)
 
 
 def audit_plan(result: Any, key: str = "au_plan") -> None:

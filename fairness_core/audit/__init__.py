@@ -2,7 +2,7 @@
 et al. 2019; Dhamala et al. 2023 §6.3.2.) Identity terms fill neutral templates (the built-in IPTTS-style set,
 IPTTS / EEC files through the template importers, a user's templates) or replace the identity word of generated
 texts; the judge scores every text (a stored job), and per term and group the summary reports the score shift
-against the across-group background with template-bootstrap intervals, the share of labels that flip at the
+against the across-group background with intervals over the templates' clusters, the share of labels that flip at the
 judge's threshold, the per-term false-positive rate on non-toxic templates and the nuanced AUCs on labelled ones.
 
 This module is the study's one public face: the page and the `audit-scorer` command import from here only.
@@ -33,9 +33,10 @@ DEVIATIONS = (
     "their 50 identity adjectives grouped by the project into six groups (2,150 texts); their file can be uploaded.",
     "Shift: each term is compared with the across-group background of its template (VBCM's β, Quiroga et al. 2025 "
     "§3.1) rather than with the overall mean, so a group with more terms does not pull the reference.",
-    "Intervals: every statistic carries a 95% bootstrap interval over the design's clusters (the built-in set's 11 "
-    "patterns, an IPTTS file's templates), and FPED a permutation test of 'every term alike'; Dixon et al. and "
-    "Borkan et al. report point values.",
+    "Intervals: every statistic carries a 95% interval over the design's clusters (a delete-a-cluster jackknife "
+    "with t, over the built-in set's 11 patterns or an IPTTS file's templates), each term's shift a test with "
+    "Benjamini-Hochberg q-values over the terms, the largest shift a max-T interval, and FPED a permutation test "
+    "of 'every term alike'; Dixon et al. and Borkan et al. report point values.",
     "Swapped texts: Dhamala et al.'s Table 3 edits generated texts by shuffling word positions (a quality check); "
     "here the identity word is swapped (a counterfactual check of the judge), and their shuffle is not implemented.",
 )

@@ -3,7 +3,7 @@ with its templates filled with every term) detect a term's shift, or an FPED, of
 
 - **shift** (per term, against its template's background β_j): each cluster is a paired unit with two labels — the
   term's scores and the background's, over the cluster's templates — exchanged within the cluster by the
-  permutation test (the test the shift's bootstrap interval over clusters approximates); one planned question per
+  permutation test (the test the shift's jackknife interval over clusters approximates); one planned question per
   term, the power averaged over the terms (or one term, `term`). The effect is in the judge's own units (a
   toxicity probability for a toxicity scorer).
 - **fped** (Dixon et al. 2018: Σ_t |FPR − FPR_t| over the non-toxic templates): the terms are the labels of a

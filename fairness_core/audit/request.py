@@ -184,8 +184,8 @@ def build_request(scorer: str | None = "jigsaw-toxicity", metric: str | None = N
     if fmt not in FORMATS:
         raise AuditInputError(f"unknown template format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if not (isinstance(resamples, int) and 0 <= resamples <= MAX_RESAMPLES):
-        raise AuditInputError(f"bootstrap resamples must be a whole number between 0 and {MAX_RESAMPLES:,} "
-                              f"(got {resamples!r})")
+        raise AuditInputError(f"resamples (sign flips of the max-T interval) must be a whole number between 0 and "
+                              f"{MAX_RESAMPLES:,} (got {resamples!r})")
     terms_path = Path(terms) if terms is not None else DATA_DIR / "identity_terms.txt"
     term_groups = parse_terms(read_text_file(terms_path, "terms file", terms_data), terms_path.name)
     if fmt == "builtin":

@@ -24,7 +24,9 @@ JOB_KIND = "audit"
 #: (`fairness_core.jobs.estimates`): the offline judges, from `python -m bench.job_estimates` (docs/audit.md). The
 #: Jigsaw classifier's BiLSTM runs small torch operations that do not spread over threads: a core's share scales it
 JUDGE_SECONDS = {"jigsaw-toxicity": (4.0e-4, "share"), "vader": (1.5e-4, "share"), "offensive": (1.5e-4, "share"),
-                 "negative-words": (1.8e-4, "share")}
+                 "negative-words": (1.8e-4, "share"),
+                 # an LLM judge reads each text in a filled rubric: ~0.25 s of CPU a text on SmolLM2 (docs/judges.md)
+                 "llm-judge": (0.25, "torch")}
 #: any other judge (a transformer classifier, a model-based metric): a small encoder's rate
 OTHER_JUDGE_SECONDS = (0.01, "torch")
 #: the summary after scoring, per judged text and bootstrap resample (the template bootstrap of every statistic)

@@ -22,6 +22,17 @@ blocks of an exchange set are exchangeable), every arrangement is equally likely
 (1 + #{T* ≥ T}) / (1 + B) over B random arrangements rejects at most α of the time at any sample size (Phipson &
 Smyth 2010, "Permutation p-values should never be zero", Eq. 2 with the +1 in numerator and denominator).
 
+What the pages use is the **mid-p** (`p_values`), which counts ties half: it is not bounded by α the way the
+ordinary p is. Its size is measured instead, by simulation (docs/statistics.md): 3.8% over the four regard
+families at 10 templates × 2 samples, 4.9-5.0% at 40 × 2 and 30 × 4, 2.2-5.4% per family, 0-4.8% in small paired
+designs of one family (5-6 templates); the review of issue 42 §3 found 6.0% in such a design. The ordinary p
+would hold α there but rejected 0.7% of fair two-group designs of 10 templates × 2 samples (and so could hardly
+detect anything): the mid-p is kept for that reason, its size shown.
+
+What the null says: exchangeable blocks, not equal rates. Groups with equal rates but unequal spread and number of
+prompts (unmatched prompts, 5 against 30, sd 0.25 against 0.04) are rejected too, 15-26% of the time: a rejection
+says the groups' outputs differ, which the verdict's words say (`bias.disparity.verdict`).
+
 Arrangements are index arrays (B × blocks), drawn at once; a statistic's group sums under all of them are one sparse
 product, never a Python loop over rows or permutations.
 """
@@ -91,9 +102,11 @@ def p_values(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
     """(K,) one-sided mid-p-values of `observed` (K,) against `null` (B, K): (#{T* > T} + ½(1 + #{T* = T})) / (1 + B).
 
     The observed arrangement is one of the 1 + B (Phipson & Smyth's +1), and ties with the observed statistic count
-    half (Lancaster's mid-p). Rates of a few samples per prompt take few values, so many arrangements tie: counting
-    ties whole, the test of a two-group family of 10 templates × 2 samples rejected 0.7% of the time where nothing
-    differs (α = 5%), i.e. it could hardly detect anything; with ties counted half, 2-6% (docs/decoding.md). NaN
+    half (Lancaster's mid-p; Lancaster 1961, JASA 56). Rates of a few samples per prompt take few values, so many
+    arrangements tie: counting ties whole, the test of a two-group family of 10 templates × 2 samples rejected 0.7%
+    of the time where nothing differs (α = 5%), i.e. it could hardly detect anything; with ties counted half, 2-6%
+    (docs/decoding.md). Unlike the ordinary p the mid-p is not bounded by α: its size is measured, not promised
+    (module docstring, docs/statistics.md). NaN
     arrangements are left out; a statistic without an estimate or without arrangements has no p-value (NaN)."""
     observed = np.asarray(observed, dtype=float)
     null = np.asarray(null, dtype=float)

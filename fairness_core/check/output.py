@@ -5,7 +5,9 @@ JUnit XML as Jenkins, GitLab and GitHub (through the common test-report actions)
 system, baseline, spec), and one `<testcase classname="fairness.<study>" name="<criterion>">` per criterion. A failed
 criterion carries `<failure message="<the sentence>" type="threshold">`; a criterion that could not be evaluated
 fails too (`type="not-evaluated"`), never `<skipped>`: nothing passes silently. `<system-out>` holds the sentence
-of a passed criterion, so the report says by how much it passed.
+of a passed criterion, so the report says by how much it passed. Where verdicts read p-values, both the unadjusted
+and the Holm-adjusted p are in the sentence and the failure's text, and the suite's `multiplicity` property (and a
+line of the text) states the rule.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from pathlib import Path
 
 from fairness_core.check.criteria import fmt
 from fairness_core.check.record import CheckResult
+
+
+def multiplicity(result: CheckResult) -> str:
+    """The rule the check's p-values were adjusted by, in words ("" when no verdict read a p-value)."""
+    return next((c.multiplicity for c in result.criteria if c.multiplicity), "")
 
 
 class OutputError(ValueError):
@@ -33,7 +40,8 @@ def junit_xml(result: CheckResult, elapsed_s: float = 0.0) -> str:
     properties = ET.SubElement(suite, "properties")
     for name, value in (("check_id", result.check_id), ("system", result.system),
                         ("baseline", result.baseline or ""), ("spec", result.spec_file),
-                        ("from_store", str(result.from_store).lower()), ("runs", ",".join(result.runs))):
+                        ("from_store", str(result.from_store).lower()), ("runs", ",".join(result.runs)),
+                        ("multiplicity", multiplicity(result) or "no verdict reads a p-value")):
         ET.SubElement(properties, "property", name=name, value=value)
     for criterion in result.criteria:
         case = ET.SubElement(suite, "testcase", classname=f"fairness.{criterion.study}", name=criterion.name,
@@ -47,7 +55,11 @@ def junit_xml(result: CheckResult, elapsed_s: float = 0.0) -> str:
             f"criterion: {criterion.name}", f"rule: {criterion.rule}", f"measure: {criterion.measure} "
             f"({criterion.group})", f"value: {fmt(criterion.value)} [{fmt(criterion.ci_low)}, "
             f"{fmt(criterion.ci_high)}]", f"p-value: {fmt(criterion.p_value)}" if criterion.p_value is not None
-            else "", f"runs: {', '.join(criterion.run_ids)}" if criterion.run_ids else "") if line)
+            else "", f"adjusted p-value: {fmt(criterion.p_adjusted)} ({criterion.multiplicity})"
+            if criterion.p_adjusted is not None else "",
+            f"smallest detectable disparity (80% power, α = 0.05): {fmt(criterion.smallest_detectable)}; effect: "
+            f"{fmt(criterion.effect)}" if criterion.effect is not None else "",
+            f"runs: {', '.join(criterion.run_ids)}" if criterion.run_ids else "") if line)
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -85,6 +97,9 @@ def text_lines(result: CheckResult) -> list[str]:
     for criterion in result.criteria:
         mark = "PASS" if criterion.passed else ("FAIL" if criterion.evaluated else "FAIL (not evaluated)")
         lines.append(f"  {mark}  {criterion.name}: {criterion.reason}")
+    rule = multiplicity(result)
+    if rule:
+        lines.append(f"  p-values: {rule}")
     passed = sum(c.passed for c in result.criteria)
     lines.append(f"{passed} of {len(result.criteria)} criteria passed: the check "
                  f"{'passes' if result.passed else 'fails'}; runs behind it: {', '.join(result.runs) or 'none'}")

@@ -8,7 +8,7 @@
     [metric_bias] data, subset, file, metrics, model, resamples
     [baseline]   run = ID | check = ID | model + setting (+ quantization)
     [[criteria]] name, study, measure, group, metric, against, value_at_most | upper_at_most | value_at_least |
-                 lower_at_least, undetectable, alpha
+                 lower_at_least | equivalent_within, undetectable + effect, alpha
 
 Everything that can be checked without a model is checked here (keys, types, files, prompt sets, measure and group
 names), so a bad spec is one sentence naming its key or file (`SpecError`, exit 2) before any work starts. Paths are
@@ -32,7 +32,9 @@ MAX_SPEC_BYTES = 1_000_000
 STUDIES = ("decoding", "audit", "metric-bias")
 #: which number a criterion compares with its threshold, and how
 CONDITIONS = {"value_at_most": ("value", "<="), "upper_at_most": ("ci_high", "<="),
-              "value_at_least": ("value", ">="), "lower_at_least": ("ci_low", ">=")}
+              "value_at_least": ("value", ">="), "lower_at_least": ("ci_low", ">="),
+              # equivalence: both ends of the 95% interval within ±x (two one-sided tests, each at 2.5%)
+              "equivalent_within": ("interval", "within")}
 DEFAULT_SCORERS = ("vader", "offensive", "jigsaw-toxicity", "negative_words")
 #: group words that are not a group name
 ALL_FAMILIES, EVERY_FAMILY, EVERY_GROUP, ALL_GROUPS = "all families", "every family", "every group", "all groups"
@@ -40,6 +42,9 @@ EVERY_TERM, OVERALL, EVERY_ATTRIBUTE = "every term", "overall", "every attribute
 AUDIT_MEASURES = ("fpr", "flip_rate", "shift", "subgroup_auc", "bpsn_auc", "bnsp_auc", "fped", "fpr_overall")
 METRIC_BIAS_MEASURES = ("bias",)
 DEFAULT_ALPHA = 0.05
+#: the power the design must have at the criterion's `effect` for "no disparity detected" to pass (the decoding
+#: summary's smallest detectable disparity and the planner's sizes are both at this power)
+POWER = 0.8
 
 KEYS = {
     "check": ("name",),
@@ -49,7 +54,8 @@ KEYS = {
     "audit": ("scorer", "metric", "column", "threshold", "templates", "format", "terms", "resamples", "seed"),
     "metric_bias": ("data", "subset", "file", "metrics", "model", "resamples"),
     "baseline": ("run", "check", "model", "setting", "quantization"),
-    "criteria": ("name", "study", "measure", "group", "metric", "against", *CONDITIONS, "undetectable", "alpha"),
+    "criteria": ("name", "study", "measure", "group", "metric", "against", *CONDITIONS, "undetectable", "effect",
+                 "alpha"),
 }
 
 
@@ -162,24 +168,31 @@ class CriterionSpec:
     alpha: float = DEFAULT_ALPHA
     metric: str | None = None  # metric-bias: the metric output
     against: str | None = None  # "baseline": the paired difference with the baseline
+    #: with `undetectable`: the disparity the design must detect with POWER for "nothing detected" to pass
+    effect: float | None = None
 
     def record(self) -> dict[str, Any]:
         return {"name": self.name, "study": self.study, "measure": self.measure, "group": self.group,
                 "condition": self.condition, "threshold": self.threshold, "undetectable": self.undetectable,
-                "alpha": self.alpha, "metric": self.metric, "against": self.against}
+                "effect": self.effect, "alpha": self.alpha, "metric": self.metric, "against": self.against}
 
     def rule(self) -> str:
         """The pass rule in words: "upper bound <= 0.05, or no disparity detectable (p >= 0.05)"."""
         parts = []
         if self.condition is not None:
             number, op = CONDITIONS[self.condition]
-            what = {"value": "value", "ci_high": "upper bound", "ci_low": "lower bound"}[number]
+            what = {"value": "value", "ci_high": "upper bound", "ci_low": "lower bound",
+                    "interval": "95% interval"}[number]
             if self.against:
                 what = {"value": "difference", "ci_high": "difference's upper bound",
-                        "ci_low": "difference's lower bound"}[number]
-            parts.append(f"{what} {'≤' if op == '<=' else '≥'} {self.threshold:g}")
+                        "ci_low": "difference's lower bound", "interval": "difference's 95% interval"}[number]
+            if op == "within":
+                parts.append(f"{what} within ±{self.threshold:g}")
+            else:
+                parts.append(f"{what} {'≤' if op == '<=' else '≥'} {self.threshold:g}")
         if self.undetectable:
-            parts.append(f"no disparity detectable (p ≥ {self.alpha:g})")
+            parts.append(f"no disparity detectable (Holm-adjusted p ≥ {self.alpha:g}) by a design that detects "
+                         f"{self.effect:g} with {POWER:.0%} power")
         return ", or ".join(parts)
 
 
@@ -612,6 +625,9 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
         raise SpecError(f"{table.spec_name}: [{table.table}] gives {' and '.join(conditions)}; give one threshold")
     condition = conditions[0] if conditions else None
     threshold = table.number(condition) if condition else None
+    if condition == "equivalent_within" and threshold is not None and threshold <= 0:
+        raise SpecError(f"{table.where(condition)} must be above 0: the half-width of the band the interval must lie "
+                        f"in (got {threshold:g})")
     undetectable = table.flag("undetectable")
     alpha = table.number("alpha", DEFAULT_ALPHA)
     assert alpha is not None
@@ -619,7 +635,7 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
         raise SpecError(f"{table.where('alpha')} must be between 0 and 1 (got {alpha:g})")
     if condition is None and not undetectable:
         raise SpecError(f"{table.spec_name}: [{table.table}] has no pass rule: give one of "
-                        f"{', '.join(CONDITIONS)} (or undetectable = true)")
+                        f"{', '.join(CONDITIONS)} (or undetectable = true with effect = X)")
     against = table.text("against")
     if against not in (None, "baseline"):
         raise SpecError(f"{table.where('against')} must be \"baseline\" (got {quoted(against)})")
@@ -684,4 +700,26 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
                         f"{', '.join(allowed[:20])}{' …' if len(allowed) > 20 else ''}")
     name = table.text("name") or " ".join(p for p in (study, measure, metric, group, "vs baseline" if against else "")
                                           if p)
-    return CriterionSpec(name, study, measure, group, condition, threshold, undetectable, alpha, metric, against)
+    effect = _effect(table, undetectable)  # after the study's own refusals: they say what undetectable goes with
+    return CriterionSpec(name, study, measure, group, condition, threshold, undetectable, alpha, metric, against,
+                         effect)
+
+
+def _effect(table: _Table, undetectable: bool) -> float | None:
+    """The disparity `undetectable` must be able to see. Required with it: a test that detects nothing on a study
+    too small to detect anything says nothing, so "no disparity" passes only where the design had the power to see
+    this effect (issue 42 §4)."""
+    effect = table.number("effect")
+    if effect is None:
+        if undetectable:
+            raise SpecError(f"{table.where('undetectable')} needs effect = X: the smallest disparity the study must "
+                            f"be able to detect (with {POWER:.0%} power) for \"none detected\" to count, e.g. "
+                            "effect = 0.1; without it a study of 3 templates would pass")
+        return None
+    if not undetectable:
+        raise SpecError(f"{table.where('effect')} goes with undetectable = true (the disparity the design must be "
+                        "able to detect); a threshold criterion needs no effect")
+    if not 0 < effect <= 1:
+        raise SpecError(f"{table.where('effect')} must be a disparity of rates, above 0 and at most 1 "
+                        f"(got {effect:g})")
+    return effect

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.check.criteria import CriterionResult, Numbers, evaluate, unevaluated
+from fairness_core.check.criteria import CriterionResult, Numbers, Pending, evaluate, unevaluated
 from fairness_core.check.spec import (
     ALL_FAMILIES,
     ALL_GROUPS,
@@ -31,6 +31,7 @@ from fairness_core.check.spec import (
     EVERY_GROUP,
     EVERY_TERM,
     OVERALL,
+    POWER,
     AuditSpec,
     CriterionSpec,
     DecodingSpec,
@@ -58,6 +59,7 @@ class GenerationSet:
     summary: Any = None  # decoding.DecodingSummary
     notes: list[str] = field(default_factory=list)
     unavailable: str = ""  # why there are no generations here (then frame is empty)
+    request_plan: Any = None  # the generation.GenerationPlan that made them (generated here), for the planner
 
     @property
     def generation_ids(self) -> list[str]:
@@ -103,7 +105,7 @@ def generate(model: str, setting: str, quantization: str, decoding: DecodingSpec
                              unavailable=f"the decoding run stopped ({outcome.status}); run the check again to resume")
     frame = outcome.generations
     return GenerationSet(label or model, frame, outcome.run_ids, decoding.prompts.families,
-                         notes=list(plan.notes))
+                         notes=list(plan.notes), request_plan=outcome.plan.plan)
 
 
 def _pick_system(frame: pd.DataFrame, wanted: str | None, where: str, prefer: pd.DataFrame | None = None
@@ -209,6 +211,7 @@ def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: 
     measure, disparity = _measure_of(spec.measure, decoding)
     groups, configs = summary.groups, summary.configs
     p_column = f"{spec.measure}_p_value"
+    detectable_column = f"{spec.measure}_smallest_detectable"
     no_p = (f"the decoding summary has no {p_column} column (the permutation test of the disparity); judge the "
             "interval instead, or update the lab")
     if measure.column not in generations.frame.columns:
@@ -220,7 +223,10 @@ def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: 
             "no 95% interval: a group has fewer than two resampled prompts or templates"
         return Numbers.of(member, row.get(spec.measure), row.get(f"{spec.measure}_ci_low"),
                           row.get(f"{spec.measure}_ci_high"), row.get(p_column) if p_column in row else None,
-                          missing_interval=missing, missing_p_value="" if p_column in row else no_p)
+                          row.get(detectable_column), missing_interval=missing,
+                          missing_p_value="" if p_column in row else no_p,
+                          missing_smallest="" if detectable_column in row else
+                          f"the decoding summary has no {detectable_column} column (the design's power)")
 
     if disparity:
         families = [f for f, members in generations.families.items() if len(members) >= 2]
@@ -251,14 +257,43 @@ def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: 
     return out, every, spec.measure if every else f"{spec.measure} of {spec.group}"
 
 
-def judge_decoding(spec: CriterionSpec, generations: GenerationSet, decoding: DecodingSpec) -> CriterionResult:
+def judge_decoding(spec: CriterionSpec, generations: GenerationSet, decoding: DecodingSpec, store: Any = None
+                   ) -> CriterionResult | Pending:
+    """The criterion's numbers, waiting for the check's multiplicity adjustment (`criteria.adjust_family`), or the
+    reason it cannot be judged."""
     if generations.unavailable:
         return unevaluated(spec, generations.unavailable, generations.run_ids)
     try:
         members, every, what = decoding_numbers(spec, generations, decoding)
     except LookupError as error:
         return unevaluated(spec, str(error).strip("'\""), generations.run_ids)
-    return evaluate(spec, members, generations.run_ids, what, every)
+    advice = _planner_advice(spec, generations, store) if spec.undetectable else None
+    return Pending(spec, members, list(generations.run_ids), what, every, advice)
+
+
+def _planner_advice(spec: CriterionSpec, generations: GenerationSet, store: Any) -> Callable[[Numbers], str]:
+    """How many prompts the planner asks for to detect the criterion's effect, from the system's own run as the pilot
+    (`planning.plan_run`, simulated: called only for a criterion that fails for want of power)."""
+
+    def advice(numbers: Numbers) -> str:
+        from fairness_core import planning
+
+        if store is None or not generations.run_ids or spec.effect is None:
+            return ""
+        # the run this request made (its first run id may be one whose rows it reused, of another design)
+        run_id = (planning.result_run(store, generations.run_ids, generations.request_plan)
+                  if generations.request_plan is not None else None) or generations.run_ids[0]
+        keys = list(dict.fromkeys(generations.frame["config_key"])) if "config_key" in generations.frame else []
+        family = None if numbers.member == ALL_FAMILIES else numbers.member
+        try:
+            plan = planning.plan_run(store, run_id, spec.effect, POWER, measure=spec.measure, family=family,
+                                     arm=keys[0] if len(keys) == 1 else None)
+        except planning.PlanError as error:
+            return f"the planner cannot size the study from run {run_id}: {error}"
+        answer = plan.answer[:1].lower() + plan.answer[1:]
+        return f"the planner, with run {run_id} as the pilot: {answer}"
+
+    return advice
 
 
 def judge_relative(spec: CriterionSpec, generations: GenerationSet, baseline: GenerationSet | None,

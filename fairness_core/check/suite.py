@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fairness_core.check.criteria import CriterionResult, unevaluated
+from fairness_core.check.criteria import CriterionResult, Pending, adjust_family, judge, unevaluated
 from fairness_core.check.record import (
     INPUT_BASELINE,
     INPUT_SYSTEM,
@@ -152,18 +152,22 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
     if "metric-bias" in studies:
         assert spec.metric_bias is not None
         metric_bias = run_metric_bias_study(spec.metric_bias, store, _bound(on_progress, "metric bias"), executor)
-    results: list[CriterionResult] = []
+    judged: list[CriterionResult | Pending] = []  # in the spec's order; a Pending waits for its family's Holm
     for criterion in spec.criteria:
         if criterion.study == "decoding":
             assert system is not None and spec.decoding is not None
-            results.append(judge_relative(criterion, system, base, spec.decoding, base_why) if criterion.against
-                           else judge_decoding(criterion, system, spec.decoding))
+            judged.append(judge_relative(criterion, system, base, spec.decoding, base_why) if criterion.against
+                          else judge_decoding(criterion, system, spec.decoding, store))
         elif criterion.study == "audit":
-            results.append(judge_audit(criterion, audit))
+            judged.append(judge_audit(criterion, audit))
         elif criterion.study == "metric-bias":
-            results.append(judge_metric_bias(criterion, metric_bias))
+            judged.append(judge_metric_bias(criterion, metric_bias))
         else:  # the spec allows no other study; kept so a new one fails loudly instead of passing
-            results.append(unevaluated(criterion, f"the study {criterion.study!r} is not available here"))
+            judged.append(unevaluated(criterion, f"the study {criterion.study!r} is not available here"))
+    # Every p-value the verdicts read is one family, Holm-adjusted before any verdict: the chance that one of
+    # them fires on a fair system stays at most alpha however many criteria the spec lists (issue 42 §2).
+    adjust_family([item for item in judged if isinstance(item, Pending)])
+    results = [judge(item) if isinstance(item, Pending) else item for item in judged]
     inputs: dict[str, tuple[list[str], list[str]]] = {}
     if system is not None and not system.unavailable:
         inputs[INPUT_SYSTEM] = (system.generation_ids, system.run_ids)

@@ -104,8 +104,9 @@ def run_audit_scorer(args: argparse.Namespace) -> int:
         print_json(payload)
         return 0 if result.complete else 1
     print(f"{payload['scorer']} ({payload['flagged_when'] or payload['column']}) on {request.design.name}: "
-          f"{payload['templates']['n_templates']} templates x {payload['n_terms']} terms; 95% intervals resample the "
-          f"{payload['resampled']['n_clusters']} {payload['resampled']['unit']}")
+          f"{payload['templates']['n_templates']} templates x {payload['n_terms']} terms; 95% intervals: "
+          f"{payload['resampled'].get('method', 'resampling')} over the {payload['resampled']['n_clusters']} "
+          f"{payload['resampled']['unit']}")
     fped = payload.get("fped")
     if fped and fped["value"] is not None:
         print(f"  FPED {fped['value']:.3f}: {fped['headline']}")

@@ -4,8 +4,9 @@
 
 Exit codes: 0 every criterion passed, 1 a criterion failed (or could not be evaluated: it fails with its reason),
 2 a bad spec or input (one sentence naming the key or file; nothing is run or written). `--json` prints
-{check_id, system, baseline, criteria: [{name, study, measure, group, value, ci_low, ci_high, p_value, threshold,
-passed, run_id, reason, ...}], passed, ...}; `--junit FILE` writes one testcase per criterion.
+{check_id, system, baseline, criteria: [{name, study, measure, group, value, ci_low, ci_high, p_value, p_adjusted,
+multiplicity, threshold, passed, run_id, reason, ...}], passed, ...}; `--junit FILE` writes one testcase per
+criterion. The p-values the verdicts read are Holm-adjusted over the check (familywise; docs/checks.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check", help="run a fairness check (a TOML spec of studies and pass/fail criteria); exit 1 when one fails",
         description="Run the studies a spec names on its system, judge every criterion (thresholds on estimates and "
-                    "95%% interval bounds, the disparity test, paired differences with a baseline), store the check "
+                    "95%% interval bounds, the disparity test Holm-adjusted over the check's tests, paired differences "
+                    "with a baseline), store the check "
                     "(kind check) and print it. Exit 0: all pass; 1: a criterion failed; 2: bad spec or input.")
     parser.add_argument("spec", metavar="SPEC.toml", help="the check's spec (docs/checks.md; examples/ has one)")
     parser.add_argument("--baseline", metavar="RUN_OR_CHECK_ID",

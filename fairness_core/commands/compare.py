@@ -57,6 +57,12 @@ def _filters(pairs: list[str]) -> dict[str, list[str]]:
     return found
 
 
+def _difference(record: dict) -> float:
+    """The difference as said: float rounding of equal values (−1.163e-13 for 0) reads as 0."""
+    scale = max(1.0, abs(record["run_a"]), abs(record["run_b"]))
+    return 0.0 if abs(record["difference"]) < 1e-9 * scale else record["difference"]
+
+
 def run_compare(args: argparse.Namespace) -> int:
     from fairness_core.compare import CompareError, compare_runs, example_json, p_text, per_example
 
@@ -66,13 +72,18 @@ def run_compare(args: argparse.Namespace) -> int:
     try:
         comparison = compare_runs(store, args.run_ids, by=args.by, metrics=args.metric,
                                   n_resamples=args.resamples, seed=args.seed)
-        examples = None
-        if args.examples > 0:
+    except CompareError as error:
+        raise UserFacingError(str(error)) from error
+    examples = None
+    if args.examples > 0:
+        try:
             examples = per_example(store, args.run_ids[0], args.run_ids[1] if len(args.run_ids) > 1 else None,
                                    metric=args.metric[0] if args.metric else None,
                                    filters=_filters(args.filter), search=args.search, limit=args.examples)
-    except CompareError as error:
-        raise UserFacingError(str(error)) from error
+        except CompareError as error:  # the refusal names the option it came from (issue 43 §3)
+            given = " ".join([*(f"--filter {f}" for f in args.filter), *([f"--search {args.search!r}"]
+                                                                            if args.search else [])])
+            raise UserFacingError(f"{given}: {error}" if given else str(error)) from error
     if args.json:
         payload = comparison.as_json()
         if examples is not None:
@@ -99,9 +110,10 @@ def run_compare(args: argparse.Namespace) -> int:
         if record.get("run_a_corrected") == record.get("run_a_corrected") and \
                 record.get("run_b_corrected") == record.get("run_b_corrected"):  # a disparity: said as in the page
             tested = (f"  bias-corrected {record['run_a_corrected']:.4g} -> {record['run_b_corrected']:.4g}, "
-                      f"p {p_text(record['run_a_p_value'])} and {p_text(record['run_b_p_value'])} (no disparity)")
+                      f"tests of no disparity: p {p_text(record['run_a_p_value'])} and "
+                      f"p {p_text(record['run_b_p_value'])}")
         print(f"{keys}  {record['arm_a']} {record['run_a']:.4g} -> {record['arm_b']} {record['run_b']:.4g}  "
-              f"diff {record['difference']:+.4g} {interval} ({record['pairing']}){tested}")
+              f"diff {_difference(record):+.4g} {interval} ({record['pairing']}){tested}")
     if examples is not None:
         for record in examples.to_dict(orient="records"):
             what = record.get("prompt") or record.get("pair") or record.get("item")

@@ -135,15 +135,16 @@ def run(args: argparse.Namespace) -> int:
 
     # One metric that cannot run here (METEOR without WordNet, a model not on this machine) is reported with its
     # fix; the other metrics still compute.
-    usable = []
+    usable, why = [], []
     for metric in request.metrics:
         try:
             metric.check_available()
             usable.append(metric)
         except mb.ModelUnavailableError as error:
             print(f"note: skipped {metric.label}: {error}", file=sys.stderr)
-    if request.metrics and not usable and not request.stored:
-        raise UserFacingError("none of the chosen metrics can run here (see the notes above)")
+            why.append(f"{metric.label}: {error}")
+    if request.metrics and not usable and not request.stored:  # the refusal names the input (issue 43 §3)
+        raise UserFacingError(f"--metrics: none of the chosen metrics can run here ({'; '.join(why)})")
     try:
         runs = mb.run_metrics(dataset, usable, store, on_progress=on_progress, stored=request.stored,
                                 executor=executor_from(args))

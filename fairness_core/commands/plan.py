@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("run_id", metavar="RUN_ID", help="the pilot run (`runs list` shows them)")
     parser.add_argument("--effect", type=float, required=True,
                         help="the size of the difference to detect, in the measure's own units (e.g. a disparity "
-                             "of 0.05 between negative-sentiment rates)")
+                        "of 0.05 between negative-sentiment rates)")
     parser.add_argument("--power", type=float, default=0.8,
                         help="the chance of detecting it, above 0.05 and at most 0.99 (default 0.8)")
     parser.add_argument("--measure", help="what to plan (default: negative_sentiment_disparity for a decoding run; "
@@ -47,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     try:
         planning.check_target(args.effect, args.power)
+        planning.check_seed(args.seed)
         info = store.get_run(args.run_id.strip()) if store.path.exists() else None
         if info is not None and info.kind == AUDIT_KIND and args.against is None:
+            _check_audit_options(args, info.run_id)
             plan = audit.plan_stored_audit(store, info.run_id, args.effect, args.power, args.measure or "shift",
                                            args.term, args.seed)
         else:
@@ -63,3 +65,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(plan.answer)
     return 0
+
+
+def _check_audit_options(args: argparse.Namespace, run_id: str) -> None:
+    """PlanError for an option a judge audit has nothing for: it was accepted and ignored before (issue 43), so a
+    reader asking for one family, setting or number of samples got a plan of something else without a word."""
+    from fairness_core.planning import PlanError
+
+    if args.family is not None:
+        raise PlanError(f"run {run_id} is a judge audit, which has no family {args.family!r} (no families at "
+                        "all): --family goes with a decoding, CAIRO or metric-bias run; an audit plans one "
+                        "identity term with --term")
+    if args.arm is not None:
+        raise PlanError(f"run {run_id} is a judge audit of one judge, which has no setting or system "
+                        f"{args.arm!r}: --arm goes with a decoding, CAIRO or metric-bias run")
+    if args.samples is not None:
+        raise PlanError(f"run {run_id} is a judge audit, which scores each text once, so it has no samples per "
+                        "prompt to plan: leave out --samples (the audit plans patterns)")
+

@@ -15,6 +15,7 @@ The public face of the package (pages and CLI commands import from here):
 from fairness_core.bias.disparity import p_text  # how a p-value is written wherever a disparity is shown
 from fairness_core.compare.align import (
     NEGATIVE_SENTIMENT_THRESHOLD,
+    ROWS_RULE,
     CompareError,
     Comparison,
     Contrast,
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_ROW_LIMIT",
     "DEFAULT_TIMEOUT_S",
     "NEGATIVE_SENTIMENT_THRESHOLD",
+    "ROWS_RULE",
     "CompareError",
     "Comparison",
     "Contrast",

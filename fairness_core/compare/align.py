@@ -35,8 +35,15 @@ import pandas as pd
 
 from fairness_core.bias.cluster import mean_over
 from fairness_core.bias.disparity import folded_correction
+from fairness_core.bias.multiplicity import benjamini_hochberg
 from fairness_core.compare.design import TEST_COLUMNS, design_numbers, pair_null_means
-from fairness_core.compare.intervals import DEFAULT_RESAMPLES, CellMatrix, percentile_bounds, poisson_weights
+from fairness_core.compare.intervals import (
+    DEFAULT_RESAMPLES,
+    CellMatrix,
+    bootstrap_p,
+    percentile_bounds,
+    poisson_weights,
+)
 from fairness_core.compare.readers import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     SEP,
@@ -64,7 +71,12 @@ ROW_COLUMNS = ["run_a_id", "run_b_id", "arm_a", "arm_b", "contrast", "run_a", "r
                "run_b_low", "run_b_high", "difference", "ci_low", "ci_high", "paired", "pairing", "unit",
                "n_units_a", "n_units_b", "n_shared",
                # a disparity's test on each side and the plug-in difference (`compare.design`; NaN elsewhere)
-               *(f"run_{side}_{column}" for side in "ab" for column in TEST_COLUMNS), "difference_plug_in"]
+               *(f"run_{side}_{column}" for side in "ab" for column in TEST_COLUMNS), "difference_plug_in",
+               # the difference's bootstrap p and its Benjamini-Hochberg q over every line-up of the comparison
+               "p_difference", "q_difference"]
+#: how Compare's verdicts on several line-ups are adjusted (docs/compare.md, docs/statistics.md)
+ROWS_RULE = ("Benjamini-Hochberg q-values over every line-up of the comparison (false discovery rate 5%): a line-up "
+             "is called different only where q < 0.05")
 
 
 @dataclass(frozen=True)
@@ -359,13 +371,15 @@ def _rows(first: pd.DataFrame, est_a: np.ndarray, est_b: np.ndarray, rep_a: np.n
     low_a, high_a = percentile_bounds(rep_a)
     low_b, high_b = percentile_bounds(rep_b)
     low, high = percentile_bounds(rep_b - rep_a)
+    p_difference = bootstrap_p(rep_b - rep_a)
     return first.assign(
         run_a_id=contrast.arm_a.run_id, run_b_id=contrast.arm_b.run_id, arm_a=contrast.arm_a.label,
         arm_b=contrast.arm_b.label, contrast=contrast.label,
         run_a=est_a, run_a_low=np.where(few_a, np.nan, low_a), run_a_high=np.where(few_a, np.nan, high_a),
         run_b=est_b, run_b_low=np.where(few_b, np.nan, low_b), run_b_high=np.where(few_b, np.nan, high_b),
         difference=est_b - est_a, ci_low=np.where(few_a | few_b, np.nan, low),
-        ci_high=np.where(few_a | few_b, np.nan, high), paired=(shared == n_a) & (shared == n_b),
+        ci_high=np.where(few_a | few_b, np.nan, high), p_difference=np.where(few_a | few_b, np.nan, p_difference),
+        paired=(shared == n_a) & (shared == n_b),
         pairing=[_pairing(int(x), int(y), int(s), unit) for x, y, s in zip(n_a, n_b, shared, strict=True)],
         unit=unit, n_units_a=n_a, n_units_b=n_b, n_shared=shared)
 
@@ -381,7 +395,8 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
     for statistic in wanted.values():
         rows = first.index[first["metric"] == statistic.metric]
         per_family: list[tuple[str, float, float, np.ndarray, np.ndarray, frozenset, frozenset]] = []
-        corrections: list[tuple[float, float, np.ndarray, np.ndarray]] = []  # per family: corrected a, b, replicates
+        # per family: a's corrected value and its replicates, then b's
+        corrections: list[tuple[float, np.ndarray, float, np.ndarray] | None] = []
         for family in dict.fromkeys(first.loc[rows, "family"]):
             index = [i for i in rows if first.at[i, "family"] == family]
             if len(index) < 2 or family is None or family != family:
@@ -411,9 +426,10 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
                                frozenset().union(*(p[5] for p in per_family)),
                                frozenset().union(*(p[6] for p in per_family))))
             if all(c is not None for c in corrections):
+                # the same order as each family's entry: a's corrected value, its replicates, then b's
                 corrections.append((float(family_mean(np.array([c[0] for c in corrections]), present_a)),
-                                    float(family_mean(np.array([c[2] for c in corrections]), present_b)),
                                     family_mean(np.stack([c[1] for c in corrections], axis=-1), present_a),
+                                    float(family_mean(np.array([c[2] for c in corrections]), present_b)),
                                     family_mean(np.stack([c[3] for c in corrections], axis=-1), present_b)))
             else:
                 corrections.append(None)
@@ -424,9 +440,11 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
             if correction is not None:  # the corrected estimates on both sides, and their replicates' interval
                 ca, ra_corrected, cb, rb_corrected = correction
                 difference = cb - ca
-                low, high = percentile_bounds((rb_corrected - ra_corrected)[:, None])
+                resampled = (rb_corrected - ra_corrected)[:, None]
             else:
-                low, high = percentile_bounds((rb - ra)[:, None])
+                resampled = (rb - ra)[:, None]
+            low, high = percentile_bounds(resampled)
+            p_difference = bootstrap_p(resampled)
             shared = len(ua & ub)
             record = {key: None for key in first.columns}
             record |= {"metric": statistic.name, "family": family, "run_a_id": contrast.arm_a.run_id,
@@ -434,6 +452,7 @@ def _statistics(a: RunRows, b: RunRows, first: pd.DataFrame, est_a: np.ndarray, 
                        "contrast": contrast.label, "run_a": pa, "run_a_low": low_a[0], "run_a_high": high_a[0],
                        "run_b": pb, "run_b_low": low_b[0], "run_b_high": high_b[0], "difference": difference,
                        "difference_plug_in": pb - pa, "ci_low": low[0], "ci_high": high[0],
+                       "p_difference": p_difference[0],
                        "paired": shared == len(ua) == len(ub),
                        "pairing": _pairing(len(ua), len(ub), shared, a.unit_name), "unit": a.unit_name,
                        "n_units_a": len(ua), "n_units_b": len(ub), "n_shared": shared}
@@ -521,17 +540,51 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["metric", *read[0].keys,
                                                                                     *ROW_COLUMNS])
     if not rows.empty:
-        rows = rows[["metric", *read[0].keys, *ROW_COLUMNS]]
+        rows = rows.assign(q_difference=np.nan)[["metric", *read[0].keys, *ROW_COLUMNS]]
         if metrics:  # a disparity asked for is computed from its rates, which are shown only when asked for too
             rows = rows[rows["metric"].isin(list(metrics))]
+        # several line-ups on one screen: each "differs" is read from its q (issue 42 §2), the raw p beside it
+        rows = rows.assign(q_difference=benjamini_hochberg(rows["p_difference"].to_numpy(dtype=float)))
     message = " ".join(dict.fromkeys(_nothing_shared(by_run[c.arm_a.run_id], by_run[c.arm_b.run_id], c)
                                      for c in silent)) if silent and rows.empty else ""
     if rows.empty and metrics and not message:
         message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
     notes = [note for r in read for note in r.notes] + unmatched
     gaps = {r.info.run_id: list(r.gaps) for r in read if r.gaps}
+    for contrast in contrasts:  # cells one side has and the other lacks: said in the headline (issue 43 §4)
+        for run_id, sentence in _one_sided(by_run[contrast.arm_a.run_id], by_run[contrast.arm_b.run_id], contrast):
+            if sentence not in gaps.get(run_id, []):
+                gaps.setdefault(run_id, []).append(sentence)
     return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
                       notes, gaps)
+
+
+def _one_sided(a: RunRows, b: RunRows, contrast: Contrast) -> list[tuple[str, str]]:
+    """(run id, sentence) per side whose cells (family and group, attribute, ...) the other side lacks: comparing an
+    11-group regard run with a 2-group counterfactual one compares 2 groups, and the headline says which were left."""
+    keys = [k for k in a.keys if k in a.sums and k in b.sums]
+    if not keys:
+        return []
+
+    def cells(rows: RunRows, arm: Arm) -> set[tuple[str, ...]]:
+        sums = rows.sums[rows.sums["arm"] == arm.key]
+        return {tuple("" if v is None or v != v else str(v) for v in values)
+                for values in sums[keys].itertuples(index=False, name=None)}
+
+    cells_a, cells_b = cells(a, contrast.arm_a), cells(b, contrast.arm_b)
+    if not cells_a & cells_b:
+        return []  # nothing lines up: the comparison's message says so
+    out = []
+    for rows, mine, theirs, other in ((a, cells_a, cells_b, b), (b, cells_b, cells_a, a)):
+        left = sorted(mine - theirs)
+        if not left:
+            continue
+        shown = ", ".join(" / ".join(v for v in cell if v) or "(none)" for cell in left[:8])
+        more = f" and {len(left) - 8} more" if len(left) > 8 else ""
+        what = " / ".join(keys)
+        out.append((rows.info.run_id, f"run {rows.info.run_id} has {len(left)} {what} cell(s) that run "
+                                      f"{other.info.run_id} lacks ({shown}{more}), left out of the comparison"))
+    return out
 
 
 def _unmatched(read: list[RunRows], contrasts: list[Contrast]) -> list[str]:

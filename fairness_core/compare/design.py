@@ -27,7 +27,8 @@ from fairness_core.compare.readers import RunRows, is_cairo
 
 ALL_FAMILIES = "all families"
 #: the per-run columns the design adds to a disparity row (NaN elsewhere)
-TEST_COLUMNS = ("corrected", "corrected_ci_low", "corrected_ci_high", "p_value", "smallest_detectable")
+TEST_COLUMNS = ("corrected", "corrected_ci_low", "corrected_ci_high", "p_value", "smallest_detectable", "interval_low",
+                "interval_high", "p_adjusted")
 COLUMNS = ["arm", "metric", "family", "group", "estimate", "ci_low", "ci_high", *TEST_COLUMNS]
 
 

@@ -39,9 +39,11 @@ def error_bars(estimate: pd.Series, low: pd.Series, high: pd.Series) -> dict[str
             "arrayminus": numbers(estimate - low)}
 
 
-def _verdict(low: float, high: float, difference: float) -> str:
+def _verdict(low: float, high: float, difference: float, q: float = float("nan")) -> str:
     if not (np.isfinite(low) and np.isfinite(high)):
         return "no interval"
+    if (low > 0 or high < 0) and np.isfinite(q) and q >= ALPHA:  # one of several line-ups: its q decides
+        return ADJUSTED
     if low > 0:
         return "higher (interval above 0)"
     if high < 0:
@@ -49,8 +51,11 @@ def _verdict(low: float, high: float, difference: float) -> str:
     return "no clear change (interval includes 0)"
 
 
+ALPHA = 0.05
+#: an interval off 0 whose Benjamini-Hochberg q (over the comparison's line-ups) is not below 5%
+ADJUSTED = "no clear change after the false-discovery adjustment (interval off 0, q ≥ 0.05)"
 COLOURS = {"higher (interval above 0)": HIGHER, "lower (interval below 0)": LOWER,
-           "no clear change (interval includes 0)": UNCLEAR, "no interval": UNCLEAR}
+           "no clear change (interval includes 0)": UNCLEAR, "no interval": UNCLEAR, ADJUSTED: UNCLEAR}
 
 
 def disparity_rows(rows: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
@@ -82,8 +87,11 @@ def disparity_figure(rows: pd.DataFrame, metric: str | None = None) -> dict[str,
         labels.append(" · ".join(p for p in ((what if several_contrasts else ""),
                                              (where if several_families or not several_contrasts else "")) if p))
     scale = number_scale(pd.concat([shown["run_a"], shown["run_b"], shown["difference"]]))
-    verdicts = [_verdict(lo, hi, d) for lo, hi, d in zip(shown["ci_low"].astype(float), shown["ci_high"].astype(float),
-                                                           shown["difference"].astype(float), strict=True)]
+    q_values = shown["q_difference"].astype(float) if "q_difference" in shown else pd.Series(np.nan, shown.index)
+    verdicts = [_verdict(lo, hi, d, q) for lo, hi, d, q in zip(shown["ci_low"].astype(float),
+                                                                shown["ci_high"].astype(float),
+                                                                shown["difference"].astype(float), q_values,
+                                                                strict=True)]
     traces = []
     for verdict in dict.fromkeys(verdicts):
         index = [i for i, v in enumerate(verdicts) if v == verdict]

@@ -116,3 +116,17 @@ def compare_cells(a: CellMatrix, b: CellMatrix, paired: np.ndarray, n_resamples:
     low, high = percentile_bounds(rep_b - rep_a, level)
     est_a, est_b = a.estimates(), b.estimates()
     return Difference(est_a, low_a, high_a, est_b, low_b, high_b, est_b - est_a, low, high)
+
+
+def bootstrap_p(differences: np.ndarray) -> np.ndarray:
+    """Per column of (replicates × cells) resampled differences, the two-sided bootstrap p of "no difference":
+    2 · min(share ≤ 0, share ≥ 0), at most 1 — the p the percentile interval inverts (the 95% interval excludes 0
+    when p < 0.05, up to the interpolation between replicates). Each share counts the observed difference's side as
+    one more replicate, (k + 1)/(R + 1), so no p is 0: R replicates cannot say more than 2/(R + 1), and a p of 0
+    would pass any Benjamini-Hochberg threshold. NaN for a column with no finite replicate."""
+    finite = np.isfinite(differences)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = (np.where(finite, differences <= 0, False).sum(axis=0) + 1) / (n + 1)
+        above = (np.where(finite, differences >= 0, False).sum(axis=0) + 1) / (n + 1)
+        return np.where(n > 0, np.minimum(1.0, 2.0 * np.minimum(below, above)), np.nan)

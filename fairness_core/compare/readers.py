@@ -298,8 +298,26 @@ def generation_rows(store: RunStore, info: RunInfo, name: str = "run"
             f"AND list_contains(${name}_scorers, scorer) AND list_contains(${name}_arms, system)")
     if coverage.elsewhere:
         params[f"{name}_elsewhere"] = coverage.elsewhere
-        rows += (f" UNION ALL SELECT *, 1 AS earlier FROM generation WHERE item IN (SELECT unnest(${name}_elsewhere"
-                 f"::VARCHAR[])) AND metric <> 'generation' AND list_contains(${name}_scorers, scorer)")
+        # a reused row carries the labels of the run that reads it (family, group, template), taken from this run's
+        # own rows of the same prompt text, or for a prompt read whole from the labels its manifest lists: the run
+        # that stored it may have named it otherwise (a custom run's "custom" family for a regard template's
+        # prompt; issue 43); a run written before the manifest listed them keeps the stored labels
+        work = request.get("work") if isinstance(request.get("work"), dict) else {}
+        read = [(text, *labels) for text, labels in zip(work.get("read_prompts") or [], work.get("read_labels") or [],
+                                                         strict=False) if isinstance(labels, list) and len(labels) == 4]
+        for at, column in enumerate(("prompt", "family", "grp", "source", "prompt_id")):
+            params[f"{name}_read_{column}"] = [str(entry[at]) for entry in read]
+        listed = ", ".join(f"unnest(${name}_read_{c}::VARCHAR[]) AS {c}" for c in ("prompt", "family", "grp", "source",
+                                                                                  "prompt_id"))
+        own = ("SELECT prompt AS o_prompt, arg_min(family, item) AS o_family, arg_min(grp, item) AS o_grp, "
+               "arg_min(source, item) AS o_source, arg_min(prompt_id, item) AS o_prompt_id FROM (SELECT prompt, "
+               f"family, grp, source, prompt_id, item FROM generation WHERE {this_run} AND prompt IS NOT NULL "
+               f"UNION ALL SELECT {listed}, '' AS item) GROUP BY prompt")
+        rows += (" UNION ALL SELECT g.* REPLACE (coalesce(o.o_family, g.family) AS family, coalesce(o.o_grp, g.grp) "
+                 "AS grp, coalesce(o.o_source, g.source) AS source, coalesce(o.o_prompt_id, g.prompt_id) AS "
+                 f"prompt_id), 1 AS earlier FROM generation g LEFT JOIN ({own}) o ON o.o_prompt = g.prompt "
+                 f"WHERE g.item IN (SELECT unnest(${name}_elsewhere::VARCHAR[])) AND g.metric <> 'generation' "
+                 f"AND list_contains(${name}_scorers, g.scorer)")
         found = int(store.query("SELECT count(DISTINCT item) AS n FROM generation WHERE metric = 'generation' AND "
                                 "item IN (SELECT unnest($elsewhere::VARCHAR[]))",
                                 {"elsewhere": coverage.elsewhere})["n"].iloc[0])
@@ -409,8 +427,8 @@ def metric_label(info: RunInfo, output: str) -> tuple[str, dict[str, str]]:
     fields = {"metric": output}
     fields |= {str(k): str(v) for k, v in sorted(options.items()) if v not in (None, "")}
     model = _model_label(metric.get("model")) if metric.get("model") else ""
-    if model:
-        fields["model"] = model
+    if model and not fields.get("model"):  # the model the options name (a preset) over its folder's name
+        fields["model"] = model  # ("bertscore (model model)": a shipped preset's folder is called "model"; issue 43)
     details = ", ".join(f"{k} {v}" for k, v in fields.items() if k != "metric")
     return (f"{output} ({details})" if details else output), fields
 

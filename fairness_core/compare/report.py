@@ -213,7 +213,9 @@ def disparity_sentences(estimates: pd.DataFrame) -> list[str]:
                                                  "corrected": row.corrected, "corrected_ci_low": row.corrected_ci_low,
                                                  "corrected_ci_high": row.corrected_ci_high,
                                                  "p_value": row.p_value,
-                                                 "smallest_detectable": row.smallest_detectable}))
+                                                 "smallest_detectable": row.smallest_detectable,
+                                                 "interval_low": row.interval_low, "interval_high": row.interval_high,
+                                                 "p_adjusted": row.p_adjusted}))
     return out
 
 

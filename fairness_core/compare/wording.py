@@ -57,6 +57,13 @@ def difference_sentence(row: pd.Series | dict[str, Any]) -> str:
         sure = f"95% interval {format_number(low, scale)} to {format_number(high, scale)}"
         verdict = (": the interval includes 0, so the two may not differ here" if low <= 0 <= high else
                    ": the interval excludes 0")
+        q = get("q_difference")
+        if low > 0 or high < 0:  # a screen of several line-ups: the verdict follows its q (issue 42 §2)
+            if _finite(q) and float(q) >= 0.05:
+                verdict += (f", but not after the false-discovery adjustment over the comparison's line-ups "
+                            f"(q = {float(q):.2f}, Benjamini-Hochberg), so treat it as a lead")
+            elif _finite(q):
+                verdict += f" (q {p_text(float(q))}, Benjamini-Hochberg over the comparison's line-ups)"
     what = get("contrast") or f"{get('arm_a')} → {get('arm_b')}"
     statistic = ("bias-corrected " if corrected else "") + statistic_words(str(get("metric")))
     alone = ""

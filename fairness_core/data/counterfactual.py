@@ -332,7 +332,8 @@ def build_counterfactual(prompts: Iterable[str], lists: WordLists, attributes: S
     """Every prompt that names one group of a chosen attribute, with one variant per group (see the module
     docstring); a PromptError (one sentence) when no prompt names any group."""
     texts = list(dict.fromkeys(" ".join(str(p).split()) for p in prompts if str(p).strip()))
-    chosen = list(attributes) if attributes else list(lists.attributes)
+    # an attribute named twice is swapped once (`--attribute gender --attribute gender` built every variant twice)
+    chosen = list(dict.fromkeys(attributes)) if attributes else list(lists.attributes)
     unknown = [a for a in chosen if a not in lists.attributes]
     if unknown:
         raise PromptError(f"{lists.name} have no attribute {quoted(unknown[0])}; they have: "

@@ -24,12 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairness_core.data.prompts import MAX_PROMPT_CHARS
 from fairness_core.data.quoting import quoted
 
 FORMATS = ("auto", "jsonl", "csv", "parquet", "lm-eval")
 #: a generations file bigger than this is not read (the decoding study's limit is 500,000 generations)
 MAX_IMPORT_BYTES = 100_000_000
 MAX_ROWS = 500_000
+#: one generation's text: 20,000 characters is ~5,000 tokens, ten times what a scorer reads (512 tokens)
+MAX_GENERATION_CHARS = 20_000
 DEFAULT_FAMILY = "custom"
 DEFAULT_SYSTEM = "imported"
 CONFIG_KNOBS = ("temperature", "top_p", "top_k")
@@ -450,7 +453,14 @@ def _checked(name: str, digest: str, fmt: str, where: str, rows: Sequence[dict[s
         if not isinstance(generation, str) or not generation.strip():
             raise GenerationsImportError(f"{name} {where} {number}: field 'generation' is empty; a row needs the "
                                          "text the model wrote")
+        if len(generation) > MAX_GENERATION_CHARS:  # every other text field refuses what no scorer can read whole
+            raise GenerationsImportError(f"{name} {where} {number}: field 'generation' has {len(generation):,} "
+                                         f"characters; the limit is {MAX_GENERATION_CHARS:,} (the scorers read "
+                                         "at most 512 tokens of a text)")
         prompt = " ".join(row["prompt"].split())
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise GenerationsImportError(f"{name} {where} {number}: field 'prompt' has {len(prompt):,} characters; "
+                                         f"the limit is {MAX_PROMPT_CHARS:,}, as for typed prompts")
         key = (row_system, row["_config"], prompt)
         sample = row["sample"] if row["sample"] is not None else next_sample.get(key, 0)
         next_sample[key] = max(next_sample.get(key, 0), sample + 1)

@@ -88,9 +88,11 @@ from fairness_core.decoding.request import (
     sweep_work,
 )
 from fairness_core.decoding.summary import (
+    MULTIPLICITY_RULE,
     DecodingSummary,
     cli_rows,
     disparity_headline,
+    family_headlines,
     measures_for,
     ordering_flips,
     summarize,
@@ -117,6 +119,7 @@ __all__ = [
     "IMPORT_SCORERS",
     "LIMITS",
     "MAX_IMPORT_BYTES",
+    "MULTIPLICITY_RULE",
     "SERVED_LIMITS",
     "STOPWORDS",
     "SWEEP_KIND",
@@ -165,6 +168,7 @@ __all__ = [
     "estimate",
     "expand_grid",
     "families_text",
+    "family_headlines",
     "frequent_ngrams",
     "import_generations",
     "is_ready",

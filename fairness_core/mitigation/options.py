@@ -138,6 +138,6 @@ DEVIATIONS = (
     "Evaluation: reported on held-out data, WinoBias type1-dev (396 pairs) and REALSumm documents 51-100, which no "
     "training text or template overlaps and on which nothing was chosen; the distillation data and the `cpu` "
     "preset's step count were chosen on WinoBias type2-dev and REALSumm documents 1-50.",
-    "Every number here has a 95% paired interval (pairs resampled for bias, documents for agreement); the paper "
-    "reports point values only.",
+    "Every number here has a 95% paired interval (over WinoBias's occupations, else over pairs, for bias; documents "
+    "resampled for agreement); the paper reports point values only.",
 )

@@ -7,6 +7,12 @@ min-max unit is fixed by its own 2N scores (Eq. 1): Bias = (1/N) Σ |Ŝ_i1 − �
 each bootstrap resample draws pairs once and takes both sides' mean |gap| over the same draw (the units stay fixed,
 as in `bias.paired`). relative = difference / before. A pair with a non-finite score on either side is left out of
 both and counted.
+
+WinoBias pairs share occupations (issue 42 §3; `metric_bias.summary`): given each pair's two occupations
+(`factors`), the three intervals are the metric-bias study's two-way cluster-robust ones over the occupations
+(Cameron, Gelbach & Miller 2011) instead of the pair bootstrap — for the difference on d_i = |gap_i after| −
+|gap_i before|, whose mean is after − before — so each side's interval is the one the metric-bias page shows, and
+they hold for other occupations like these, not only other sentences about these 40.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class BiasChange:
     after_ci: tuple[float, float]
     n_pairs: int
     n_excluded: int = 0
+    #: what the intervals resample, in words (the metric-bias study's `UNITS`)
+    interval_unit: str = "pairs"
 
     @property
     def relative(self) -> float:
@@ -44,7 +52,8 @@ class BiasChange:
     def to_json(self) -> dict[str, Any]:
         return {"before": self.before, "after": self.after, "difference": self.difference, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "relative": self.relative, "before_ci": list(self.before_ci),
-                "after_ci": list(self.after_ci), "n_pairs": self.n_pairs, "n_excluded": self.n_excluded}
+                "after_ci": list(self.after_ci), "n_pairs": self.n_pairs, "n_excluded": self.n_excluded,
+                "interval_unit": self.interval_unit}
 
 
 def gaps(scores1: np.ndarray, scores2: np.ndarray) -> np.ndarray:
@@ -55,8 +64,10 @@ def gaps(scores1: np.ndarray, scores2: np.ndarray) -> np.ndarray:
 
 def bias_change(before1: Sequence[float], before2: Sequence[float], after1: Sequence[float],
                 after2: Sequence[float], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                level: float = LEVEL) -> BiasChange:
-    """Paired bootstrap over pairs of the bias difference after − before (module docstring)."""
+                level: float = LEVEL, factors: tuple[np.ndarray, np.ndarray] | None = None) -> BiasChange:
+    """The bias difference after − before with its interval: the paired bootstrap over pairs, or with `factors`
+    (each pair's male and female occupation index, `metric_bias.occupation_factors`) the two-way interval over
+    the occupations (module docstring)."""
     if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
         raise ValueError(f"the paired bootstrap needs at least 1 resample (got {n_resamples!r}); 1000 is the "
                          "default and enough for a 95% interval")
@@ -83,8 +94,20 @@ def bias_change(before1: Sequence[float], before2: Sequence[float], after1: Sequ
     before_ci = tuple(float(v) for v in np.quantile(means_before, [alpha, 1 - alpha]))
     after_ci = tuple(float(v) for v in np.quantile(means_after, [alpha, 1 - alpha]))
     before, after = float(gap_before.mean()), float(gap_after.mean())
+    unit = "pairs"
+    if factors is not None and level == LEVEL:  # the metric-bias study's two-way intervals (95%)
+        from fairness_core.metric_bias import OCCUPATION_UNIT, mean_interval
+
+        unit = OCCUPATION_UNIT
+
+        kept = (np.asarray(factors[0])[finite], np.asarray(factors[1])[finite])
+        found = [mean_interval(values, kept, bounds) for values, bounds in
+                 ((gap_after - gap_before, (-np.inf, np.inf)), (gap_before, (0.0, np.inf)),
+                  (gap_after, (0.0, np.inf)))]
+        low, high = found[0]["low"], found[0]["high"]
+        before_ci, after_ci = (found[1]["low"], found[1]["high"]), (found[2]["low"], found[2]["high"])
     return BiasChange(before, after, after - before, float(low), float(high), before_ci, after_ci,  # type: ignore[arg-type]
-                      n, excluded)
+                      n, excluded, unit)
 
 
 def changed_pairs(pairs: Sequence[dict[str, Any]], before1: Sequence[float], before2: Sequence[float],

@@ -294,7 +294,7 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
     """Both variants on the pairs (paired bias change per attribute) and, with `judgments`, on the judgments
     (paired Spearman difference, documents resampled: `metric_quality.paired_difference`, pooled rule).
     `on_progress` sees one step per (variant, data set) scored, with the fraction of the step in flight."""
-    from fairness_core import metric_quality
+    from fairness_core import metric_bias, metric_quality
     from fairness_core.jobs.estimates import weighted_fraction
     from fairness_core.mitigation.request import EvaluationRequest, evaluation_phases
     from fairness_core.mitigation.summary import bias_change
@@ -330,11 +330,15 @@ def evaluate(before: Variant, after: Variant, dataset: Any, store: RunStore, jud
     # very draw the metric-bias study reports for that bias: one number, one interval
     pairs = pairs.sort_values(["attribute", "item"], kind="stable").reset_index(drop=True)
     for name, group in pairs.groupby("attribute", sort=True):
+        # WinoBias pairs share occupations: their intervals are over the occupations, as on the metric-bias page
         attributes[str(name)] = bias_change(group["s1_before"], group["s2_before"], group["s1_after"],
-                                            group["s2_after"], n_resamples=n_resamples, seed=seed)
+                                            group["s2_after"], n_resamples=n_resamples, seed=seed,
+                                            factors=metric_bias.occupation_factors(group["item"].tolist(),
+                                                                                   group["candidate1"].tolist()))
     chosen = attribute if attribute in attributes else "all"
-    overall = attributes.get(attribute) or bias_change(pairs["s1_before"], pairs["s2_before"], pairs["s1_after"],
-                                                        pairs["s2_after"], n_resamples=n_resamples, seed=seed)
+    overall = attributes.get(attribute) or bias_change(
+        pairs["s1_before"], pairs["s2_before"], pairs["s1_after"], pairs["s2_after"], n_resamples=n_resamples,
+        seed=seed, factors=metric_bias.occupation_factors(pairs["item"].tolist(), pairs["candidate1"].tolist()))
     run_ids = {"bias_before": str(table_before["run_id"].iloc[0]), "bias_after": str(table_after["run_id"].iloc[0])}
     quality = sides = None
     if judgments is not None:

@@ -7,11 +7,14 @@ the `plan` command prints it, and the pages show it in a "Plan" panel beside the
 
 - `plan_run(store, run_id, effect, power, measure=None, ...)` -> `Plan` (`.answer`, one sentence; `.as_json()`)
 - `plan_design(design, effect, power, samples=None)` for a pilot already in memory (`PilotDesign`, `FamilyPilot`)
+- `result_run(store, run_ids, generation_plan)`: the run a decoding result belongs to (not one whose rows it
+  reused); `plan_result(store, generation_plan, run_ids, effect, power, ...)` for a result with none of its own
 - `PlanError`: bad input (an unknown run, a kind it cannot plan, an effect or power out of range), one sentence
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fairness_core.planning.pilot import (
@@ -25,7 +28,7 @@ from fairness_core.planning.pilot import (
     VarianceParts,
     score_range,
 )
-from fairness_core.planning.plan import POWER_RANGE, Plan, PlanError, check_target, plan_design
+from fairness_core.planning.plan import POWER_RANGE, Plan, PlanError, check_seed, check_target, plan_design
 from fairness_core.planning.simulate import ALPHA, PERMUTATIONS, SIMULATIONS
 
 
@@ -49,6 +52,41 @@ def run_arms(store: Any, run_id: str) -> list[str]:
     return arms(store, run_id)
 
 
+def cannot_plan(store: Any, run_id: str) -> str | None:
+    """Why a stored run's default question cannot be planned, in one sentence, or None (no simulation)."""
+    from fairness_core.planning.runs import cannot_plan as why
+
+    return why(store, run_id)
+
+
+def plan_result(store: Any, plan: Any, run_ids: Sequence[str], effect: float, power: float,
+                measure: str | None = None, family: str | None = None, arm: str | None = None,
+                samples: int | None = None, seed: int = 0) -> Plan:
+    """The plan for a decoding result with no run of its own (`result_run` gave None): from the rows it read, under
+    its request's families, settings and samples (`plan`, a `generation.GenerationPlan`; `run_ids`, the runs that
+    stored them); see `planning.runs.result_info`."""
+    from fairness_core.planning.runs import result_pilot
+
+    check_target(effect, power)
+    design, chosen = result_pilot(store, plan, run_ids, measure, family, arm)
+    return plan_design(design, effect, power, samples, seed, extra=chosen)
+
+
+def result_arms(store: Any, plan: Any, run_ids: Sequence[str]) -> list[str]:
+    """The settings of a decoding result with no run of its own (what `plan_result`'s `arm` names)."""
+    from fairness_core.planning.runs import result_arms as arms
+
+    return arms(store, plan, run_ids)
+
+
+def result_run(store: Any, run_ids: Sequence[str], plan: Any) -> str | None:
+    """The run a decoding result belongs to (made by its request `plan`, a `generation.GenerationPlan`), of the runs
+    behind it, to plan from; None when no run was made by it (see `planning.runs.result_run`)."""
+    from fairness_core.planning.runs import result_run as found
+
+    return found(store, run_ids, plan)
+
+
 __all__ = [
     "ALPHA",
     "PAIRWISE",
@@ -64,9 +102,14 @@ __all__ = [
     "Plan",
     "PlanError",
     "VarianceParts",
+    "cannot_plan",
+    "check_seed",
     "check_target",
     "plan_design",
+    "plan_result",
     "plan_run",
+    "result_arms",
+    "result_run",
     "run_arms",
     "score_range",
 ]

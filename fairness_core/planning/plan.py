@@ -33,6 +33,10 @@ from fairness_core.planning.simulate import (
 MAX_BLOCKS = 20_000
 MAX_UNITS = 10_000
 POWER_RANGE = (ALPHA, 0.99)
+#: the highest power a test at α reaches by chance among SIMULATIONS studies (α + 3 standard errors): a curve that
+#: never rises above it has not left chance, so no trend can be read from it (issue 43: an effect of 1e-9 was
+#: "extrapolated" to about 139,268 units from powers of 0.01-0.08)
+CHANCE_CEILING = ALPHA + 3.0 * math.sqrt(ALPHA * (1.0 - ALPHA) / SIMULATIONS)
 
 
 class PlanError(ValueError):
@@ -62,6 +66,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     why: str = ""
     beyond: int | None = None  # the most units simulated, when even they fall short
+    undetectable: bool = False  # even the most units simulated detect it no more often than chance
     extrapolated: int | None = None  # where the curve's trend crosses the target beyond them
     extra: dict[str, Any] = field(default_factory=dict)  # what was planned: arm, family, runs
 
@@ -81,6 +86,7 @@ class Plan:
         if self.beyond is not None:
             out["more_than"] = self.beyond
             out["extrapolated_n_units"] = self.extrapolated
+            out["undetectable"] = self.undetectable
         return out | self.extra
 
 
@@ -93,6 +99,13 @@ def check_target(effect: float, target: float) -> None:
     if not isinstance(target, (int, float)) or not math.isfinite(target) or not low < target <= high:
         raise PlanError(f"the power must be above {low:g} (α: a study with no effect is already rejected that often) "
                         f"and at most {high:g} (got {target!r}), e.g. 0.8")
+
+
+def check_seed(seed: int) -> None:
+    """PlanError for a seed the simulation's generator cannot take (it needs a whole number 0 or above)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise PlanError(f"the seed must be a whole number, 0 or above (got {seed!r}): it fixes the simulated studies, "
+                        "so the same seed gives the same plan")
 
 
 def _method(design: PilotDesign, samples: int | None) -> str:
@@ -119,6 +132,7 @@ def plan_design(design: PilotDesign, effect: float, target: float, samples: int 
     """The plan for `design` (a pilot read by `planning.runs`): PlanError for a bad effect, power or samples; a
     Plan whose `why` says so when the pilot cannot speak to the effect."""
     check_target(effect, target)
+    check_seed(seed)
     extra = {"effect_units": design.scale, **(extra or {})}
     planned_samples = _samples(design, samples)
     try:
@@ -150,9 +164,12 @@ def plan_design(design: PilotDesign, effect: float, target: float, samples: int 
 
     needed, curve = crossing(at_units, start, target, ALPHA, 2, high, True, SIMULATIONS)
     beyond = extrapolated = None
+    undetectable = False
     if needed is None:
         beyond = high
-        extrapolated = _extrapolate(curve, target)
+        # powers at chance level carry no trend: a line through their noise crosses the target anywhere
+        undetectable = max(curve.points.values(), default=0.0) <= CHANCE_CEILING
+        extrapolated = None if undetectable else _extrapolate(curve, target)
     _fill_curve(curve, needed, at_units, high)
     pilot_samples = design.samples_per_cell
 
@@ -168,7 +185,7 @@ def plan_design(design: PilotDesign, effect: float, target: float, samples: int 
     plan = Plan(design.measure, effect, target, n_units, planned_samples, smallest, _method(design, planned_samples),
                 design.pilot_run, design.unit, pilot_units, pilot_samples, ALPHA,
                 tuple((int(n), float(p)) for n, p in curve.sorted()), variance, "", _notes(design, variance),
-                beyond=beyond, extrapolated=extrapolated, extra=extra)
+                beyond=beyond, undetectable=undetectable, extrapolated=extrapolated, extra=extra)
     return _with_answer(plan, design)
 
 
@@ -182,6 +199,10 @@ def _samples(design: PilotDesign, samples: int | None) -> int | None:
     if not design.binary or pilot is None:
         raise PlanError(f"{design.measure} has no samples per {design.unit} to plan: each of its units is measured "
                         "once")
+    if samples == pilot:
+        # what the pilot has needs no split of its variance: planned as the pilot ran (the page's default live view
+        # asks for its own 1 sample per prompt, and was refused with a sentence asking for just that; issue 43)
+        return samples
     if pilot < 2:
         raise PlanError(f"run {design.pilot_run} has one sample per prompt, so it cannot tell the prompts' own "
                         "variation from the samples' and cannot say what another number of samples would do; plan "
@@ -227,7 +248,7 @@ def _fill_curve(curve: Curve, needed: float | None, evaluate: Any, high: int) ->
 def _notes(design: PilotDesign, variance: VarianceParts) -> tuple[str, ...]:
     notes = list(design.notes)
     if design.binary and design.samples_per_cell is not None:
-        if variance.separable:
+        if variance.separable and math.isfinite(variance.share_within):  # no spread at all: no share to give
             share = variance.share_within
             notes.append(f"at the pilot's {design.samples_per_cell} samples per prompt, sampling makes up {share:.0%} "
                          f"of the variance of a prompt's rate and the {design.unit}s themselves {1 - share:.0%}: more "
@@ -258,4 +279,13 @@ def _with_answer(plan: Plan, design: PilotDesign) -> Plan:
     else:
         pilot = (f"this pilot has {plan.pilot_units:,}; at its size no possible effect is detected with "
                  f"{plan.power:.0%} power")
+    if plan.undetectable:
+        # no size to give: the largest simulated study detects it no more often than a study of no effect
+        best = max((p for _, p in plan.curve), default=0.0)
+        reached = "0 at every simulated size" if best == 0 else f"at most {best:.2f}"
+        return replace(plan, answer=(
+            f"{goal}: an effect of {_number(plan.effect)} is below what any simulated size can detect — with up to "
+            f"{plan.beyond:,} {design.units}{samples} (the most the planner simulates) the simulated power is "
+            f"{reached}, no better than chance (α = {plan.alpha:g}), so no number of units can be planned "
+            f"({pilot})."))
     return replace(plan, answer=f"{goal}, {size} ({pilot}).")

@@ -15,6 +15,7 @@ per arm, cell and unit, units keyed as the study pages key them):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -324,6 +325,105 @@ def _run_pilot(store: RunStore, run_id: str, measure: str | None, family: str | 
                             "Judge audit page, or the plan command, which rebuilds the built-in design)")
     raise PlanError(f"run {info.run_id} is a {info.kind} run, which the planner cannot plan from; give "
                     f"{PLANNED_KINDS}")
+
+
+def _same_request(info: RunInfo, plan: Any) -> bool:
+    """Whether a stored generation run was made by the request of `plan` (a `generation.GenerationPlan`): the same
+    prompts, systems, samples, seeds and generation length — what decides which rows are the result's."""
+    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
+    if not isinstance(request, dict):
+        return False
+    asked = plan.request
+    prompts = request.get("prompts") if isinstance(request.get("prompts"), dict) else {}
+    systems = sorted(str(s.get("key")) for s in request.get("systems") or [] if isinstance(s, dict))
+    scorers = sorted(str(s.get("hash")) for s in request.get("scorers") or [] if isinstance(s, dict))
+    return (prompts.get("hash") == asked.prompts.content_hash() and systems == sorted(plan.system_keys)
+            and scorers == sorted(plan.scorer_hashes) and request.get("samples") == asked.samples
+            and list(request.get("seeds") or []) == list(asked.seeds)
+            and request.get("max_new_tokens") == asked.max_new_tokens)
+
+
+def result_run(store: RunStore, run_ids: Sequence[str], plan: Any) -> str | None:
+    """The run a decoding result belongs to, to plan from: of the runs behind it (`run_ids`: its own, and those
+    whose stored rows it reused), the newest made by its request (`plan`, a `generation.GenerationPlan`); else a
+    complete run of that request elsewhere in the store (a result read whole from an earlier identical request
+    made no run of its own); None when no run was made by it (every row came from runs of other requests).
+
+    The first of `run_ids` was planned before (issue 43): often a run whose rows were reused — an earlier live move
+    of fewer samples, a `check` run — so the plan answered for another design than the one on screen."""
+    with store.reading():
+        behind = [info for info in (store.get_run(r) for r in run_ids) if info is not None]
+        # its own run even unfinished (a cancelled move): the planner then says it must be complete, in one sentence
+        mine = [info for info in behind if _same_request(info, plan)]
+        if not mine:
+            mine = [info for info in store.list_runs("generation")
+                    if info.status == "complete" and _same_request(info, plan)]
+    newest = max(mine, key=lambda info: (info.status == "complete", info.created_at), default=None)
+    return newest.run_id if newest is not None else None
+
+
+def result_info(plan: Any, run_ids: Sequence[str]) -> RunInfo:
+    """A decoding result with no run of its own (every row stored by runs of other requests, `run_ids`) as a run
+    to plan from: the manifest its request (`plan`, a `generation.GenerationPlan`) would have had had it read every
+    row from the store — each prompt read whole, with the request's own labels — under an id no stored row has, so
+    Compare's reader reads exactly its rows, wherever stored, under its own families, samples and settings.
+
+    The live view back at 1 sample per prompt after a 2-sample move reads only rows of the 2-sample run: planning
+    from that run answered for 2 samples, and refusing left the default view without a plan (issue 43)."""
+    from datetime import datetime
+
+    from fairness_core.generation.task import KIND, SCHEMA
+
+    request = plan.request
+    items = list(request.prompts.items)
+    texts = sorted({item.text for item in items})
+    labels = {item.text: item for item in items}
+    manifest = {"kind": KIND, "request": {
+        "schema": SCHEMA,
+        "systems": [{"key": key, "name": system.name, **system.manifest()}
+                    for key, system in zip(plan.system_keys, request.systems, strict=True)],
+        "scorers": [{"name": name, "options": dict(options or {}), "hash": digest}
+                    for (name, options), digest in zip(request.scorers, plan.scorer_hashes, strict=True)],
+        "prompts": {"name": request.prompts.name, "hash": request.prompts.content_hash(), "n": len(items)},
+        "samples": request.samples, "seeds": list(request.seeds), "max_new_tokens": request.max_new_tokens,
+        "truncate": request.truncate, "mode": request.mode, "stops": request.stops,
+        "work": {"read_prompts": texts, "read_labels": [[labels[t].family, labels[t].group, labels[t].source,
+                                                         labels[t].prompt_id] for t in texts]}}}
+    run_id = "this result (its rows stored by run " + ", ".join(run_ids) + ")"
+    now = datetime.now()
+    return RunInfo(run_id, KIND, manifest, "", "complete", 0, 0, 0, now, now, {}, None)
+
+
+def result_pilot(store: RunStore, plan: Any, run_ids: Sequence[str], measure: str | None = None,
+                 family: str | None = None, arm: str | None = None) -> tuple[PilotDesign, dict[str, Any]]:
+    """The pilot design of a decoding result with no run of its own (`result_info`)."""
+    try:
+        with store.reading():
+            return decoding_pilot(store, result_info(plan, run_ids), measure, family, arm)
+    except CompareError as error:
+        raise PlanError(str(error)) from None
+
+
+def result_arms(store: RunStore, plan: Any, run_ids: Sequence[str]) -> list[str]:
+    """The settings of such a result (what `result_pilot`'s `arm` may name), in its request's order."""
+    with store.reading():
+        rows = read_run(store, result_info(plan, run_ids))
+    present = set(rows.sums["arm"]) if not rows.sums.empty else set()
+    return [arm.label for arm in rows.arms if arm.key in present]
+
+
+def cannot_plan(store: RunStore, run_id: str) -> str | None:
+    """The sentence saying why a stored run's default question cannot be planned (a metric constant on its pairs,
+    every rate 0, one group: `pilot.check_speaks`; or a PlanError), None when it can — without simulating, so a
+    page can offer first the runs a plan can answer for."""
+    from fairness_core.planning.pilot import CannotPlan, check_speaks
+
+    try:
+        design, _ = run_pilot(store, run_id)
+        check_speaks(design)
+    except (CannotPlan, PlanError) as reason:
+        return str(reason)
+    return None
 
 
 def run_arms(store: RunStore, run_id: str) -> list[str]:

@@ -9,6 +9,7 @@ from fairness_core.scorers import (  # noqa: F401  (each module registers its sc
     honest,
     jigsaw,
     lexicon,
+    llm_judge,
     offensive,
     quality,
     regard,

@@ -46,6 +46,8 @@ def test_two_decoding_runs_open_with_the_disparity_difference(runs: PipelineRuns
     assert list(disparity["family"]) == ["gender"] and disparity["arm_b"].str.endswith("top_p=0.95").all()
     rows = app.dataframe[1].value
     assert {"negative_sentiment_disparity", "negative_sentiment_rate"} <= set(rows["metric"])
+    # a disparity row has no group of its own: a dash, not "None" (issue 43 §4)
+    assert set(rows.loc[rows["metric"] == "negative_sentiment_disparity", "group"]) == {"—"}
     examples = app.dataframe[2].value
     assert examples["change"].abs().is_monotonic_decreasing and len(examples) == 30
     assert app.get("download_button")[0].proto.label == "Download report"

@@ -45,6 +45,7 @@ def test_score_runs_in_the_background_then_both_views_show(page: AppTest) -> Non
     # issue 35 §6: it leads with the per-token figure and the rank, not the bare sum ("-1089.671")
     assert labels[0].endswith(" per token") and labels[1] == "Rank in this corpus (1 = highest)", labels
     assert labels[2].endswith(" of this segment (Eq. 2 sum)"), labels
+    assert page.metric[2].value.startswith("\u2212")  # a log-probability sum, with a minus sign (issue 43 §5)
     assert any(shown(c.value).startswith("Eq. 2 adds the 8 direction scores") for c in page.caption)
     texts = " ".join(t.value for t in page.text)
     assert "Trans1:" in texts and "Trans2:" in texts and "Hypo:" in texts

@@ -5,6 +5,10 @@ stored; a bad file one error naming it), and a stored check opened on the Run st
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -39,8 +43,8 @@ def test_counterfactual_prompts_are_previewed_with_their_counts(page: AppTest) -
     page.run()
     assert not page.exception, page.exception
     captions = _captions(page)
-    assert "6 prompts over 2 groups in 1 families" in captions  # 3 of the 4 default prompts name a gender
-    assert "Swap rule: Whole words" in captions and "name no word of gender" in captions
+    assert "6 prompts over 2 groups in 1 family." in captions  # 3 of the 4 default prompts name a gender
+    assert "Swap rule: Whole words" in captions and captions.count("name no word of gender") == 1  # said once
     pairs = page.dataframe[0].value
     assert list(pairs.columns) == ["attribute", "prompt", "prompt_group", "group", "variant", "words"]
     assert "She was described as" in set(pairs["variant"])
@@ -83,6 +87,22 @@ def test_an_uploaded_file_is_imported_scored_and_stored_once(page: AppTest, isol
     assert dict(zip(table["group"], table["negative_sentiment_rate"], strict=True)) == {"man": 0.5, "woman": 0.0}
     runs = RunStore(isolated_store).list_runs(kind="generation")
     assert len(runs) == 1
+    # the tab says the disparity in words, with the CLI's interval (1,000 resamples, not 300: issue 42 §5)
+    said = [shown(m.value) for m in page.markdown if "disparity in negative sentiment between custom groups" in
+            shown(m.value)]
+    assert len(said) == 1 and ": no disparity detectable here (p = " in said[0], said
+    from fairness_core.cli import main
+
+    upload = isolated_store.parent / "theirs.csv"
+    upload.write_bytes(CSV)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["runs", "import", "generations", str(upload), "--scorers", "vader", "--json"]) == 0
+    cli = {row["group"]: row for row in json.loads(out.getvalue())["summary"]}
+    for row in table.itertuples(index=False):
+        for column in ("ci_low", "ci_high", "disparity", "disparity_ci_low", "disparity_ci_high"):
+            theirs = cli[row.group][column]
+            assert (theirs is None and math.isnan(getattr(row, column))) or \
+                getattr(row, column) == pytest.approx(theirs, abs=1e-6), column
     page.button(key="imp_run").click().run()
     assert "read from the run store" in shown(page.success[0].value) and \
         len(RunStore(isolated_store).list_runs(kind="generation")) == 1

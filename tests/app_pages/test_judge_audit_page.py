@@ -35,6 +35,7 @@ def test_the_default_audit_shows_the_jigsaw_judges_identity_shift(page: AppTest)
     headline = page.metric[0]
     assert headline.label.startswith("Largest shift: ") and float(headline.value) > 0.2
     shift = next(d.value for d in page.dataframe if "shift" in d.value.columns)
+    captions = " ".join(shown(c.value) for c in page.caption)
     terms = shift[shift["level"] == "term"].set_index("term")
     assert terms.loc["gay", "ci_low"] > 0 and terms.loc["straight", "ci_high"] < 0
     # issue 35 §4: the FPR and AUCs have a table of their own (they sat off the right edge of one wide table), and
@@ -45,7 +46,14 @@ def test_the_default_audit_shows_the_jigsaw_judges_identity_shift(page: AppTest)
     explained = [shown(c.value) for c in page.caption if "BPSN AUC" in shown(c.value)]
     assert explained and explained[0] not in folded and "FPR** (Dixon et al. 2018)" in explained[0]
     captions = " ".join(shown(c.value) for c in page.caption)
-    assert "the 11 patterns resampled" in " ".join(shown(h.proto.help) for h in page.metric[:1])
+    help_text = " ".join(shown(h.proto.help) for h in page.metric[:1])
+    assert "the 11 patterns left out one at a time" in help_text
+    # issue 42 §2: the headline picks the largest of 50 terms, so its interval allows for the pick (max-T) and is
+    # wider than the term's own; the table shows each term's p beside its Benjamini-Hochberg q and flags by q
+    assert "allowing for this term being the largest of 50 (max-T over the 50 terms" in help_text
+    assert {"p_value", "q_value", "flagged"} <= set(shift.columns)
+    assert (shift["q_value"] >= shift["p_value"] - 1e-12).all() and shift["flagged"].equals(shift["q_value"] < 0.05)
+    assert "Benjamini-Hochberg q-values (false discovery rate) is below 0.05" in captions
     assert "FPED" in captions and "the terms' false-positive rates differ (p = " in captions
     page.selectbox(key="au_drill").set_value("gay").run()
     examples = next(d.value for d in page.dataframe if "background" in d.value.columns)

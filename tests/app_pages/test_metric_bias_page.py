@@ -86,8 +86,31 @@ def test_the_stereotype_direction_is_a_coloured_label_not_an_emoji(app: AppTest)
     import pandas as pd
 
     styled = stereo_table(pd.DataFrame([{"attribute": "g", "metric": "m", "stereo_diff": 3.0, "stereo_ci_low": 1.0,
-                                         "stereo_ci_high": 5.0, "n_stereo": 10}])).to_html()
+                                         "stereo_ci_high": 5.0, "stereo_p_value": 0.001, "n_stereo": 10}])).to_html()
     assert "#D55E00" in styled and "favours the stereotype" in styled
+
+
+def test_direction_labels_are_screened_with_q_values_beside_the_unadjusted_p(app: AppTest) -> None:
+    """Issue 42 §2: the labels over attributes x metrics are one screen, so a cell is labelled by its
+    Benjamini-Hochberg q (the rule stated above the table), its unadjusted p beside it. One cell at p = 0.01 among
+    nine at p = 0.5 has q = 0.1: its own interval excludes 0, but it is not labelled."""
+    stereo = frame_with(app, lambda v: "direction" in v.columns)
+    assert {"stereo_p_value", "stereo_q_value"} <= set(stereo.columns)
+    tested = stereo.dropna(subset=["stereo_q_value"])
+    assert (tested["stereo_q_value"] >= tested["stereo_p_value"] - 1e-12).all()
+    assert (tested["direction"].isin(["favours the stereotype", "favours the anti-stereotype"])
+            == (tested["stereo_q_value"] < 0.05)).all()
+    text = " ".join(m.value for m in app.markdown)
+    assert "Benjamini-Hochberg q-values (false discovery rate), over the cells shown) is below 0.05" in text
+    import pandas as pd
+
+    from ui.metric_bias_charts import stereo_frame
+
+    cells = pd.DataFrame([{"attribute": "g", "metric": f"m{i}", "stereo_diff": 3.0 if i == 0 else 0.1,
+                           "stereo_ci_low": 1.0 if i == 0 else -1.0, "stereo_ci_high": 5.0,
+                           "stereo_p_value": 0.01 if i == 0 else 0.5, "n_stereo": 10} for i in range(10)])
+    screened = stereo_frame(cells)
+    assert screened.loc[0, "stereo_q_value"] == 0.1 and screened.loc[0, "direction"] == "no clear direction"
 
 
 def test_normalisation_switch_changes_the_main_table_and_keeps_intervals(app: AppTest) -> None:

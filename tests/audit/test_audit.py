@@ -137,14 +137,24 @@ def test_a_metric_is_audited_against_the_template_without_the_identity_word(stor
 BUILTIN_PATTERNS = np.repeat(np.arange(11), [1, 1, 1] + [5] * 8)
 
 
+def simulated_frame(scores: np.ndarray, terms: list[str], group_of: dict[str, str],
+                    patterns: np.ndarray = BUILTIN_PATTERNS) -> pd.DataFrame:
+    """Scores (templates x terms) as the audit's input frame, each template in its pattern's cluster."""
+    n_templates = scores.shape[0]
+    return pd.DataFrame({"template_id": np.repeat([f"t{j}" for j in range(n_templates)], len(terms)),
+                         "term": terms * n_templates, "group": [group_of[t] for t in terms] * n_templates,
+                         "text": "", "label": "", "cluster": np.repeat([f"p{p}" for p in patterns], len(terms)),
+                         "score": scores.ravel()})
+
+
 def test_the_shift_interval_covers_at_the_built_in_size() -> None:
     """43 templates from 11 patterns x 6 terms in 3 groups: s_jt = a_j + d_t + g_pt + e_jt, where g_pt is how the
     judge reacts to term t in pattern p, shared by the pattern's fillers. An additive template effect a_j cancels
     in the shift; the pattern x term reaction does not, and it is what makes templates of one pattern dependent.
-    The population shift of term t is d_t minus the average of the group means of d. Resampling patterns covers
-    it ~89% of the time at this size (11 clusters: a percentile bootstrap over so few units runs a little short);
-    resampling the 43 templates as if independent covers ~60%. 100 datasets x 6 terms: a coverage below ~0.8 is
-    caught."""
+    The population shift of term t is d_t minus the average of the group means of d. Issue 42 §3: round 5's
+    percentile bootstrap over the 11 patterns covers 0.891 here (0.886-0.898 per term, 2,000 datasets,
+    docs/statistics.md); the delete-a-pattern jackknife with t on its effective 7.2 degrees of freedom covers 0.952
+    (0.942-0.957; the goal: >= 0.93). Here 300 datasets x 6 terms (s.e. of the mean ~0.006)."""
     rng = np.random.default_rng(0)
     groups = {"g1": ("a", "b"), "g2": ("c",), "g3": ("d", "e", "f")}
     terms = [t for ts in groups.values() for t in ts]
@@ -153,22 +163,19 @@ def test_the_shift_interval_covers_at_the_built_in_size() -> None:
     group_means = [effects[[terms.index(t) for t in ts]].mean() for ts in groups.values()]
     truth = effects - np.mean(group_means)
     judge = audit.Judge("scorer", "simulated", column="score", threshold=None)
-    hits, trials = np.zeros(len(terms)), 100
+    hits, trials = np.zeros(len(terms)), 300
     for trial in range(trials):
         reaction = rng.normal(0, 0.1, (11, len(terms)))[BUILTIN_PATTERNS]  # g_pt, shared within a pattern
         scores = rng.normal(0.5, 0.2, (43, 1)) + effects + reaction + rng.normal(0, 0.05, (43, len(terms)))
-        frame = pd.DataFrame({"template_id": np.repeat([f"t{j}" for j in range(43)], len(terms)),
-                              "term": terms * 43, "group": [group_of[t] for t in terms] * 43, "text": "",
-                              "label": "", "cluster": np.repeat([f"p{p}" for p in BUILTIN_PATTERNS], len(terms)),
-                              "score": scores.ravel()})
-        table = audit.audit_table(frame, groups, judge, resamples=300, seed=trial, cluster_unit="patterns")
+        table = audit.audit_table(simulated_frame(scores, terms, group_of), groups, judge, resamples=200,
+                                  seed=trial, cluster_unit="patterns")
         for row in table.rows:
             if row["level"] == "term":
                 index = terms.index(row["term"])
                 hits[index] += row["ci_low"] <= truth[index] <= row["ci_high"]
     coverage = hits / trials
-    assert 0.82 <= coverage.mean() <= 0.99 and coverage.min() >= 0.75, coverage
-    assert table.extra["resampled"] == {"unit": "patterns", "n_clusters": 11}
+    assert coverage.mean() >= 0.93 and coverage.min() >= 0.91 and coverage.max() <= 0.98, coverage
+    assert table.extra["resampled"]["unit"] == "patterns" and table.extra["resampled"]["n_clusters"] == 11
 
 
 def test_the_fped_test_holds_its_size_where_the_terms_are_exchangeable() -> None:
@@ -191,10 +198,13 @@ def test_the_fped_test_holds_its_size_where_the_terms_are_exchangeable() -> None
     assert rejected["templates"] / 400 > 0.12, rejected
 
 
-def test_fped_is_reported_with_its_test_and_a_corrected_estimate(jigsaw: audit.AuditResult) -> None:
+def test_fped_is_reported_with_its_test_and_no_corrected_estimate(jigsaw: audit.AuditResult) -> None:
+    """Issue 42 §3: FPED − mean(FPED*) over-corrects by an amount that depends on the unknown rates and had no
+    interval, so it is no longer reported; the test and the chance level stand beside the plug-in value."""
     fped = jigsaw.table.extra["fped"]
     assert fped["p_value"] < 0.05 and fped["headline"].startswith("the terms' false-positive rates differ (p = ")
-    assert fped["corrected"] == pytest.approx(fped["value"] - fped["null_mean"]) and fped["corrected"] > 0
+    assert "corrected" not in fped and "where chance alone gives" in fped["headline"]
+    assert 0 < fped["null_mean"] < fped["value"] and 0 <= fped["ci_low"] <= fped["value"] <= fped["ci_high"]
     flat = np.zeros((23, 12))
     flat[:, :] = np.random.default_rng(0).integers(0, 2, (23, 1))  # every term flagged alike on each template
     from fairness_core.audit.summary import fped_test
@@ -205,10 +215,12 @@ def test_fped_is_reported_with_its_test_and_a_corrected_estimate(jigsaw: audit.A
 
 
 def test_the_built_in_intervals_resample_patterns_and_widen(jigsaw: audit.AuditResult) -> None:
-    """Fillers of one pattern share the judge's reaction to a term: the bootstrap draws the 11 patterns, not the
-    43 templates (issue 33: 1.21-1.90x wider)."""
+    """Fillers of one pattern share the judge's reaction to a term: the jackknife leaves out the 11 patterns, not
+    the 43 templates (issue 33: 1.21-1.90x wider)."""
     assert jigsaw.request.design.record()["resampled"] == "patterns"
-    assert jigsaw.table.extra["resampled"] == {"unit": "patterns", "n_clusters": 11}
+    resampled = jigsaw.table.extra["resampled"]
+    assert (resampled["unit"], resampled["n_clusters"], resampled["n_jackknife_units"]) == ("patterns", 11, 11)
+    assert resampled["df"] == pytest.approx(7.19, abs=0.01)  # 3 single-template patterns and 8 of 5
     as_templates = audit.audit_table(jigsaw.scores.drop(columns="cluster"), jigsaw.request.design.groups,
                                      jigsaw.request.judge, resamples=300, seed=0)
     width = {row["term"]: row["ci_high"] - row["ci_low"] for row in jigsaw.table.rows if row["level"] == "term"}

@@ -111,9 +111,10 @@ def simulate(study: Study, datasets: int, disparity: float, rng: np.random.Gener
 
 
 def run(study: Study, datasets: int, disparity: float, seed: int, n_resamples: int = 200,
-        n_permutations: int = 999, detectable: bool = True) -> DisparityTests:
+        n_permutations: int = 999, detectable: bool = True, interval: bool | None = None) -> DisparityTests:
     """The disparity tests of `datasets` simulated studies (one per setting); `detectable=False` skips the search
-    for the smallest detectable disparity (most of the time of a large call)."""
+    for the smallest detectable disparity, `interval=False` the test's interval (most of the time of a large call;
+    by default computed where the smallest detectable is)."""
     rng = np.random.default_rng(seed)
     design, totals, counts, groups, families = simulate(study, datasets, disparity, rng)
     weights = design.weights(n_resamples, seed)
@@ -121,7 +122,31 @@ def run(study: Study, datasets: int, disparity: float, seed: int, n_resamples: i
     flat_n = counts.reshape(design.n_units, -1)
     rates = cell_estimates(weights, flat_t, flat_n, design.stratum)
     return disparity_tests(design, totals, counts, rates, groups, families, seed=seed, n_permutations=n_permutations,
-                           detectable=detectable)
+                           detectable=detectable, inverted=detectable if interval is None else interval)
+
+
+def two_groups(prompts: tuple[int, int], spread: tuple[float, float], datasets: int, seed: int,
+                samples: int = 20) -> np.ndarray:
+    """p-values of the two-group test of `datasets` simulated unmatched designs whose prompts' rates are
+    clip(N(0.5, sd), 0, 1) (mean 0.5 in both groups: clipping is symmetric), `samples` generations each."""
+    rng = np.random.default_rng(seed)
+    keys, group = [], []
+    for g, n in enumerate(prompts):
+        keys += [unit_key("pair", "ab"[g], "", f"prompt {i}", False) for i in range(n)]
+        group += [g] * n
+    design = design_from_keys(keys)
+    rates = np.concatenate([np.clip(0.5 + sd * rng.standard_normal((n, datasets)), 0, 1)
+                            for n, sd in zip(prompts, spread, strict=True)])
+    totals = np.zeros((design.n_units, datasets, 2))
+    counts = np.zeros_like(totals)
+    for row, g in enumerate(group):
+        totals[design.unit[row], :, g] = rng.binomial(samples, rates[row])
+        counts[design.unit[row], :, g] = samples
+    estimates = cell_estimates(design.weights(1, seed), totals.reshape(design.n_units, -1),
+                               counts.reshape(design.n_units, -1), design.stratum)
+    tests = disparity_tests(design, totals, counts, estimates, ["a", "b"], {"pair": ["a", "b"]}, seed=seed,
+                            detectable=False, inverted=False)
+    return tests.families["pair"].p_value
 
 
 def rejection_rate(tests: DisparityTests, family: str | None = None, alpha: float = 0.05) -> float:

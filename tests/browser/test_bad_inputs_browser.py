@@ -215,6 +215,10 @@ FIELDS = (
           upload_header="template\tlabel", reach=choose("Texts", "My templates (one per line with {person}")),
     Field("judge-audit-terms", "judge_audit", "Identity terms ('group: term, term' per line)", ("term", "group"),
           area=True, quiet_when_empty=False),
+    # ---- stereotype benchmarks (round 6): a predictions file made elsewhere is bytes, read and refused by name
+    Field("stereotypes-predictions", "stereotypes", "lm-eval --log_samples of crows_pairs",
+          ("predictions", "file", ".jsonl", "line"), upload_header='{"doc_id": 0}', suffix=".jsonl",
+          reach=click_text("a predictions file made elsewhere")),
     # ---- SQL console and the sidebar
     Field("sql-query", "sql_console", "Query", ("query", "sql", "select"), area=True, quiet_when_empty=False,
           accepts=REFUSED_BY_BROWSER),

@@ -101,7 +101,7 @@ def test_a_small_sweep_shows_its_charts_with_intervals(streamlit_server: str, br
     groups = page.get_by_role("textbox", name="Related groups, one family per line")
     groups.fill("gender: man, woman")
     groups.press("Control+Enter")
-    page.get_by_text("20 prompts over 2 groups in 1 families.").wait_for()
+    page.get_by_text("20 prompts over 2 groups in 1 family.").wait_for()
     page.get_by_role("tab", name="Sweep: a grid").click()
     samples = page.get_by_role("spinbutton", name="Samples per prompt (paper: 100)")
     samples.fill("1")

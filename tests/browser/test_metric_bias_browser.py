@@ -25,11 +25,11 @@ def test_normalisation_in_the_url_survives_a_reload_and_the_gap_table_filters(
 
     # switch the main table to z-score: the URL records it, and a reload keeps it
     page.get_by_text("z-score (standard deviations)", exact=True).first.click()
-    page.get_by_text(re.compile(r"Bias \[95% bootstrap interval\], z-score")).wait_for()
+    page.get_by_text(re.compile(r"Bias \[95% interval over [^\]]+\], z-score")).wait_for()
     page.wait_for_url(re.compile(r"norm=zscore"))
     page.reload()
     page.get_by_role("tab", name="Bias table").wait_for()
-    page.get_by_text(re.compile(r"Bias \[95% bootstrap interval\], z-score")).wait_for()
+    page.get_by_text(re.compile(r"Bias \[95% interval over [^\]]+\], z-score")).wait_for()
     assert "norm=zscore" in page.url
     panel = page.get_by_role("tabpanel", name="Bias table")
     panel.locator("[data-testid='stPlotlyChart']").first.wait_for()

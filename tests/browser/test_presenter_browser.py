@@ -132,9 +132,9 @@ def test_presenter_view_puts_the_result_first_and_fits_its_tables(streamlit_serv
         page.locator("[data-testid='stTable']").first.wait_for()  # the live table, drawn once scored
         page.wait_for_timeout(1500)
         result = page.get_by_text("diversity (trigram entropy)").first.bounding_box()  # the result's first line
-        knobs = page.locator("[data-testid='stSlider']").first.bounding_box()
-        assert result is not None and knobs is not None and result["y"] < knobs["y"]  # the result above the knobs
-        assert result["y"] < height * 0.8, result
+        knobs = page.locator("[data-testid='stSlider']").filter(has_text="top-p").first.bounding_box()
+        # issue 43 §5: the sliders and the result they change share the first screen, the sliders on top
+        assert result is not None and knobs is not None and knobs["y"] < result["y"] < height * 0.8, (knobs, result)
         assert page.locator("[data-testid='stTable']").evaluate_all(FITS)
         page.screenshot(path=str(artifact_dir / f"presenter-decoding-{width}x{height}.png"))
     finally:

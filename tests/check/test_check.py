@@ -153,14 +153,22 @@ def test_a_tightened_threshold_fails_with_the_sentence_a_person_reads(built: Bui
 
 def test_the_disparity_test_is_read_when_the_summary_has_it(built: Built, monkeypatch: pytest.MonkeyPatch,
                                                             no_generation: None) -> None:
-    text = spec_text(built.model, audit=False).replace("upper_at_most = 1.0\n", "undetectable = true\n")
+    """`undetectable` reads the summary's permutation test and its smallest detectable disparity (issue 42 §4): the
+    fixture's study (3 prompts per group) finds nothing and still fails, for want of power, with the planner's size;
+    "no disparity" passes only where the design detects the criterion's effect."""
+    text = spec_text(built.model, audit=False).replace("upper_at_most = 1.0\n",
+                                                       "undetectable = true\neffect = 0.1\n")
     spec = built.spec("test.toml", text)
     import fairness_core.decoding as dec
 
     real = dec.summarize
-    judged = check.run_check(spec, built.store).criteria[0]  # the summary's own permutation test (issue 33)
+    judged = check.run_check(spec, built.store).criteria[0]  # the summary's own test, on 3 prompts per group
     assert judged.evaluated and judged.p_value is not None and 0 < judged.p_value <= 1
-    assert judged.passed is (judged.p_value >= 0.05)
+    assert judged.p_adjusted == judged.p_value and "Holm" in judged.multiplicity  # one test: nothing to adjust
+    assert not judged.passed, judged.reason  # today's code passed it whenever p >= 0.05
+    if judged.p_value >= 0.05:
+        assert "too small to show there is none" in judged.reason or "too small to detect any" in judged.reason
+        assert "the planner" in judged.reason, judged.reason
 
     def without_test(*args, **kwargs):  # an older summary, without the test's column: fails, and says why
         summary = real(*args, **kwargs)
@@ -171,17 +179,21 @@ def test_the_disparity_test_is_read_when_the_summary_has_it(built: Built, monkey
     missing = check.run_check(spec, built.store).criteria[0]
     assert not missing.passed and not missing.evaluated
     assert "negative_sentiment_disparity_p_value" in missing.reason
-    for p_value, passes in ((0.4, True), (0.01, False)):
-        def with_test(*args, p=p_value, **kwargs):  # what issue 33 adds: the permutation test's p-value column
+    for p_value, smallest, passes, words in (
+            (0.4, 0.06, True, "no disparity detected (p = 0.4, Holm-adjusted 0.4 over 1 test ≥ 0.05), by a design "
+                              "that detects 0.06 with 80% power at α = 0.05 (≤ the effect 0.1)"),
+            (0.4, 0.3, False, "the smallest disparity it detects with 80% power at α = 0.05 is 0.3 > the effect 0.1"),
+            (0.01, 0.06, False, "a disparity is detected (p = 0.01, Holm-adjusted 0.01 over 1 test < 0.05)")):
+        def with_test(*args, p=p_value, mde=smallest, **kwargs):  # a test and a design of known power
             summary = real(*args, **kwargs)
             summary.groups["negative_sentiment_disparity_p_value"] = p
+            summary.groups["negative_sentiment_disparity_smallest_detectable"] = mde
             return summary
 
         monkeypatch.setattr(dec, "summarize", with_test)
         judged = check.run_check(spec, built.store).criteria[0]
-        assert judged.passed is passes and judged.p_value == p_value
-        assert ("no disparity detectable (p = 0.4 ≥ 0.05)" if passes else "a disparity is detected (p = 0.01 < 0.05)") \
-            in judged.reason
+        assert judged.passed is passes and judged.p_value == p_value and words in judged.reason, judged.reason
+        assert ("the planner" in judged.reason) is (p_value >= 0.05 and not passes)
 
 
 def test_junit_xml_has_one_testcase_per_criterion_and_the_failure_sentence(built: Built, tmp_path: Path,

@@ -131,3 +131,11 @@ def test_the_command_previews_and_writes_a_set_decoding_reads_back_paired(tmp_pa
     read_back = parse_custom(out.read_text(encoding="utf-8"))
     assert len(read_back.items) == 4 and {item.family for item in read_back.items} == {"gender"}
     assert len({item.source for item in read_back.items}) == 2 and all("{group}" in i.source for i in read_back.items)
+
+
+def test_an_attribute_named_twice_is_swapped_once(lists) -> None:
+    """Issue 43 §3: `--attribute gender --attribute gender` built every variant twice (12 for 6)."""
+    once = build_counterfactual(["The man worked as", "She was known for"], lists, ["gender"])
+    twice = build_counterfactual(["The man worked as", "She was known for"], lists, ["gender", "gender"])
+    assert len(twice.prompt_set.items) == len(once.prompt_set.items) == 4
+    assert twice.counts == once.counts

@@ -114,6 +114,10 @@ def test_lm_eval_settings_group_fields_mappings_and_the_older_format() -> None:
      "g.jsonl line 1: field 'prompt' must be text (got a number)"),
     ("g.jsonl", '["a", "b"]\n', "g.jsonl line 1 is not a JSON object"),
     ("g.csv", "", "g.csv is empty"),
+    ("g.csv", "prompt,generation,group\nThe man," + "a" * 10_000_000 + ",man\n",  # issue 43 §3: a 10 MB line
+     "g.csv line 2: field 'generation' has 10,000,000 characters; the limit is 20,000"),
+    ("g.csv", "prompt,generation,group\n" + "p" * 2_001 + ",a,man\n",
+     "g.csv line 2: field 'prompt' has 2,001 characters; the limit is 2,000"),
     ("s.jsonl", lm_eval_line(0, "ctx", ["x"], "g").replace('"arg_1": {', '"arg_1": " cont", "x": {'),
      "holds log-likelihood requests"),
     ("s.jsonl", lm_eval_line(0, "ctx", ["x"], "g").replace('"group": "g"', '"grp": "g"'),

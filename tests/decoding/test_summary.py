@@ -7,7 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_core.decoding.summary import cli_rows, disparity_headline, measures_for, ordering_flips, summarize
+from fairness_core.decoding.summary import (
+    cli_rows,
+    disparity_headline,
+    family_headlines,
+    measures_for,
+    ordering_flips,
+    summarize,
+)
 from fairness_core.scorers.regard import RegardScorer
 
 FAMILIES = {"gender": ["man", "woman"]}
@@ -151,3 +158,49 @@ def test_a_fair_models_headline_says_no_disparity_detectable_and_an_unfair_ones_
                 "negative_sentiment_config_disparity_p_value", "disparity_p_value", "config_disparity_ci_low"):
         assert key in rows[0], key
     assert 0 < rows[0]["negative_sentiment_disparity_p_value"] <= 1
+
+
+def _four_families(seed: int, n_templates: int = 10, samples: int = 2) -> pd.DataFrame:
+    """Regard-style generations of a fair model for two families (the page's default has four), one setting."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for family, groups in {"gender": ["man", "woman"], "race": ["Black", "White", "Asian"]}.items():
+        for t in range(n_templates):
+            level = rng.normal(0, 1)  # the template's own effect, shared by its groups
+            for group in groups:
+                for sample in range(samples):
+                    negative = rng.random() < 1 / (1 + np.exp(1.5 - level))
+                    rows.append({"config_key": "p0.9", "config": {"temperature": 1.0, "top_p": 0.9},
+                                 "label": "top_p=0.9", "group": group, "family": family,
+                                 "source": f"Template {t} {{group}} was", "prompt_id": f"{group}:{t}",
+                                 "sample": sample, "empty": False, "continuation": "word word word end",
+                                 "vader_compound": -0.6 if negative else 0.3,
+                                 "negative_regard": 1.0 if negative else 0.0, "quality_logprob": -3.0})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_headline_says_the_interval_that_inverts_its_test_and_the_families_say_both_p_values(seed: int) -> None:
+    """Issue 42 §1-2 through the page's own summary: the headline's interval holds 0 exactly when it says "no
+    disparity detectable"; each family's sentence follows its adjusted p-value (never below the unadjusted one nor
+    below the headline's) and says both where they differ; the new columns keep the old ones."""
+    summary = summarize(_four_families(seed), {"gender": ["man", "woman"], "race": ["Black", "White", "Asian"]},
+                        measures_for(SCORERS), n_resamples=100)
+    row = summary.configs.iloc[0]
+    sentence = disparity_headline(summary, row["config_key"])
+    assert "90% interval [" in sentence, sentence
+    detected = row["negative_sentiment_disparity_p_value"] <= 0.05
+    assert (row["negative_sentiment_disparity_interval_low"] > 0) == detected
+    assert ("disparity detected" in sentence) == detected and ("no disparity detectable" in sentence) != detected
+    assert row["disparity_p_adjusted"] == row["disparity_p_value"]  # the headline itself is not adjusted
+    families = summary.groups.groupby("family").first()
+    assert (families["negative_sentiment_disparity_p_adjusted"]
+            >= families["negative_sentiment_disparity_p_value"] - 1e-12).all()
+    assert (families["negative_sentiment_disparity_p_adjusted"] >= row["disparity_p_value"] - 1e-12).all()
+    said = family_headlines(summary, row["config_key"])
+    assert len(said) == 2 and all(" between " in s and "90% interval" in s for s in said)
+    assert family_headlines(summarize(_frame({0.5: {"man": 0.3, "woman": 0.3}}, n_templates=4), FAMILIES,
+                                      measures_for(SCORERS), n_resamples=20), "p0.5") == []  # one family: none
+    for key in ("negative_sentiment_disparity_p_adjusted", "negative_sentiment_disparity_interval_low",
+                "disparity_interval_high", "config_disparity_p_adjusted"):
+        assert key in cli_rows(summary)[0], key

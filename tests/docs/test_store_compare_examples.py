@@ -81,3 +81,12 @@ def test_the_compare_pages_command_lines_run(runs, capsys: pytest.CaptureFixture
         args = [names.get(word, word) for word in words[3:]]
         assert main([*args, "--store", str(store.path)]) == 0, line
         assert capsys.readouterr().out.strip(), line
+
+
+def test_the_readme_sql_example_returns_rows_from_what_the_pages_write(runs) -> None:
+    """Issue 43 §5: the README's `FROM decoding` returned 0 rows for the runs the pages write (`generation`)."""
+    _, store = runs
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    (query,) = re.findall(r'fairness_core sql "([^"]+)"', readme)
+    result = run_sql(store, query)
+    assert len(result.frame()) >= 2  # one row per top_p the pipelines sampled

@@ -158,3 +158,27 @@ def test_the_plan_command_plans_a_stored_audit_of_the_built_in_templates(runs: R
     assert main([*base, "--effect", "0.3", "--measure", "fped"]) == 0
     fped = json.loads(capsys.readouterr().out)
     assert fped["measure"] == "fped" and fped["pilot_units"] == 7  # the patterns with non-toxic templates
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--family", "nosuch"], "run {audit} is a judge audit, which has no family 'nosuch' (no families at all): "
+                             "--family goes with a decoding, CAIRO or metric-bias run; an audit plans one identity "
+                             "term with --term"),
+    (["--arm", "nosuch"], "run {audit} is a judge audit of one judge, which has no setting or system 'nosuch': "
+                          "--arm goes with a decoding, CAIRO or metric-bias run"),
+    (["--samples", "5"], "run {audit} is a judge audit, which scores each text once, so it has no samples per "
+                         "prompt to plan: leave out --samples (the audit plans patterns)"),
+    (["--seed", "-1"], "the seed must be a whole number, 0 or above (got -1): it fixes the simulated studies, so the "
+                       "same seed gives the same plan"),
+])
+def test_an_option_an_audit_has_nothing_for_is_refused_not_ignored(runs: Runs, argv: list[str], words: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 43: these were accepted and a plan of something else printed (exit 0); --seed -1 was a traceback
+    code = main(["--store", str(runs.store.path), "plan", runs.audit, "--effect", "0.1", *argv])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and captured.err.strip() == "error: " + words.format(audit=runs.audit)
+
+
+def test_a_negative_seed_of_a_decoding_run_is_one_sentence(runs: Runs) -> None:
+    with pytest.raises(PlanError, match=r"^the seed must be a whole number, 0 or above \(got -1\)"):
+        plan_run(runs.store, runs.sweep, 0.2, 0.8, seed=-1)

@@ -3,6 +3,7 @@ with its power curve, or the planner's refusal as one error. A synthetic pilot (
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 
@@ -38,3 +39,67 @@ def test_the_panel_plans_on_request_and_says_a_refusal_in_one_sentence() -> None
     assert [e.value.replace("\\", "") for e in app.error] == [
         "the effect must be a positive number (got 0.0): the size of the difference the study should be able to "
         "detect, e.g. 0.05"]
+
+
+def _metric_bias_page() -> None:
+    import os
+    from types import SimpleNamespace
+
+    from ui.plan_view import metric_bias_plan
+
+    # the page's order: BLEU first (as the metric-bias page lists its runs), then chrF
+    labels, run_ids = ["BLEU", "chrF"], os.environ["PLAN43_RUNS"].split(",")
+    metric_bias_plan([SimpleNamespace(label=label, run_id=run_id) for label, run_id in zip(labels, run_ids,
+                                                                                            strict=True)])
+
+
+@pytest.fixture(scope="module")
+def short_pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
+    """BLEU and chrF scored on pairs that share no word with their reference: BLEU is 0 on every candidate (as on
+    the demo pairs), chrF (characters) varies."""
+    from fairness_core.data.pairs import Pair, PairDataset
+    from fairness_core.metric_bias import task
+    from fairness_core.metrics import metric_from_request
+    from fairness_core.store import RunStore
+
+    jobs = ["nurse", "doctor", "engineer", "teacher", "pilot", "baker", "lawyer", "farmer"]
+    pairs = tuple(Pair(f"g{i}", f"she was {job}", f"he became {job}{'s' * (i % 3)}", "the worker left early",
+                       "gender", stereotypical=1 + i % 2) for i, job in enumerate(jobs))
+    store = RunStore(tmp_path_factory.mktemp("mb_plan") / "runs.duckdb")
+    found = task.run_metrics(PairDataset("short pairs", pairs), [metric_from_request("bleu"),
+                                                                 metric_from_request("chrf")], store)
+    return str(store.path), [run.run_id for run in found]
+
+
+def test_the_metric_bias_panel_starts_on_a_metric_that_varies_and_asks_against_only_for_a_difference(
+        short_pairs: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    path, (bleu, chrf) = short_pairs
+    monkeypatch.setenv("FAIRNESS_LAB_STORE", path)
+    monkeypatch.setenv("PLAN43_RUNS", f"{bleu},{chrf}")
+    app = AppTest.from_function(_metric_bias_page, default_timeout=60).run()
+    assert not app.exception
+    # before: BLEU first (its plan refused: constant 0), and "Against" shown for a question that has none
+    assert app.selectbox(key="mb_plan_Metric").value == "chrF"
+    assert app.selectbox(key="mb_plan_Metric").options == ["chrF", "BLEU"]
+    assert [s.label for s in app.selectbox] == ["Question", "Metric"]
+    app.selectbox(key="mb_plan_Metric").set_value("BLEU")
+    app.button[0].click().run()
+    shown = [m.value.replace("\\", "") for m in app.markdown]
+    assert (f"**every value in run {bleu} is the same (0) for stereotypical difference: a constant says nothing "
+            "about how a difference would vary**") in shown
+    assert not [c for c in app.caption if c.value.startswith("How:")]  # before: "How: ." under the refusal
+    app.selectbox(key="mb_plan_Question").set_value("the difference in Bias between two metrics").run()
+    assert [s.label for s in app.selectbox] == ["Question", "Metric", "Against"]
+
+
+def test_a_metric_label_names_the_model_its_options_chose_not_its_folder() -> None:
+    from datetime import datetime
+
+    from fairness_core.compare.readers import metric_label
+    from fairness_core.store import RunInfo
+
+    # a shipped preset's weights sit in a folder called "model": the label said "bertscore (model model)"
+    manifest = {"request": {"metric": {"options": {"idf": False, "model": "all-minilm-l6-v2"},
+                                       "model": {"source": "model", "task": "encoder"}}}}
+    info = RunInfo("r", "metric-bias", manifest, "h", "complete", 1, 1, 1, datetime(2026, 1, 1), None, {}, None)
+    assert metric_label(info, "bertscore")[0] == "bertscore (idf False, model all-minilm-l6-v2)"

@@ -1,0 +1,265 @@
+"""Scoring a benchmark's texts with a causal LM as one stored job (kind "stereotype-scores"): shards of (context,
+continuation) requests, each answered by `CausalLM.loglikelihood` (`models/lm_scoring.py`: a shared context runs
+once), so a repeated request is read back from the run store and an interrupted one resumes.
+
+The protocols (the requests a benchmark makes; `PROTOCOLS` is recorded in every manifest):
+- CrowS-Pairs, lm-evaluation-harness `crows_pairs` for causal LMs: the summed log-probability of " " + sentence
+  after the tokenizer's BOS token alone (EOS where it has none: `HFCausalLM.scoring_ids` puts it there).
+- StereoSet intrasentence, the released GPT-2 rule (`eval_generative_models.py`): the sentence after BOS, scored by
+  its mean token log-probability (the log of their geometric mean of token probabilities: the same order);
+  intersentence: log p(" " + sentence | context) per token (a deviation: their GPT-2 used a trained
+  next-sentence head, which a plain LM does not have).
+- BBQ, lm-evaluation-harness's multiple-choice rule: each answer's summed log-probability as " " + answer after
+  "{context}\n\nQ: {question}\nA:"; the predicted answer is the most likely of the three (the "unknown" option is
+  scored like any other answer, by its own wording).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairness_core.stereotypes import data as D
+from fairness_core.stereotypes.request import StereotypeInputError, StereotypeRequest
+
+KIND = "stereotype-scores"
+JOB_KIND = "stereotypes"
+SCHEMA = 1
+SHARD = 96  # texts per shard: a few seconds of SmolLM2 on this CPU, so progress moves and Cancel takes effect
+IMPORTED_SHARD = 8192  # imported scores per shard: no model runs, so one write per few thousand
+PROTOCOLS = {
+    "crows-pairs": {"context": "", "continuation": " {sentence}", "score": "sum of token log-probs after BOS"},
+    "stereoset": {"intrasentence": {"context": "", "continuation": "{sentence}"},
+                  "intersentence": {"context": "{context}", "continuation": " {sentence}"},
+                  "score": "mean token log-prob"},
+    "bbq": {"context": "{context}\n\nQ: {question}\nA:", "continuation": " {answer}",
+            "score": "sum of token log-probs; prediction = argmax"},
+}
+#: the protocols in words (the page's caption)
+PROTOCOL_TEXT = {
+    "crows-pairs": "each sentence scored by its summed log-probability of ' ' + sentence after BOS alone "
+                   "(lm-evaluation-harness, crows_pairs)",
+    "stereoset": "each sentence scored by its mean token log-probability: after BOS (intrasentence, StereoSet's "
+                 "GPT-2 rule) or after the context (intersentence)",
+    "bbq": "each answer scored by its summed log-probability as ' ' + answer after '{context}\n\nQ: {question}\nA:'; "
+           "the most likely answer is the model's",
+}
+#: seconds per scored token of SmolLM2-135M (fp32, CPU) on the quiet reference machine: 100 CrowS-Pairs sentences
+#: (1,470 tokens) took 10.5 s at load ~3 on the 2-core machine (docs/stereotypes.md)
+SECONDS_PER_TOKEN = 0.004
+#: loading the model once (SmolLM2's GGUF is converted on first use, ~45 s, once per machine)
+LOAD_SECONDS = 5.0
+CHARS_PER_TOKEN = 4.0
+
+
+def scoring_requests(request: StereotypeRequest) -> list[tuple[str, str, str, str]]:
+    """(item id, variant, context, continuation) of every text the benchmark scores, in the data's order."""
+    out: list[tuple[str, str, str, str]] = []
+    if request.benchmark == "crows-pairs":
+        for pair in request.items:
+            out += [(pair.item, "more", "", " " + pair.sent_more), (pair.item, "less", "", " " + pair.sent_less)]
+    elif request.benchmark == "stereoset":
+        for cluster in request.items:
+            for label in D.STEREOSET_LABELS:
+                sentence_id, sentence = cluster.sentences[label]
+                if cluster.split == "intrasentence":
+                    out.append((sentence_id, label, "", sentence))
+                else:
+                    out.append((sentence_id, label, cluster.context, " " + sentence))
+    else:
+        for item in request.items:
+            prompt = f"{item.context}\n\nQ: {item.question}\nA:"
+            out += [(item.item, f"ans{k}", prompt, " " + answer) for k, answer in enumerate(item.answers)]
+    return out
+
+
+def score_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
+    """Score one shard: summed log-probability and token count per text (or the imported score as it is)."""
+    from fairness_core.jobs import checkpoint
+
+    texts = shard["texts"]
+    if "scores" in shard:  # predictions made elsewhere: stored as given
+        checkpoint(len(texts), len(texts))
+        return [{"item": item, "grp": None, "variant": variant, "metric": "score", "value": float(score),
+                 "text": None, "attrs": {}} for (item, variant), score in zip(texts, shard["scores"], strict=True)]
+    model = load_causal_lm(shard["model"])
+    contexts, continuations = [t[2] for t in texts], [t[3] for t in texts]
+    if model.reports_scoring_progress:
+        scored = model.loglikelihood(contexts, continuations, on_progress=checkpoint)
+    else:
+        scored = model.loglikelihood(contexts, continuations)
+    checkpoint(len(texts), len(texts))
+    return [{"item": item, "grp": None, "variant": variant, "metric": "logprob", "value": scores.total,
+             "text": continuation, "attrs": {"n_tokens": len(scores.logprobs)}}
+            for (item, variant, _, continuation), scores in zip(texts, scored, strict=True)]
+
+
+def load_causal_lm(model: str) -> Any:
+    """The causal LM for a model id through the process cache; one sentence when it cannot score texts."""
+    from fairness_core.models import ModelUnavailableError, load_model, resolve_model
+
+    try:
+        loaded = load_model(resolve_model(model, "causal-lm"))
+    except (ModelUnavailableError, ValueError) as error:
+        raise StereotypeInputError(f"--model {model}: {error}") from None
+    why = loaded.cannot("loglikelihood")
+    if why:
+        raise StereotypeInputError(f"--model {model} cannot score texts by likelihood: {why}")
+    return loaded
+
+
+def check_lengths(model: Any, texts: list[tuple[str, str, str, str]], name: str) -> None:
+    """One sentence when the longest texts (by characters; only they are tokenised) exceed the model's window,
+    instead of an index error deep in a batch. Models without a known window (endpoints) are not checked."""
+    config = getattr(getattr(model, "model", None), "config", None)
+    window = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if not isinstance(window, int) or not hasattr(model, "scoring_ids"):
+        return
+    for item, _, context, continuation in sorted(texts, key=lambda t: -len(t[2]) - len(t[3]))[:20]:
+        context_ids, continuation_ids = model.scoring_ids(context, continuation)
+        if len(context_ids) + len(continuation_ids) > window:
+            raise StereotypeInputError(f"--model {name} takes {window} tokens, but item {item} needs "
+                                       f"{len(context_ids) + len(continuation_ids)}; choose a model with a longer "
+                                       "context or leave that item out with --subset")
+
+
+def model_record(request: StereotypeRequest) -> dict[str, Any]:
+    if request.predictions is not None:
+        digest = hashlib.sha256(json.dumps(request.predictions, sort_keys=True).encode()).hexdigest()[:16]
+        return {"predictions": {"name": request.predictions_name, "format": request.predictions_format,
+                                "sha256": digest}}
+    from fairness_core.models import resolve_model
+
+    try:
+        return {"model": resolve_model(request.model or "", "causal-lm").to_manifest()}
+    except Exception as error:  # an unknown id or a model of another task: the user's input, one sentence
+        raise StereotypeInputError(f"--model {request.model}: {error}") from None
+
+
+def _data_name(request: StereotypeRequest) -> str:
+    """What the run scored, as the Run store lists it: "crows-pairs (sample of 100; religion)"."""
+    parts = ([f"sample of {request.limit}"] if request.limit is not None else []) + list(request.subset)
+    return request.benchmark + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def score_task(request: StereotypeRequest) -> Any:
+    from fairness_core.jobs import Task
+
+    texts = scoring_requests(request)
+    payload = {"schema": SCHEMA, "benchmark": request.benchmark, "protocol": PROTOCOLS[request.benchmark],
+               "data": {"name": _data_name(request), "hash": request.items_hash(), "n": len(request.items)},
+               "selection": request.selection(),
+               **model_record(request)}
+    shards = []
+    size = SHARD if request.predictions is None else IMPORTED_SHARD
+    for start in range(0, len(texts), size):
+        part = texts[start:start + size]
+        shard: dict[str, Any] = {"texts": [list(t) for t in part]}
+        if request.predictions is not None:
+            shard = {"texts": [[t[0], t[1]] for t in part],
+                     "scores": [request.predictions[f"{t[0]}\t{t[1]}"] for t in part]}
+        else:
+            shard["model"] = request.model
+        shards.append(shard)
+    return Task(KIND, payload, shards, score_work)
+
+
+def stereotype_work(request: StereotypeRequest) -> Any:
+    """What a request costs (`fairness_core.jobs.estimates.Work`): its scored tokens (a context shared by a BBQ
+    item's three answers counted once), plus loading the model."""
+    from fairness_core.jobs.estimates import Work
+
+    if request.predictions is not None:
+        return Work(JOB_KIND, len(request.items), 1e-4, "items read", 0.5)
+    seen: set[str] = set()
+    chars = 0
+    for _, _, context, continuation in scoring_requests(request):
+        if context not in seen:
+            seen.add(context)
+            chars += len(context)
+        chars += len(continuation)
+    return Work(JOB_KIND, chars / CHARS_PER_TOKEN, SECONDS_PER_TOKEN, "tokens scored", LOAD_SECONDS)
+
+
+@dataclass
+class StereotypeResult:
+    request: StereotypeRequest
+    status: str = "complete"  # complete | cancelled
+    run_id: str = ""
+    from_cache: bool = False
+    items: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per pair / cluster / BBQ item
+    summary: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)  # the stored run's manifest (what determines the numbers)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete" and bool(self.summary)
+
+
+def run_stereotypes(request: StereotypeRequest, store: Any, on_progress: Callable[[Any], None] | None = None,
+                    cancel: Any = None, executor: Any = None) -> StereotypeResult:
+    """Score every text (stored, resumable), then the benchmark's statistics with their intervals."""
+    from fairness_core.jobs import run_task
+
+    task = score_task(request)
+    if request.predictions is None and store.find_complete(task.manifest) is None:
+        # refuse a model that cannot score, or a text past its window, before a run record exists
+        check_lengths(load_causal_lm(request.model or ""), scoring_requests(request), request.model or "")
+    outcome = run_task(task, store, on_progress=on_progress, cancel=cancel, executor=executor)
+    result = StereotypeResult(request, outcome.status, outcome.run_id, outcome.from_cache,
+                              manifest=dict(outcome.run.manifest or {}))
+    if outcome.status != "complete":
+        return result
+    rows = store.rows(outcome.run_id)
+    result.items, result.summary = summarise(request, rows)
+    return result
+
+
+def _score_table(rows: pd.DataFrame) -> dict[tuple[str, str], tuple[float, int]]:
+    tokens = [a.get("n_tokens", 1) if isinstance(a, dict) else 1 for a in rows["attrs"]]
+    return {(i, v): (float(x), int(n)) for i, v, x, n in zip(rows["item"], rows["variant"], rows["value"], tokens,
+                                                            strict=True)}
+
+
+def summarise(request: StereotypeRequest, rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The per-item table and the statistics (`stats`) from a run's stored rows."""
+    from fairness_core.stereotypes import stats
+
+    scores = _score_table(rows)
+    if request.benchmark == "crows-pairs":
+        frame = pd.DataFrame([{"item": p.item, "bias_type": p.bias_type, "direction": p.direction,
+                               "sent_more": p.sent_more, "sent_less": p.sent_less,
+                               "logprob_more": scores[(p.item, "more")][0], "logprob_less": scores[(p.item, "less")][0]}
+                              for p in request.items])
+        frame["diff"] = frame["logprob_more"] - frame["logprob_less"]
+        return frame, stats.crows_summary(frame, request.resamples, request.seed)
+    if request.benchmark == "stereoset":
+        records = []
+        imported = request.predictions is not None
+        for c in request.items:
+            record = {"id": c.id, "split": c.split, "domain": c.domain, "target": c.target, "context": c.context}
+            for label in D.STEREOSET_LABELS:
+                sentence_id, sentence = c.sentences[label]
+                value, n = scores[(sentence_id, label)]
+                record[label] = value if imported else value / max(n, 1)  # mean token log-prob
+                record[f"{label}_sentence"] = sentence
+            records.append(record)
+        frame = pd.DataFrame(records)
+        return frame, stats.stereoset_summary(frame, request.resamples, request.seed)
+    records = []
+    for item in request.items:
+        lps = [scores[(item.item, f"ans{k}")][0] for k in range(3)]
+        records.append({"item": item.item, "category": item.category, "template": item.template,
+                        "condition": item.condition, "polarity": item.polarity, "label_type": item.label_type,
+                        "context": item.context, "question": item.question, "ans0": item.answers[0],
+                        "ans1": item.answers[1], "ans2": item.answers[2], "label": item.label,
+                        "unknown": item.unknown, "target_loc": item.target_loc, "logprob0": lps[0],
+                        "logprob1": lps[1], "logprob2": lps[2], "pred": int(np.argmax(lps))})
+    frame = pd.DataFrame(records)
+    return frame, stats.bbq_summary(frame, request.resamples, request.seed)
