@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.bias.disparity import p_text
+from fairness_core.bias.disparity import ALPHA, p_text
 from fairness_core.compare.numbers import clean_number, format_number, number_scale
 from fairness_core.compare.wording import ALL_FAMILIES, statistic_words
 
@@ -51,7 +51,6 @@ def _verdict(low: float, high: float, difference: float, q: float = float("nan")
     return "no clear change (interval includes 0)"
 
 
-ALPHA = 0.05
 #: an interval off 0 whose Benjamini-Hochberg q (over the comparison's line-ups) is not below 5%
 ADJUSTED = "no clear change after the false-discovery adjustment (interval off 0, q ≥ 0.05)"
 COLOURS = {"higher (interval above 0)": HIGHER, "lower (interval below 0)": LOWER,

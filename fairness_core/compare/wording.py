@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.bias.disparity import p_text
+from fairness_core.bias.disparity import ALPHA, p_text
 from fairness_core.compare.numbers import format_number
 
 ALL_FAMILIES = "all families"
@@ -59,7 +59,7 @@ def difference_sentence(row: pd.Series | dict[str, Any]) -> str:
                    ": the interval excludes 0")
         q = get("q_difference")
         if low > 0 or high < 0:  # a screen of several line-ups: the verdict follows its q (issue 42 §2)
-            if _finite(q) and float(q) >= 0.05:
+            if _finite(q) and float(q) >= ALPHA:
                 verdict += (f", but not after the false-discovery adjustment over the comparison's line-ups "
                             f"(q = {float(q):.2f}, Benjamini-Hochberg), so treat it as a lead")
             elif _finite(q):
