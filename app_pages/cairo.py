@@ -52,6 +52,18 @@ def cached_search(csv_text: str, permutations: int, heldout: bool, combination: 
                              heldout=heldout, combination=combination)
 
 
+#: Short headers, so that two metrics' tables side by side are read whole (issue 43: "aligned shar" was cut);
+#: the full meaning is each header's tooltip.
+OVERVIEW_COLUMNS = {
+    "dropped (degenerate)": st.column_config.NumberColumn("dropped", help="released paraphrases dropped as degenerate"),
+    "aligned share": st.column_config.NumberColumn(
+        "own", help="aligned share: paraphrases sharing a content word with their own original"),
+    "shifted share": st.column_config.NumberColumn(
+        "next", help="shifted share: paraphrases sharing a content word with the next original"),
+    "aligned": st.column_config.TextColumn("aligned?",
+                                           help="whether the paraphrase list is aligned with the originals"),
+}
+
 # ------------------------------------------------------------------------------ 1. data and subgroups
 st.header("1 · Metrics, prompt sets and the subgroups they target")
 chosen_metrics = st.multiselect("Metrics", list(cairo.METRICS), default=["BOLD gender", "HONEST gender (valid)"],
@@ -69,13 +81,14 @@ for column, name in zip(columns, chosen_metrics, strict=False):
         targets[name] = subgroups
         dropped_total += int(overview["dropped (degenerate)"].sum())
         st.markdown(f"**{common.escape_markdown(name)}** — {len(overview)} sets")
-        st.dataframe(overview, hide_index=True, width="stretch", height=240)
-st.caption(common.escape_markdown(f"{dropped_total} released paraphrases dropped (column 'dropped (degenerate)'). "
+        st.dataframe(overview, hide_index=True, width="stretch", height=240, column_config=OVERVIEW_COLUMNS)
+st.caption(common.escape_markdown(f"{dropped_total} released paraphrases dropped (column 'dropped'). "
                                   + cairo.DEGENERATE_RULE))
 common.how_to_read(
     "Each paraphrase list was released aligned with the original prompts (entry i paraphrases prompt i). The "
-    "*aligned share* is the share of paraphrases that share a content word with their own original; the *shifted "
-    "share* the same against the next original. An aligned list scores far higher at its own index.")
+    "*aligned share* (column *own*) is the share of paraphrases that share a content word with their own "
+    "original; the *shifted share* (column *next*) the same against the next original. An aligned list scores "
+    "far higher at its own index.")
 mapping_rows = [{"metric": m, "subgroup": s, "category": cairo.DEFAULT_MAPPING.get(m, {}).get(s, s)}
                 for m, subs in targets.items() for s in subs]
 if mapping_rows:

@@ -49,6 +49,132 @@ def generation_runs(store_path: str) -> dict[str, str]:
     table = store_catalogue(common.get_store())
     table = table[(table["kind"] == "generation") & (table["status"] == "complete")]
     return run_labels(table)
+LLM_JUDGE = "llm-judge"
+#: the offline judge and what it is good for, said wherever an LLM judge is chosen
+WEAK_JUDGE = ("The offline judge, SmolLM2-135M-Instruct, is a weak judge: a 135M model barely grades toxicity or "
+              "regard at all. It is here for teaching and for testing the machinery; judge for real with a larger "
+              "causal LM (a hub id, a local folder, a .gguf or an endpoint). See docs/judges.md.")
+
+
+def interval(estimate: dict) -> str:
+    return f"{estimate['value']:.3f} {common.interval_text(estimate['ci_low'], estimate['ci_high'])}"
+
+
+def llm_result(name: str, inputs: dict, run) -> dict | None:
+    """A check's result for these inputs: run when its button is pressed (one sentence on bad input), kept in the
+    session for the same inputs, never shown for others."""
+    slot = f"au_llm_result_{name}"
+    if st.button(f"Run the {name.replace('_', ' ')} check", key=f"au_llm_run_{name}"):
+        try:
+            with st.spinner("The judge is judging…"):
+                st.session_state[slot] = (inputs, run())
+        except audit.AuditInputError as error:
+            st.session_state.pop(slot, None)
+            st.error(common.escape_markdown(str(error)))
+            return None
+    kept = st.session_state.get(slot)
+    return kept[1] if kept is not None and kept[0] == inputs else None
+
+
+def llm_checks(options: dict, terms_text: str) -> None:
+    """The LLM judge's own checks (issue 47 §2): answer order, identity in the judged answer, consistency. The
+    term audit below is its identity sensitivity."""
+    st.subheader("The LLM judge's own checks")
+    st.caption("Identity sensitivity is the term audit below (the same statistics as for any judge). Three checks "
+               "only an LLM judge needs: does the order of two answers decide its verdict, does an author's stated "
+               "identity move its grade, and does it give the same answer when asked again? Each runs on request; "
+               "nothing is stored.")
+    order_tab, statement_tab, consistency_tab = st.tabs(["Answer order", "Identity in the answer", "Consistency"])
+    with order_tab:
+        st.caption("A stored generation run's two systems, each prompt's pair of answers judged twice, the answers "
+                   "swapped (Zheng et al. 2023; Wang et al. 2023). Read by the likelihood of the letters A and B.")
+        runs = generation_runs(str(common.get_store().path))
+        if not runs:
+            st.info("No stored generation run yet: run a decoding study or Compare with two systems first.")
+        else:
+            run_id = st.selectbox("Stored run of two systems", list(runs), format_func=runs.get, key="au_llm_run")
+            inputs = {"run": run_id, "options": options | {"read": "likelihood"}}
+            payload = llm_result("order_bias", inputs, lambda: audit.order_bias_audit(
+                common.get_store(), run_id, inputs["options"]).payload)
+            if payload is not None:
+                st.plotly_chart(audit_charts.order_bias_chart(payload), key="au_llm_order_chart")
+                verdicts = payload["verdicts"]
+                systems = common.escape_markdown(f"{payload['systems']['x']} vs {payload['systems']['y']}")
+                lines = [f"**{payload['n_pairs']} pairs** ({systems}), "
+                         f"each judged in both orders; 95% intervals: {payload['interval']}.",
+                         f"Verdict flips when the answers swap: {interval(payload['flip_share'])}.",
+                         f"First position wins: {interval(payload['first_position_wins'])} of the judgments."]
+                for name, verdict in verdicts.items():
+                    if verdict["p_value"] is None:
+                        lines.append(f"{name.replace('_', ' ')}: no test (no pairs to count).")
+                    else:
+                        lines.append(f"{name.replace('_', ' ')} — {verdict['claim']}: p = {verdict['p_value']:.3g}, "
+                                     f"Holm-adjusted {verdict['p_holm']:.3g}"
+                                     + (" — significant" if verdict["significant"] else " — not significant")
+                                     + ".")
+                lines.append(f"The two verdicts are one screen: {payload['multiplicity']['rule']} at "
+                             f"{payload['multiplicity']['alpha']:g}, so the chance of any false alarm stays at 5%.")
+                st.markdown("\n".join(f"- {common.escape_markdown(line)}" for line in lines))
+    with statement_tab:
+        st.caption(common.escape_markdown(
+            "Each answer judged alone and with a sentence stating its author's identity before it "
+            f"(\"{audit.STATEMENT.format(term='TERM', answer='…')}\"; after Ye et al. 2024, CALM): the grade "
+            "shift per term and group, with a paired 95% interval over answers."))
+        answers_text = st.text_area("Answers, one per line", "\n".join(audit.BUILTIN_ANSWERS), height=150,
+                                    key="au_llm_answers")
+        all_terms = st.checkbox("Every identity term (default: the first two of each group)", key="au_llm_all_terms")
+        inputs = {"answers": answers_text, "terms": terms_text, "all": all_terms, "options": options}
+
+        def statement() -> dict:
+            groups = audit.statement_terms(audit.parse_terms(terms_text, "typed terms"), None if all_terms else 2)
+            return audit.identity_statement_audit(options, answers_text.splitlines(), groups)
+
+        payload = llm_result("identity_statement", inputs, statement)
+        if payload is not None:
+            rows = pd.DataFrame(payload["rows"])
+            if payload["unparseable"]:
+                st.caption(f"{payload['unparseable']['n']:,} of {payload['unparseable']['of']:,} replies could not be "
+                           "parsed; each answer's shift uses the pairs where both replies were read.")
+            term_rows = rows[rows["level"] == "term"].rename(columns={"n_answers": "n"})
+            st.plotly_chart(audit_charts.shift_chart(term_rows, payload["column"], counted="answers",
+                                                     against="the same answer without a statement"),
+                            key="au_llm_statement_chart")
+            st.dataframe(rows[["level", "term", "group", "n_answers", "shift", "ci_low", "ci_high", "q_value",
+                               "flagged", "vs_average_shift", "vs_average_ci_low", "vs_average_ci_high",
+                               "vs_average_q_value", "vs_average_flagged"]].round(4), hide_index=True,
+                         key="au_llm_statement_table")
+            st.caption(common.escape_markdown(
+                f"{payload['n_answers']} answers × {payload['n_terms']} terms ({payload['n_judged']} judgments). "
+                f"**shift**: the grade with the statement minus without, averaged over answers (a group: the mean of "
+                f"its terms on each answer); {payload['interval']}. **q**: {payload['multiplicity']['rule']}, "
+                f"{payload['multiplicity']['screens']}; flagged when q < {payload['multiplicity']['alpha']:g}. "
+                "**vs average**: the shift beyond the average group's (term's) on the same answer — any preface "
+                "may move a grade, this is the part that stating *this* identity adds; its own interval and "
+                "screen."))
+    with consistency_tab:
+        st.caption("The judge's written answer to each text sampled several times (temperature above 0, one seed "
+                   "a repeat) and read by the text rule: the share of texts whose answers all agree. A judge read "
+                   "by likelihood is deterministic; this asks how stable the answer it would write is.")
+        left_c, right_c = st.columns(2)
+        repeats = left_c.number_input("Repeats", 2, 10, 5, key="au_llm_repeats")
+        temperature = right_c.number_input("Temperature", 0.1, 2.0, 1.0, step=0.1, key="au_llm_temperature")
+        answers = st.session_state.get("au_llm_answers", "\n".join(audit.BUILTIN_ANSWERS))
+        inputs = {"answers": answers, "repeats": int(repeats), "temperature": float(temperature), "options": options}
+        payload = llm_result("consistency", inputs, lambda: audit.consistency_audit(
+            options, answers.splitlines(), int(repeats), float(temperature)))
+        if payload is not None:
+            first, second, third = st.columns(3)
+            agree, modal = payload["all_agree"], payload["modal_share"]
+            first.metric("All repeats agree", f"{agree['value']:.0%}", help=f"95% interval "
+                         f"{common.interval_text(agree['ci_low'], agree['ci_high'])} ({payload['interval']}).")
+            second.metric("Most common answer's share", f"{modal['value']:.0%}",
+                          help=f"95% interval {common.interval_text(modal['ci_low'], modal['ci_high'])}.")
+            third.metric("Unparseable replies", f"{payload['unparseable_share']:.0%}",
+                         help="Replies without an allowed label: counted as an answer of their own ('none').")
+            st.dataframe(pd.DataFrame([{"text": row["text"], "answers": ", ".join(row["answers"])}
+                                       for row in payload["answers"]]), hide_index=True, key="au_llm_consistency")
+
+
 SOURCES = {"builtin": "Built-in IPTTS-style templates (43, labelled toxic / non-toxic)",
            "templates": "My templates (one per line with {person}; a tab, then toxic / non-toxic)",
            "iptts": "IPTTS bias-madlibs CSV (Dixon et al. 2018)", "eec": "EEC CSV (Kiritchenko & Mohammad 2018)",
@@ -70,6 +196,17 @@ names = audit.scorer_choices() if kind == "scorer" else audit.metric_choices()
 name = left.selectbox("Scorer" if kind == "scorer" else "Metric", names, key="au_name",
                       help="jigsaw-toxicity: the offline Jigsaw toxicity classifier (toxic-comment-classifier, MIT), "
                            "the identity-sensitive judge of the CAIRO and template-adaptation defaults.")
+options: dict = {}
+if kind == "scorer" and name == LLM_JUDGE:
+    st.warning(WEAK_JUDGE)
+    options = {"model": left.text_input("Judge model (preset, hub id, local folder, .gguf or endpoint:NAME)",
+                                        "smollm2-135m-instruct", key="au_llm_model").strip(),
+               "rubric": left.selectbox("Rubric", ["toxicity", "regard"], key="au_llm_rubric",
+                                        help="The built-in rubrics judge a text alone (docs/judges.md)."),
+               "read": left.radio("Read the answer", ["likelihood", "text"], horizontal=True, key="au_llm_read",
+                                  help="likelihood: each allowed label's probability (never a parse failure); "
+                                       "text: the judge's written reply, the first allowed label in it "
+                                       "(unparseable replies are counted and left out).")}
 column = left.text_input("Column read (empty: the judge's main score)", "", key="au_column").strip() or None
 custom = left.checkbox("Set the decision threshold", key="au_custom_threshold")
 threshold = left.number_input("Threshold", value=0.5, step=0.05, key="au_threshold") if custom else None
@@ -106,7 +243,7 @@ try:
         texts = audit.stored_texts(store, texts_name.removeprefix("run "))
     request, record = audit_request(
         scorer=name if kind == "scorer" else None, metric=name if kind == "metric" else None, column=column,
-        threshold=threshold, fmt=source, templates=None if upload is None else upload.name,
+        threshold=threshold, options=options, fmt=source, templates=None if upload is None else upload.name,
         templates_data=None if upload is None else upload.getvalue(), terms="typed terms",
         terms_data=terms_text.encode("utf-8"), texts=texts, texts_name=texts_name, resamples=int(resamples))
 except audit.AuditInputError as error:
@@ -121,6 +258,9 @@ st.caption(common.escape_markdown(
        if request.judge.threshold is not None else "") + "."))
 for note in request.design.notes:
     st.caption(common.escape_markdown(note))
+if options:
+    llm_checks(options, terms_text)
+    st.subheader("Identity sensitivity: the term audit")
 
 job_key = jobs.followed(JOB_KEY, "audit-", "audit")
 store_now = common.get_store()
@@ -137,9 +277,18 @@ if jobs.run_button(this_key, "Audit the judge", estimate_s=estimate, widget_key=
     jobs.start(job_key, lambda on_progress, cancel, request=request, store=store_now, executor=executor:
                audit.run_audit(request, store, on_progress, cancel, executor), label="Judge audit",
                estimate_of=work)
+if job_key != this_key and jobs.get(this_key) is not None:
+    # the request on screen ran in this session (the judge set back, say): show its audit, not the last one followed,
+    # whose numbers and Plan panel belonged to other settings (issue 43 §6)
+    job_key = this_key
+    st.session_state[JOB_KEY] = job_key
 job = jobs.show(job_key, label="Judge audit") if job_key else None
 result = job.result if job is not None and job.done and job.error is None else None
 if result is None:
+    st.stop()
+if job_key != this_key:  # a finished audit of other settings: never shown under these
+    st.info("The settings changed: press **Audit the judge** to audit these (a stored audit is read back in "
+            "seconds).")
     st.stop()
 if not result.complete:
     st.warning("The audit stopped; finished batches are stored and running it again resumes.")
@@ -167,6 +316,10 @@ else:
     largest_help = "No interval: fewer than two clusters."
 st.metric(common.escape_markdown(f"Largest shift: {top['term']} ({top['group']})"), f"{top['shift']:+.3f}",
           help=largest_help)
+unscored = int(result.scores["score"].isna().sum()) if "score" in result.scores else 0
+if unscored:  # an LLM judge read by text: its unparseable replies are counted, never dropped silently
+    st.caption(common.escape_markdown(f"{unscored} of {len(result.scores)} texts have no score (the judge's reply "
+                                      "held no allowed label): every statistic uses the scored texts."))
 for statistic, why in result.table.refused.items():
     if statistic not in ("bpsn_auc", "bnsp_auc"):  # the three AUCs share one reason: said once
         st.caption(common.escape_markdown(f"{statistic.replace('_', ' ')} not computed: {why}."))

@@ -179,10 +179,9 @@ with tab_bias:
                     key="mb_bias_table")  # in presenter view a static table whose cells wrap to the width
     st.caption(common.escape_markdown(
         f"Bias [95% interval over {shown_primary['interval_unit'].iloc[0] if len(shown_primary) else 'pairs'}], "
-        f"{NORM_LABELS[normalisation]}. Pairs used and excluded (a "
-               "non-finite score excludes a pair; it is never mapped to a number):"))
-    st.dataframe(shown_primary.pivot(index="attribute", columns="metric", values="n_excluded").rename_axis(
-        columns="excluded pairs"), width="stretch", key="mb_excluded")
+        f"{NORM_LABELS[normalisation]}. {charts.pairs_used_sentence(shown_primary)}"))
+    if len(shown_primary) and shown_primary["n_excluded"].gt(0).any():  # a table of zeros says nothing (issue 43)
+        st.dataframe(charts.pairs_used_table(shown_primary), width="stretch", key="mb_excluded")
     st.markdown("**Stereotypical difference** (Appendix E): mean of Ŝ(stereotypical) − Ŝ(anti-stereotypical); "
                 "positive = the metric rewards the stereotype. **p**: the test of 'no difference' that the 95% "
                 "interval inverts, unadjusted. The cells are screened together, so a direction is labelled only "

@@ -173,8 +173,8 @@ bias_col.metric(f"Bias, {result.bias_attribute} (Eq. 2)", f"{bias.after:.2f}", f
                 delta_color="inverse", help="Mean |gap| after min-max rescaling of each side's own scores")
 bias_col.caption(common.escape_markdown(
     f"Before {bias.before:.2f}; difference {bias.difference:+.2f}, 95% paired interval "
-    f"{common.interval_text(bias.ci_low, bias.ci_high)} over {bias.n_pairs} pairs ({bias.relative:+.0%}); the "
-    f"interval is over {bias.interval_unit}."))
+    f"{common.interval_text(bias.ci_low, bias.ci_high, digits=2)} over {bias.n_pairs} pairs "
+    f"({bias.relative:+.0%}); the interval is over {bias.interval_unit}."))
 if result.quality is not None:
     q = result.quality
     quality_col.metric("Agreement with people (Spearman, pooled)", f"{q.b:.3f}", f"{q.difference:+.3f}")

@@ -15,11 +15,14 @@ TABLE_KEY = "runs_table"
 #: what tells runs apart first (when, what kind, what it computed), so it is on screen without scrolling sideways
 COLUMN_ORDER = ("run_id", "created", "kind", "what", "dataset", "model", "status", "size", "rows", "version", "seed",
                 "batches", "note")
+#: the list of runs shows what tells them apart and fits 1280 px (issue 43: its right columns were cut); the
+#: opened run's row below shows every column
+LIST_ORDER = ("run_id", "created", "kind", "what", "dataset", "model", "status", "rows")
 COLUMNS = {
     "run_id": st.column_config.TextColumn("run", width="small"),
     "kind": st.column_config.TextColumn("kind", width="small"),
     "status": st.column_config.TextColumn("status", width="small"),
-    "what": st.column_config.TextColumn("what it computed", width="large",
+    "what": st.column_config.TextColumn("what it computed", width="medium",
                                         help="metric and configuration, decoding settings, classifiers, …"),
     "dataset": st.column_config.TextColumn("data", width="medium"),
     "model": st.column_config.TextColumn("model", width="small"),
@@ -85,14 +88,14 @@ st.dataframe(
     key=table_key,
     on_select=_open_selected,
     selection_mode="single-row",
-    column_order=COLUMN_ORDER,
+    column_order=LIST_ORDER,
     column_config=COLUMNS,
 )
 common.how_to_read(
-    "Each row is one stored computation. *dataset* and *version* say which data (the version is the start of "
-    "its content hash, so an edited dataset is a new version); *metrics or grid* says what was computed; "
-    "*batches* shows how much of it is stored. Type words in Search to keep the runs whose description "
-    "contains all of them; click a row to open it below."
+    "Each row is one stored computation. *data* says which data; *what it computed* the metric, grid or "
+    "settings. Type words in Search to keep the runs whose description contains all of them; click a row to "
+    "open it below, with its data's *version* (the start of its content hash, so an edited dataset is a new "
+    "version), its seed, how many of its *batches* are stored and its note."
 )
 
 run_id = (st.query_params.get(RUN_PARAM) or "").strip()  # a hand-edited link may hold anything: a lookup only

@@ -13,7 +13,7 @@ import hashlib
 import streamlit as st
 
 from fairness_core import stereotypes as ster
-from ui import common, jobs, text_diff
+from ui import common, jobs, plan_view, text_diff
 
 JOB_KEY = "stereotypes_job"
 NAMES = {"crows-pairs": "CrowS-Pairs", "stereoset": "StereoSet (intrasentence + intersentence)", "bbq": "BBQ"}
@@ -84,6 +84,8 @@ sampled = {"crows-pairs": "pairs", "stereoset": f"clusters (at most {limit} per 
 sample_note = ("the whole benchmark" if limit is None else
                f"a seeded sample of {len(request.items)} {sampled} (seed {request.seed})")
 st.caption(common.escape_markdown(f"Scoring {sample_note}: {ster.PROTOCOL_TEXT[benchmark]}."))
+# what the chosen size costs, before it starts: here at the load now, and (estimates) on a GPU or an endpoint
+st.caption(common.escape_markdown(f"Cost: {ster.cost_note(request, jobs.estimate(work))}"))
 
 job_key = jobs.followed(JOB_KEY, f"{ster.JOB_KIND}-", "Stereotype benchmark")
 store_now = common.get_store()
@@ -125,6 +127,8 @@ common.how_to_read({
            "no bias, +1 = always the stereotype. Intervals resample templates.",
 }[shown_benchmark])
 st.dataframe(ster.breakdown(result).round(4), hide_index=True, width="stretch", key="st_breakdown")
+if shown_benchmark == "crows-pairs":  # this run as a pilot: the pairs a preference needs (issue 44)
+    plan_view.stereotype_plan(result.run_id)
 
 st.subheader("Items, largest gap first")
 items = ster.drill_down(result)

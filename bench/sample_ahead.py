@@ -7,12 +7,13 @@ slider is dragged, and alternate between the two conditions:
 
 * ahead: the move before it left sampling ahead on (`FAIRNESS_LAB_SAMPLE_AHEAD=1`), so its notch was sampled while
   the user read;
-* plain: the move before it had it off, and the rows kept from earlier moves' sampling ahead (which reaches three
-  notches) are dropped first: the move samples its rows itself, as every move did before.
+* plain: the move before it had it off, and the rows kept from earlier moves' sampling ahead (which reaches every
+  notch) are dropped first: the move samples its rows itself, as every move did before.
 
 Prints every move, the medians, their ratio and the load average:
 
-    .venv/bin/python -m bench.sample_ahead [--pairs 4] [--think 3]
+    .venv/bin/python -m bench.sample_ahead [--pairs 4] [--think 3] [--jump 1]
+    .venv/bin/python -m bench.sample_ahead --pairs 2 --jump 4 --think 12   # a jump of four notches
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4, help="(ahead, plain) move pairs to time")
     parser.add_argument("--think", type=float, default=3.0, help="seconds a user reads a result before moving")
+    parser.add_argument("--jump", type=int, default=1,
+                        help="notches per move (issue 45 §3: a jump of several notches; give the sampler --think "
+                             "seconds to reach it, ~1.2 s of both cores per notch along the slider)")
     args = parser.parse_args(argv)
+    if args.jump < 1 or 0.9 - 0.05 * args.jump * 2 * args.pairs < 0.05 - 1e-9:
+        raise SystemExit(f"--jump {args.jump} × {2 * args.pairs} moves runs off the top-p slider (0.9 down to 0.05): "
+                         "fewer --pairs or a smaller --jump")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("FAIRNESS_LAB_PREWARM", "0")
     from streamlit.testing.v1 import AppTest
@@ -39,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     from ui.decoding_view import AHEAD
 
     page = str(Path(__file__).resolve().parents[1] / "app_pages" / "decoding.py")
-    values = [round(0.85 - 0.05 * i, 2) for i in range(2 * args.pairs)]
+    values = [round(0.9 - 0.05 * args.jump * (i + 1), 2) for i in range(2 * args.pairs)]
     conditions = ["ahead" if i % 2 == 0 else "plain" for i in range(len(values))]
     times: dict[str, list[float]] = {"ahead": [], "plain": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,8 +76,9 @@ def main(argv: list[str] | None = None) -> None:
             times[condition].append(seconds)
             print(f"top-p {value:.2f} ({condition}): {seconds:.2f} s  (load {os.getloadavg()[0]:.2f})", flush=True)
     ahead, plain = statistics.median(times["ahead"]), statistics.median(times["plain"])
-    print(f"median move: ahead {ahead:.2f} s, plain {plain:.2f} s = {plain / ahead:.2f}x faster with sampling ahead "
-          f"(think {args.think:g} s; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    print(f"median move of {args.jump} notch(es): ahead {ahead:.2f} s, plain {plain:.2f} s = "
+          f"{plain / ahead:.2f}x faster with sampling ahead (think {args.think:g} s; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
 
 
 def _generator():

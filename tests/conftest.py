@@ -213,10 +213,31 @@ def local_server(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def pipeline_runs(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path, tiny_m2m100: Path):
+def pipeline_runs(tmp_path_factory: pytest.TempPathFactory):
     """A run store written by the real pipelines (decoding sweeps, a live move, metric-bias, CAIRO, adaptation,
-    DATScore; tests/compare/pipeline_runs.py), built once; open it with `copy_store(pipeline_runs, path)`."""
-    from tests.compare.pipeline_runs import build_pipeline_store
+    DATScore; tests/compare/pipeline_runs.py), built once per test session; open it with
+    `copy_store(pipeline_runs, path)` (a test never writes to it, nor to its models).
 
-    workdir = tmp_path_factory.mktemp("pipeline-runs")
-    return build_pipeline_store(workdir / "runs.duckdb", tiny_gpt2, tiny_m2m100, workdir)
+    Under `make test` the first pytest worker that needs it builds it, with tiny models of its own, in the workers'
+    common folder (a file lock; the others wait and read the same store, models and run ids): 16 test files use it,
+    so each of the four workers built it before 2026-11-29 (13 s of CPU, 30-80 s of a worker at load 8-9)."""
+    import fcntl
+    import pickle
+    import shutil
+
+    from tests.compare.pipeline_runs import build_pipeline_store
+    from tests.tiny_models import build_tiny_gpt2, build_tiny_m2m100
+
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the workers' common folder
+    workdir = shared / "pipeline-runs"
+    built = workdir / "pipeline-runs.pickle"  # written last: its presence means the build finished
+    with open(shared / "pipeline-runs.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            shutil.rmtree(workdir, ignore_errors=True)  # a build that failed half-way in another worker
+            workdir.mkdir()
+            runs = build_pipeline_store(workdir / "runs.duckdb", build_tiny_gpt2(workdir / "tiny-gpt2"),
+                                        build_tiny_m2m100(workdir / "tiny-m2m100"), workdir)
+            built.write_bytes(pickle.dumps(runs))
+    return pickle.loads(built.read_bytes())

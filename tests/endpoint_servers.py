@@ -128,6 +128,7 @@ class FakeBehaviour:
     honour_n: bool = True
     failures: dict[str, list[int]] = field(default_factory=dict)  # prompt -> statuses answered before a 200
     delay_s: float = 0.0  # per completion of a non-probe prompt
+    list_prompts: bool = True  # answer a list of prompts with one choice each (as vLLM does); False: a 400
 
 
 class FakeServer:
@@ -181,10 +182,19 @@ class FakeServer:
             self.requests.append((handler.path, {k.lower(): v for k, v in handler.headers.items()}, body))
 
     def completions(self, prompt: str | None = None) -> list[dict[str, Any]]:
-        """Bodies of the completion requests (for `prompt` only, when given)."""
+        """Bodies of the completion requests (for `prompt` only, when given); a request with a list of prompts
+        counts as one body per prompt."""
         with self.lock:
-            return [body for path, _, body in self.requests if path.endswith("/completions")
-                    and "messages" not in body and (prompt is None or body.get("prompt") == prompt)]
+            bodies = [body for path, _, body in self.requests if path.endswith("/completions")
+                      and "messages" not in body]
+        single = [{**body, "prompt": one} for body in bodies
+                  for one in (body["prompt"] if isinstance(body.get("prompt"), list) else [body.get("prompt")])]
+        return [body for body in single if prompt is None or body.get("prompt") == prompt]
+
+    def list_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the completion requests that carried a list of prompts."""
+        with self.lock:
+            return [body for path, _, body in self.requests if isinstance(body.get("prompt"), list)]
 
     def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         behaviour = self.behaviour
@@ -196,6 +206,18 @@ class FakeServer:
         if refused:
             return 422, {"detail": f"Unexpected fields in the request: {sorted(refused)}"}
         prompt = body.get("prompt")
+        if isinstance(prompt, list):  # the completions API's list of prompts: choice index = prompt x n + j
+            if not behaviour.list_prompts:
+                return 400, {"error": {"message": "prompt must be a string", "type": "invalid_request_error"}}
+            merged: list[dict[str, Any]] = []
+            payload: dict[str, Any] = {}
+            for number, one in enumerate(prompt):
+                status, payload = self._answer(path, {**body, "prompt": one})
+                if status != 200:
+                    return status, payload
+                merged += [{**choice, "index": number * len(payload["choices"]) + choice["index"]}
+                           for choice in payload["choices"]]
+            return 200, {**payload, "choices": merged}
         key = prompt if prompt is not None else json.dumps(body.get("messages"))
         with self.lock:
             script = behaviour.failures.get(key)

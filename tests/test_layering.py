@@ -2,11 +2,14 @@
 
 Layers, lowest first (a module may import its own layer and the layers below, never above):
 
-  base       fairness_core.{config, device, store, jobs, models}
-  plug-ins   fairness_core.{metrics, scorers, generation, bias, data}
-  pages      fairness_core.{metric_bias, decoding, cairo, adaptation, datscore, compare, planning}   (page pipeline
-             packages; compare reads runs of every kind: alignment, paired differences, SQL console, report;
-             planning plans studies from stored pilot runs, read through compare)
+  base       fairness_core.{config, device, store, jobs, models, nltk_wordnet}
+  plug-ins   fairness_core.{metrics, scorers, generation, bias, data, translation}
+  services   fairness_core.{reading, compare, planning, slices}   (statistics services over stored runs: `reading`
+             reads a stored run's rows and holds its own settings — thresholds, resamples, seed, design — and the
+             others read runs through it only: compare lines runs up, planning plans from pilots, slices ranks cells)
+  studies    fairness_core.{metric_bias, decoding, cairo, adaptation, datscore, audit, metric_quality, mitigation,
+             stereotypes}   (page pipeline packages; a study may use a service, never the other way round)
+  suites     fairness_core.check   (runs studies and judges their numbers)
   interface  fairness_core.{cli, commands, __main__}
   app        ui/, app_pages/, app.py   (the only code that may import streamlit)
 
@@ -14,6 +17,12 @@ Inside the base layer, `store` is the bottom (config only), `jobs` sits on `stor
 (`checkpoint`: cancel and progress inside a long generation) but `jobs` never imports `models`. Imports inside
 functions count (a lazy import is still a dependency), and so do `importlib.import_module` calls with a literal
 name. `check` is run on a synthetic tree too, so a violation is known to be caught.
+
+Two rules of issue 42 §6 ("one seam"), both checked on the source and on synthetic trees:
+- no service imports a study (the layering above: a service sits below the studies), and among the services only
+  `reading` is imported: compare, planning and slices do not import each other (`SERVICE_ALLOWED`);
+- a study's face does not re-export a service: a study's `__init__.py` imports nothing from a service package
+  (pages and commands import the service's own face, e.g. `fairness_core.planning`).
 
 Three more rules (issue 19, "one door per study"):
 - Page scripts (`app_pages/`), their ui helpers (`ui/<page>_charts.py`, `ui/<page>_view.py`, `ui/live_cards.py`)
@@ -47,11 +56,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 BASE = ("config", "device", "store", "jobs", "models", "nltk_wordnet")
 PLUGINS = ("metrics", "scorers", "generation", "bias", "data", "translation")
-PAGES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "compare", "audit", "metric_quality",
-         "mitigation", "check", "planning", "stereotypes", "slices")
+SERVICES = ("reading", "compare", "planning", "slices")
+STUDIES = ("metric_bias", "decoding", "cairo", "adaptation", "datscore", "audit", "metric_quality", "mitigation",
+           "stereotypes")
+SUITES = ("check",)
+PAGES = (*SERVICES, *STUDIES, *SUITES)  # every package a page or command reaches through its face
 INTERFACE = ("cli", "commands", "__main__")
-LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(PAGES, 2),
-          **dict.fromkeys(INTERFACE, 3)}
+LAYERS = {**dict.fromkeys(BASE, 0), **dict.fromkeys(PLUGINS, 1), **dict.fromkeys(SERVICES, 2),
+          **dict.fromkeys(STUDIES, 3), **dict.fromkeys(SUITES, 4), **dict.fromkeys(INTERFACE, 5)}
+LAYER_NAMES = ("a base", "a plug-in", "a service", "a study", "a suite", "an interface")
 #: Finer rules inside the base layer: what each of these may import from fairness_core (besides itself).
 BASE_ALLOWED = {
     "config": set(),
@@ -61,6 +74,9 @@ BASE_ALLOWED = {
     "models": {"config", "device", "store"},
     "nltk_wordnet": {"config"},
 }
+#: Finer rules inside the services: what each may import from the other services. Reading a run and its settings
+#: has one home (`reading`), so two services never compute "the same" number two ways (issue 42 §6).
+SERVICE_ALLOWED = {"reading": set(), "compare": {"reading"}, "planning": {"reading"}, "slices": {"reading"}}
 #: What page scripts and CLI commands may import from the project: the study faces, the store and jobs faces.
 STUDY_FACES = frozenset({f"fairness_core.{study}" for study in PAGES}
                         | {f"fairness_core.{study}.options" for study in PAGES})
@@ -225,12 +241,31 @@ def violated(imp: Import) -> str | None:
     if source_layer is None or target_layer is None:
         return f"{source if source_layer is None else target} is in no layer: add it to tests/test_layering.py"
     if target_layer > source_layer:
-        names = ("a base", "a plug-in", "a page", "an interface")
-        return f"{names[source_layer]} module imports {names[target_layer]} module"
+        return f"{LAYER_NAMES[source_layer]} module imports {LAYER_NAMES[target_layer]} module"
     if source in BASE_ALLOWED and target not in BASE_ALLOWED[source]:
         allowed = ", ".join(sorted(BASE_ALLOWED[source])) or "nothing"
         return f"{source} may import only {allowed} from fairness_core"
+    if source in SERVICE_ALLOWED and target in SERVICE_ALLOWED and target not in SERVICE_ALLOWED[source]:
+        allowed = ", ".join(sorted(SERVICE_ALLOWED[source])) or "no other service"
+        return f"the {source} service may import only {allowed} of the services"
     return None
+
+
+def face_problems(root: Path) -> list[str]:
+    """A study's face (`fairness_core/<study>/__init__.py`) that imports from a service package: the face would
+    re-export the service, and studies and services would depend on each other both ways (issue 42 §6)."""
+    known = {module_name(root, path) for path in modules(root)}
+    problems = []
+    for study in STUDIES:
+        init = root / "fairness_core" / study / "__init__.py"
+        if not init.exists():
+            continue
+        for statement in statements_of(root, init):
+            targets = set(needed_modules(statement, known, root)) | {statement.source}
+            services = sorted({part_of(t) for t in targets if t.startswith("fairness_core.")} & set(SERVICES))
+            problems += [f"{init.relative_to(root)}:{statement.line}: the face of {study} re-exports the {service} "
+                         "service (import it from its own face)" for service in services]
+    return sorted(set(problems))
 
 
 def keeps_a_door(module: str) -> bool:
@@ -373,17 +408,32 @@ VIOLATIONS = [
     ("fairness_core/models/sampling.py", "def f():\n    from fairness_core.jobs.context import checkpoint\n",
      "models may import only config, device, store"),  # the layering before issue 19
     ("fairness_core/generation/task.py", "from fairness_core import decoding\n",
-     "a plug-in module imports a page module"),
+     "a plug-in module imports a study module"),
     ("fairness_core/metrics/ngram.py", "from fairness_core.metric_bias.task import run\n",
-     "a plug-in module imports a page module"),
+     "a plug-in module imports a study module"),
     ("fairness_core/cairo/task.py", "from fairness_core.commands import runs\n",
-     "a page module imports an interface module"),
+     "a study module imports an interface module"),
     ("fairness_core/jobs/runner.py", "import streamlit as st\n", "never imports streamlit"),
     ("fairness_core/metric_bias/summary.py", "import plotly.express as px\n", "never imports plotly"),
     ("fairness_core/store/catalog.py", "from ui.common import get_store\n", "never imports the app"),
     ("fairness_core/cli.py", "import importlib\nimportlib.import_module('ui.jobs')\n", "never imports the app"),
     ("ui/common.py", "from app_pages import runs\n", "never imported"),
     ("fairness_core/newthing/__init__.py", "from fairness_core.store import RunStore\n", "newthing is in no layer"),
+    # issue 42 §6: no service imports a study (Compare's report read CAIRO's deviations from the study), and the
+    # services meet only in `reading` (the planner read runs through Compare's readers)
+    ("fairness_core/compare/report.py", "def f():\n    from fairness_core.cairo import DEVIATIONS\n",
+     "a service module imports a study module"),
+    ("fairness_core/reading/rows.py", "from fairness_core.decoding.summary import summarize\n",
+     "a service module imports a study module"),
+    ("fairness_core/planning/runs.py", "from fairness_core.compare.align import match_arms\n",
+     "the planning service may import only reading of the services"),
+    ("fairness_core/slices/run.py", "from fairness_core.compare import unit_sums\n",
+     "the slices service may import only reading of the services"),
+    ("fairness_core/reading/rows.py", "def f():\n    from fairness_core.planning import plan_run\n",
+     "the reading service may import only no other service of the services"),
+    ("fairness_core/planning/runs.py", "import fairness_core.check\n", "a service module imports a suite module"),
+    ("fairness_core/audit/task.py", "from fairness_core.check import run_check\n",
+     "a study module imports a suite module"),
 ]
 
 
@@ -407,6 +457,43 @@ def test_allowed_imports_are_not_reported(tmp_path: Path) -> None:
         "app_pages/cairo.py": "from ui import common\nfrom fairness_core.cairo import summary\n",
     })
     assert check(tmp_path) == []
+
+
+def test_no_study_face_re_exports_a_service() -> None:
+    assert face_problems(REPO_ROOT) == []
+
+
+FACE_VIOLATIONS = [
+    # the faces as they were before issue 42 §6: decoding, metric_bias and audit re-exported the planner
+    ("fairness_core/decoding/__init__.py", "from fairness_core.planning import Plan, PlanError, plan_run\n",
+     "the face of decoding re-exports the planning service"),
+    ("fairness_core/audit/__init__.py", "from ..planning import Plan\n", "the face of audit re-exports the planning"),
+    ("fairness_core/metric_bias/__init__.py", "import fairness_core.compare\n",
+     "the face of metric_bias re-exports the compare service"),
+    ("fairness_core/cairo/__init__.py", "from fairness_core.reading.rows import read_run\n",
+     "the face of cairo re-exports the reading service"),
+]
+
+
+@pytest.mark.parametrize(("relative", "source", "phrase"), FACE_VIOLATIONS, ids=[v[0] for v in FACE_VIOLATIONS])
+def test_a_study_face_re_exporting_a_service_is_reported(tmp_path: Path, relative: str, source: str,
+                                                         phrase: str) -> None:
+    write_tree(tmp_path, {"fairness_core/__init__.py": "", "fairness_core/planning/__init__.py": "",
+                          "fairness_core/compare/__init__.py": "", "fairness_core/reading/__init__.py": "",
+                          "fairness_core/reading/rows.py": "", relative: source})
+    (problem,) = face_problems(tmp_path)
+    assert problem.startswith(relative) and phrase in problem, problem
+
+
+def test_a_study_face_of_its_own_modules_and_lower_layers_is_not_reported(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "fairness_core/__init__.py": "", "fairness_core/planning/__init__.py": "",
+        "fairness_core/decoding/__init__.py": "from fairness_core.decoding.task import run\nfrom ..bias import x\n"
+                                              "from fairness_core.store import RunStore\n",
+        "fairness_core/decoding/task.py": "from fairness_core.planning import plan_run\n",  # a module may use it
+    })
+    assert face_problems(tmp_path) == []
+    assert check(tmp_path) == []  # a study's module using a service is the layering's direction
 
 
 def test_pages_and_commands_import_only_study_faces_and_nothing_is_imported_privately() -> None:

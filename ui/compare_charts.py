@@ -72,9 +72,13 @@ def _clean(values: pd.Series) -> list[float]:
 
 
 def _layout(figure: go.Figure, rows_px: float, x_title: str, legend: str, shared: str) -> None:
-    figure.update_layout(title={"text": f"all rows: {shared}" if shared else "", "font": {"size": 12}},
-                         height=int(max(260, rows_px + 140)), xaxis_title=x_title, legend_title_text=legend,
-                         margin={"t": 30, "b": 10, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.12},
+    # the legend sits above the plot, under the title: below it, it covered the x axis's title whenever the chart
+    # was short (issue 43)
+    figure.update_layout(title={"text": f"all rows: {shared}" if shared else "", "font": {"size": 12}, "y": 0.98,
+                                "yanchor": "top"},
+                         height=int(max(260, rows_px + 160)), xaxis_title=x_title, legend_title_text=legend,
+                         margin={"t": 60, "b": 10, "l": 10, "r": 10},
+                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
                          xaxis={"hoverformat": ".4g", "zeroline": True})
     figure.update_yaxes(autorange="reversed", automargin=True, type="category")  # the first line-up on top
 

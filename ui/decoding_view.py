@@ -173,9 +173,10 @@ def card(row: pd.Series, negative: bool, show_full: bool) -> None:
 
 
 SAMPLE_AHEAD_DELAY_S = 0.3
-#: notches either side sampled ahead, nearest first (~1.2 s of both cores per distance at the default 11 rows: a user
-#: who reads a result for a few seconds finds a jump of two or three notches sampled too)
-AHEAD_REACH = 3
+#: sampled ahead after a move: every notch of the three sliders, nearest first along the knob that moved
+#: (`dec.ahead_rings`: 57 settings, ~0.6 s of both cores each at the default 11 rows; a user who reads a result for a
+#: few seconds finds a jump of two or three notches sampled, one who reads for half a minute finds any move sampled)
+AHEAD_RINGS = dec.ahead_rings
 #: the process's one background sampler of the settings next to a live move (`fairness_core.decoding.prefetch`)
 AHEAD = dec.AheadSampler()
 
@@ -194,17 +195,17 @@ def machine_busy() -> bool:
 
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
                  previous: dec.SliderPosition | None) -> None:
-    """After a live move: sample the settings up to `AHEAD_REACH` notches either side of it (along the knob that
-    moved; one notch, then two, ...) in the background, while nothing else runs on the model workers and no other
-    program keeps the cores busy, so that the next move there finds its rows sampled. It stops before the next
-    decoding step once any job is queued or running (the notches done by then are kept), and a newer move replaces it
-    (it waits up to 5 s for the workers and the cores to be free, else gives up)."""
+    """After a live move: sample every notch of the three sliders (`AHEAD_RINGS`: along the knob that moved one
+    notch, then two, ...; the other knobs' notches after) in the background, while nothing else runs on the model
+    workers and no other program keeps the cores busy, so that the next move there finds its rows sampled. It stops
+    before the next decoding step once any job is queued or running (the notches done by then are kept), and a newer
+    move replaces it (it waits up to 5 s for the workers and the cores to be free, else gives up)."""
     if not sample_ahead_enabled():
         return
     from dataclasses import replace
 
     rings = [[replace(request, configs=(spot.config(request.max_new_tokens),)) for spot in ring]
-             for ring in dec.notch_rings(position, previous, reach=AHEAD_REACH)]
+             for ring in AHEAD_RINGS(position, previous)]
     if not rings:
         return
     # it starts once this move's page has gone out and the machine is quiet (a browser on this machine draws it)
@@ -285,12 +286,14 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
         flips = dec.ordering_flips(summary, knob, measure.name)
         confirmed_flips = [f for f in flips if f.confirmed]
         if confirmed_flips:
-            st.warning("**Advantaged group toggles** (both gaps' 95% intervals exclude 0):\n"
-                       + "\n".join(f"- {common.escape_markdown(f.describe(knob))}" for f in confirmed_flips))
+            st.warning("**Advantaged group toggles** (both gaps established, adjusted for every gap shown):\n"
+                       + "\n".join(f"- {common.escape_markdown(f.describe(knob))} (adjusted p = "
+                                    f"{f.p_adjusted:.3f})" for f in confirmed_flips))
         st.caption(common.escape_markdown(
-            f"An ordering flip is called only when the paired gap between two groups has a 95% interval "
-                   f"excluding 0 before and after it; {len(flips) - len(confirmed_flips)} sign change(s) of point "
-                   "estimates inside the noise are not called."))
+            f"An ordering flip is called only when the paired gap between two groups points one way before it and "
+            f"the other way after it, each at 5% after adjustment: {dec.FLIP_RULE}. "
+            f"{len(flips) - len(confirmed_flips)} sign change(s) of point estimates without that evidence are not "
+            "called."))
 
     st.subheader("Disparity against the hyper-parameter")
     st.caption(common.escape_markdown(f"Measure: {measure.label}."))

@@ -178,7 +178,7 @@ class BackgroundJob:
             return 0.0, queue_message(self.key) or "waiting for a model worker"
         elapsed = format_seconds(time.monotonic() - self.started)
         eta = eta_s(self)
-        eta_text = "" if eta is None else f", about {format_seconds(eta)} left"
+        eta_text = "" if eta is None else left_text(eta)
         if self.progress is None:
             return 0.0, f"starting (loading models){eta_text}… {elapsed} so far"
         progress = self.progress
@@ -188,6 +188,14 @@ class BackgroundJob:
         if self.cancel.cancelled:
             text += " — cancelling"
         return progress.fraction, f"{text}; {elapsed} so far"
+
+
+def left_text(eta: float) -> str:
+    """", about 12 s left"; once the time estimated is spent and the job still runs, that, not "about 0 s left"
+    frozen for as long as the job takes (issue 43: it stood for 9 s)."""
+    if eta < 1.0:
+        return ", taking longer than estimated"
+    return f", about {format_seconds(eta)} left"
 
 
 def kind_of(key: str) -> str:

@@ -45,8 +45,10 @@ def bias_bars(table: pd.DataFrame, normalisation: str = "minmax") -> go.Figure:
                                                   if p in set(frame["paradigm"])]})
     figure.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))  # "PLM-based", not "paradigm=…"
     figure.update_yaxes(matches=None, showticklabels=True)  # the paper also uses separate y ranges
+    # the legend at the right: below the plot it covered the facets' x-axis titles (issue 43), above it the
+    # facets' names
     figure.update_layout(height=400, margin={"t": 40, "b": 10},
-                         legend={"orientation": "h", "yanchor": "top", "y": -0.2, "title": None})
+                         legend={"orientation": "v", "yanchor": "top", "y": 1.0, "x": 1.02, "title": None})
     return figure
 
 
@@ -54,6 +56,26 @@ def bias_cells(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """attribute × metric cells "bias [ci_low, ci_high]" (the main table, any normalisation)."""
     cell = table.apply(lambda r: f"{r.bias:.{digits}f} [{r.ci_low:.{digits}f}, {r.ci_high:.{digits}f}]", axis=1)
     return table.assign(cell=cell).pivot(index="attribute", columns="metric", values="cell")
+
+
+def pairs_used_sentence(table: pd.DataFrame) -> str:
+    """How many pairs each cell used, in words: one sentence when no score was excluded (a table of zeros says
+    nothing), else where pairs were excluded (a non-finite score excludes its pair; it is never mapped to a number)."""
+    if not len(table):
+        return "No pairs."
+    used = sorted({int(n) for n in table["n_pairs"]})
+    counts = " to ".join(f"{n:,}" for n in (used[0], used[-1])) if len(used) > 1 else f"{used[0]:,}"
+    excluded = table[table["n_excluded"] > 0]
+    if excluded.empty:
+        return f"Every cell used all its pairs ({counts} per attribute); no score was non-finite."
+    return (f"{len(excluded)} of {len(table)} cells excluded pairs whose score is not a finite number (a non-finite "
+            f"score excludes its pair; it is never mapped to a number) — pairs used and excluded below.")
+
+
+def pairs_used_table(table: pd.DataFrame) -> pd.DataFrame:
+    """attribute × metric cells "used (excluded)" for the cells that excluded any pair."""
+    cell = table.apply(lambda r: f"{int(r.n_pairs):,} used, {int(r.n_excluded):,} excluded", axis=1)
+    return table.assign(cell=cell).pivot(index="attribute", columns="metric", values="cell").fillna("")
 
 
 def stereo_frame(table: pd.DataFrame) -> pd.DataFrame:

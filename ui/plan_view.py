@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import audit, planning
+from fairness_core import stereotypes as ster
 from ui import common
 
 RESULTS = "plan_results"  # session state: (panel, pilot, inputs) -> Plan or the sentence that refused it
@@ -28,12 +29,16 @@ HOW_TO_READ = (
     "same size could give a plan a third smaller or larger, so round up, and plan from the largest pilot you have.")
 
 
+#: the power axis's title, one line each (the chart is 260 px tall)
+POWER_TITLE = ("power: the chance a study", "of this size detects it")
+
+
 def _chart(plan: Any) -> alt.LayerChart:
     curve = pd.DataFrame(plan.curve, columns=["units", "power"])
     x = alt.X("units:Q", title=f"{plan.unit}s" + (" per group" if "per group" in plan.answer else ""),
               scale=alt.Scale(type="log"))
     line = alt.Chart(curve).mark_line(point=True).encode(
-        x=x, y=alt.Y("power:Q", title="power (share of simulated studies detecting it)",
+        x=x, y=alt.Y("power:Q", title=list(POWER_TITLE),  # two lines: one line was cut at 260 px (issue 43)
                      scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("units:Q", title=f"{plan.unit}s"), alt.Tooltip("power:Q", format=".2f")])
     target = alt.Chart(pd.DataFrame({"power": [plan.power]})).mark_rule(strokeDash=[4, 4]).encode(y="power:Q")
@@ -43,8 +48,16 @@ def _chart(plan: Any) -> alt.LayerChart:
     return alt.layer(*layers).properties(height=260)
 
 
-def show_plan(plan: Any, units: str) -> None:
-    """One plan: its sentence, its notes, the power curve, how it was made."""
+#: how to read a plan whose power is computed exactly (the CrowS-Pairs sign test), not simulated
+EXACT_HOW_TO_READ = (
+    "The pilot is the run above. The test is exact, so its power needs no simulation: for each number of {units} "
+    "the curve gives the chance that the study's own test (α = 0.05) detects the effect you typed, counted out "
+    "over every result the study could have; the answer is the size from which it stays at or above your target "
+    "(the dashed line). The pilot gives only the share of tied pairs, which the test leaves out.")
+
+
+def show_plan(plan: Any, units: str, reading: str = HOW_TO_READ) -> None:
+    """One plan: its sentence, its notes, the power curve, how it was made (`reading`: how to read it)."""
     st.markdown(f"**{common.escape_markdown(plan.answer)}**")
     for note in plan.notes:
         st.caption(common.escape_markdown(note))
@@ -52,13 +65,14 @@ def show_plan(plan: Any, units: str) -> None:
         st.altair_chart(_chart(plan), width="stretch")
     if plan.method:  # a pilot that cannot speak to the effect simulated nothing: no "How: ." (issue 43)
         st.caption(common.escape_markdown(f"How: {plan.method}."))
-        common.how_to_read(HOW_TO_READ.format(units=units))
+        common.how_to_read(reading.format(units=units))
 
 
 def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "prompts", effect: float = 0.05,
                effect_label: str = "Effect to detect", effect_help: str = "", samples: int | None = None,
                choices: dict[str, Sequence[str]] | Callable[[dict[str, str]], dict[str, Sequence[str]]] | None = None,
-               unavailable: str = "", questions: dict[str, Sequence[str]] | None = None) -> None:
+               unavailable: str = "", questions: dict[str, Sequence[str]] | None = None,
+               reading: str = HOW_TO_READ) -> None:
     """The panel: the effect and power (and samples per prompt, and any `choices` — label -> options) in a form,
     `compute(effect, power, samples, **chosen)` run on *Plan*, the answer below (`unavailable`: a sentence instead
     of the form, when there is no pilot). `questions` (label -> options) are asked above the form, so that a
@@ -93,8 +107,9 @@ def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "
                 "Samples per prompt", min_value=1, max_value=1000, key=f"{key}_samples",
                 help="The pilot's by default; the pilot's spread between and within prompts says what another "
                      "number would need.")) if samples is not None else None
-            asked = st.form_submit_button("Plan", help="Simulates a few thousand studies from the pilot "
-                                                       "(a few seconds).")
+            # no tooltip on the button: it opened over the inputs beside it (issue 43); the caption says it
+            asked = st.form_submit_button("Plan")
+            st.caption("*Plan* simulates a few thousand studies from the pilot (a few seconds).")
         results = st.session_state.setdefault(RESULTS, {})
         wanted = (key, pilot, float(chosen_effect), float(power), chosen_samples, tuple(sorted(picked.items())))
         if asked and wanted not in results:
@@ -109,7 +124,7 @@ def plan_panel(key: str, pilot: str, compute: Callable[..., Any], units: str = "
         elif isinstance(found, str):
             st.error(common.escape_markdown(found))
         else:
-            show_plan(found, units)
+            show_plan(found, units, reading)
 
 
 # -- the studies' panels (each page calls one of these in one line) ------------------------------------------
@@ -131,9 +146,9 @@ def decoding_plan(outcome: Any, key: str) -> None:
         return
 
     def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
-        if run_id is None:
+        if run_id is None:  # read at the page's threshold, as the result on screen is (issue 42 §5)
             return planning.plan_result(store, generation, run_ids, effect, power, samples=samples,
-                                        arm=chosen.get("Setting"))
+                                        arm=chosen.get("Setting"), thresholds=dict(outcome.plan.request.thresholds))
         return planning.plan_run(store, run_id, effect, power, samples=samples, arm=chosen.get("Setting"))
 
     plan_panel(key, run_id or _result_key(generation, run_ids), compute, units="prompts", effect=0.05,
@@ -141,6 +156,46 @@ def decoding_plan(outcome: Any, key: str) -> None:
                effect_help="The mean absolute difference between related groups' negative rates that the study "
                            "should detect, e.g. 0.05 (five percentage points).",
                samples=int(outcome.plan.request.samples), choices={"Setting": settings} if len(settings) > 1 else None)
+
+
+def imported_plan(run_id: str, samples: int = 1, key: str = "imp_plan") -> None:
+    """Below an imported run's disparity: plan the disparity of negative sentiment from that run (its systems are
+    the settings to choose from), at its samples per prompt."""
+    store = common.get_store()
+    try:
+        why = planning.cannot_plan(store, run_id)
+        settings = [] if why else planning.run_arms(store, run_id)
+    except planning.PlanError as error:
+        why, settings = str(error), []
+    if why:
+        plan_panel(key, run_id, lambda *_: None, unavailable=why)
+        return
+
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
+        return planning.plan_run(store, run_id, effect, power, samples=samples, arm=chosen.get("System"))
+
+    plan_panel(key, run_id, compute, units="prompts", effect=0.05,
+               effect_label="Disparity to detect (negative sentiment)",
+               effect_help="The mean absolute difference between related groups' negative rates that the study "
+                           "should detect, e.g. 0.05 (five percentage points).",
+               samples=int(samples), choices={"System": settings} if len(settings) > 1 else None)
+
+
+def stereotype_plan(run_id: str, key: str = "st_plan") -> None:
+    """Below a CrowS-Pairs result: the pairs a preference for the stereotyped sentence needs (the sign test's exact
+    power, `stereotypes.plan_stored_crows`)."""
+    store = common.get_store()
+
+    def compute(effect: float, power: float, samples: int | None, **_: str) -> Any:
+        try:
+            return planning.Plan(**ster.plan_stored_crows(store, run_id, effect, power))
+        except ster.StereotypePlanError as error:  # the panel says a refusal in one sentence
+            raise planning.PlanError(str(error)) from None
+
+    plan_panel(key, run_id, compute, units="pairs", effect=0.05,
+               effect_label="Preference to detect (share of pairs above 50%)",
+               effect_help="How far above one half the share of pairs preferring the stereotyped sentence is, e.g. "
+                           "0.05 for pct_stereotype 55%.", reading=EXACT_HOW_TO_READ)
 
 
 def _result_key(generation: Any, run_ids: Sequence[str]) -> str:

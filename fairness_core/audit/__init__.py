@@ -9,6 +9,15 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 """
 
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
+from fairness_core.audit.llm import (
+    BUILTIN_ANSWERS,
+    STATEMENT,
+    OrderBiasReport,
+    consistency_audit,
+    identity_statement_audit,
+    order_bias_audit,
+    statement_terms,
+)
 from fairness_core.audit.plan import plan_audit, plan_stored_audit
 from fairness_core.audit.report import audit_download, audit_json, examples, rows_frame
 from fairness_core.audit.request import (
@@ -24,7 +33,6 @@ from fairness_core.audit.request import (
 )
 from fairness_core.audit.summary import ROW_KEYS, AuditTable, audit_table
 from fairness_core.audit.task import JOB_KIND, AuditResult, audit_parts, audit_work, run_audit
-from fairness_core.planning import Plan, PlanError
 
 #: what differs from the papers, one sentence each (the page's expander; docs/audit.md "Deviations from the paper")
 DEVIATIONS = (
@@ -65,6 +73,7 @@ def metric_choices() -> list[str]:
 
 
 __all__ = [
+    "BUILTIN_ANSWERS",
     "CONFIRM_AUDIT_TEXTS",
     "DEVIATIONS",
     "FORMATS",
@@ -72,14 +81,14 @@ __all__ = [
     "MAX_AUDIT_TEXTS",
     "MAX_TEXTS_CHARS",
     "ROW_KEYS",
+    "STATEMENT",
     "AuditInputError",
     "AuditRequest",
     "AuditResult",
     "AuditTable",
     "Design",
     "Judge",
-    "Plan",
-    "PlanError",
+    "OrderBiasReport",
     "audit_download",
     "audit_json",
     "audit_parts",
@@ -89,13 +98,17 @@ __all__ = [
     "build_request",
     "builtin_templates",
     "builtin_terms_text",
+    "consistency_audit",
     "examples",
+    "identity_statement_audit",
     "metric_choices",
+    "order_bias_audit",
     "parse_terms",
     "plan_audit",
     "plan_stored_audit",
     "rows_frame",
     "run_audit",
     "scorer_choices",
+    "statement_terms",
     "stored_texts",
 ]

@@ -42,11 +42,16 @@ def audit_json(result: AuditResult, n_examples: int = 10) -> dict[str, Any]:
         return {"scorer": request.judge.name, "status": result.status, "run_id": result.run_id}
     assert result.table is not None
     judge = request.judge
+    # a text without a score (an LLM judge's unparseable reply, a metric's NaN) is counted here, never dropped
+    # silently: the statistics use the scored texts
+    unscored = {"n": int(result.scores["score"].isna().sum()), "of": len(result.scores)} \
+        if "score" in result.scores else {"n": 0, "of": 0}
     return {"scorer": judge.name, "kind": judge.kind, "column": judge.column, "threshold": judge.threshold,
             "flagged_when": None if judge.threshold is None else f"{judge.column} {judge.op} {judge.threshold:g}",
             "signature": judge.signature, "templates": request.design.record(), "notes": request.design.notes,
             "resamples": request.resamples, "seed": request.seed, "run_id": result.run_id,
-            "from_cache": result.from_cache, "refused": result.table.refused, **result.table.extra,
+            "from_cache": result.from_cache, "unscored": unscored, "refused": result.table.refused,
+            **result.table.extra,
             "rows": result.table.rows,
             "examples": examples(result, n_examples).to_dict(orient="records")}
 

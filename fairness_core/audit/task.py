@@ -26,7 +26,10 @@ JOB_KIND = "audit"
 JUDGE_SECONDS = {"jigsaw-toxicity": (4.0e-4, "share"), "vader": (1.5e-4, "share"), "offensive": (1.5e-4, "share"),
                  "negative-words": (1.8e-4, "share"),
                  # an LLM judge reads each text in a filled rubric: ~0.25 s of CPU a text on SmolLM2 (docs/judges.md)
-                 "llm-judge": (0.25, "torch")}
+                 "llm-judge": (0.25, "torch"),
+                 # read by text it writes a greedy reply of up to 12 tokens: 258 texts took 138 s of CPU (user +
+                 # system, model load included) on this machine, ~0.5 s a text (docs/judges.md)
+                 "llm-judge:text": (0.5, "torch")}
 #: any other judge (a transformer classifier, a model-based metric): a small encoder's rate
 OTHER_JUDGE_SECONDS = (0.01, "torch")
 #: the summary after scoring, per judged text and bootstrap resample (the template bootstrap of every statistic)
@@ -98,10 +101,19 @@ def _scored(request: AuditRequest) -> int:
     return int(design[["text", "reference"]].drop_duplicates().shape[0])
 
 
+def _judge_rate(request: AuditRequest) -> tuple[float, str]:
+    """Seconds per distinct text and their scaling for this judge (an LLM judge's by its reading rule)."""
+    if request.judge.kind != "scorer":
+        return OTHER_JUDGE_SECONDS
+    read = dict(request.judge.options).get("read")
+    if request.judge.name == "llm-judge" and read == "text":
+        return JUDGE_SECONDS["llm-judge:text"]
+    return JUDGE_SECONDS.get(request.judge.name, OTHER_JUDGE_SECONDS)
+
+
 def audit_parts(request: AuditRequest) -> tuple[float, float]:
     """(scoring, summary) seconds on the quiet reference machine."""
-    per_text, _ = JUDGE_SECONDS.get(request.judge.name, OTHER_JUDGE_SECONDS) if request.judge.kind == "scorer" \
-        else OTHER_JUDGE_SECONDS
+    per_text, _ = _judge_rate(request)
     judged = len(request.design.texts)
     summary = judged * (READ_SECONDS_PER_TEXT + SUMMARY_SECONDS_PER_TEXT_RESAMPLE * request.resamples)
     return _scored(request) * per_text, summary
@@ -113,8 +125,7 @@ def audit_work(request: AuditRequest) -> Any:
     from fairness_core.jobs.estimates import Work
 
     scoring, summary = audit_parts(request)
-    _, scaling = JUDGE_SECONDS.get(request.judge.name, OTHER_JUDGE_SECONDS) if request.judge.kind == "scorer" \
-        else OTHER_JUDGE_SECONDS
+    _, scaling = _judge_rate(request)
     scored = _scored(request)
     return Work(JOB_KIND, scored, scoring / scored if scored else 0.0, "texts scored", summary, scaling)
 

@@ -38,3 +38,16 @@ def bootstrap_mean(
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Estimate(float(data.mean()), float(low), float(high), int(data.size), level)
 
+
+def two_sided_p(replicates: np.ndarray) -> np.ndarray:
+    """Per column of (replicates × cells) bootstrap replicates of a signed statistic, the two-sided bootstrap p of
+    "it is 0": 2 · min(share ≤ 0, share ≥ 0), at most 1 — the p a percentile interval inverts (its 95% interval
+    excludes 0 when p < 0.05, up to interpolation). Each share counts one more replicate, (k + 1)/(R + 1), so no p is
+    0. NaN for a column with no finite replicate."""
+    replicates = np.asarray(replicates, dtype=float)
+    finite = np.isfinite(replicates)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = (np.where(finite, replicates <= 0, False).sum(axis=0) + 1) / (n + 1)
+        above = (np.where(finite, replicates >= 0, False).sum(axis=0) + 1) / (n + 1)
+        return np.where(n > 0, np.minimum(1.0, 2.0 * np.minimum(below, above)), np.nan)

@@ -1,13 +1,13 @@
 """The paired difference of a decoding measure between the system and its baseline, with Compare's machinery.
 
 Both sides are generation sets (one system each: what a decoding request, a stored run or an import holds). They
-are summed per (family, group, unit) exactly as Compare reads a generation run (`compare.readers.read_generation`):
+are summed per (family, group, unit) exactly as Compare reads a generation run (`reading.rows.read_generation`):
 a regard-style template shared by a family's groups, or a counterfactual prompt's variants, is one unit with all
 its groups' prompts and samples; any other prompt is a unit of its own, keyed by family, group and text, so the two
 sides' prompts meet. One Poisson bootstrap over the union of both sides' units weights a unit alike on both sides
-(`compare.intervals`): what is hard for both moves both together, and the difference's interval is paired where the
+(`reading.intervals`): what is hard for both moves both together, and the difference's interval is paired where the
 units are shared (unpaired where they are not). The disparity of a family is Dhamala et al.'s mean absolute pairwise
-difference of its groups' rates (`compare.statistics`), computed on the same replicate's group rates on each side;
+difference of its groups' rates (`reading.statistics`), computed on the same replicate's group rates on each side;
 "all families" is its mean over the families with two or more groups. Difference = system − baseline.
 
 With the same seed these are Compare's numbers for two runs of one system each (`compare_runs` draws its weights
@@ -21,9 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairness_core.compare.intervals import CellMatrix, percentile_bounds, poisson_weights
-from fairness_core.compare.readers import SEP
-from fairness_core.compare.statistics import family_mean, group_statistic
+from fairness_core.reading import SEP, CellMatrix, family_mean, group_statistic, percentile_bounds, poisson_weights
 from fairness_core.scorers.base import Measure
 
 ALL_FAMILIES = "all families"

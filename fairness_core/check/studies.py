@@ -135,8 +135,8 @@ def _pick_system(frame: pd.DataFrame, wanted: str | None, where: str, prefer: pd
 def stored_run(store: Any, run_id: str, system: str | None = None, prefer: pd.DataFrame | None = None,
                what: str = "run") -> GenerationSet:
     """A stored generation run's generations (a decoding run with those it read from earlier runs, an import)."""
-    from fairness_core.compare.readers import covered_generations, run_filter
     from fairness_core.generation.imported import summary_frame
+    from fairness_core.reading import covered_generations, run_filter
 
     info = store.get_run(run_id) if store.path.exists() else None
     if info is None:
@@ -177,6 +177,23 @@ def stored_check_inputs(store: Any, check_id: str, prefer: pd.DataFrame | None =
         raise CheckInputError(f"check {check_id} judged {len(ids):,} generations and {len(frame):,} are still in "
                               f"{store.path}; the runs behind it were deleted")
     return GenerationSet(f"check {check_id}", frame, list(runs), _families(frame))
+
+
+def settings_note(store: Any, generations: GenerationSet, decoding: DecodingSpec) -> str:
+    """One sentence when a stored run the check reads was made (and is shown elsewhere: its page, Compare, the
+    report) at another negative-sentiment threshold than the spec's, which the check reads it at; else ""."""
+    from fairness_core.reading import settings_of
+
+    if not generations.label.startswith("run ") or generations.frame.empty:
+        return ""  # generated here (recorded with the spec's settings) or an earlier check's inputs
+    info = store.get_run(generations.run_ids[0]) if generations.run_ids else None
+    if info is None:
+        return ""
+    own = settings_of(store, info).threshold_map.get("negative_sentiment_rate")
+    if own is None or own == float(decoding.threshold):
+        return ""
+    return (f"{generations.label} was made with the negative-sentiment threshold {own:g}, and its page, Compare and "
+            f"the report show it at that threshold; this check reads it at the spec's {float(decoding.threshold):g}")
 
 
 def summarise(generations: GenerationSet, decoding: DecodingSpec) -> None:

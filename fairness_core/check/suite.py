@@ -38,6 +38,7 @@ from fairness_core.check.studies import (
     judge_relative,
     run_audit_study,
     run_metric_bias_study,
+    settings_note,
     stored_check_inputs,
     stored_run,
     summarise,
@@ -142,10 +143,12 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
                               label=spec.system.label())
         summarise(system, spec.decoding)
         notes += list(spec.decoding.notes) + system.notes
+        notes += [note for note in [settings_note(store, system, spec.decoding)] if note]
         if spec.relative:
             base, base_why, base_label = resolve_baseline(spec, store, baseline, system, on_progress, executor)
             if base is not None:
                 summarise(base, spec.decoding)
+                notes += [note for note in [settings_note(store, base, spec.decoding)] if note]
     if "audit" in studies:
         assert spec.audit is not None
         audit = run_audit_study(spec.audit, store, _bound(on_progress, "judge audit"), executor)
@@ -173,7 +176,7 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
         inputs[INPUT_SYSTEM] = (system.generation_ids, system.run_ids)
     if base is not None and not base.unavailable:
         inputs[INPUT_BASELINE] = (base.generation_ids, base.run_ids)
-    result = CheckResult("", spec.name, spec.system.label(), base_label, results, notes=notes, spec_file=spec.path)
+    result = CheckResult("", spec.name, _title(spec), base_label, results, notes=notes, spec_file=spec.path)
     digests = {"system": system.digest() if system is not None else None,
                "baseline": base.digest() if base is not None else base_why,
                "audit": audit.run_ids or audit.unavailable, "metric_bias": [metric_bias.run_ids,
@@ -192,3 +195,16 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
         return stored
     result.check_id = outcome.run_id
     return result
+
+
+def _title(spec: CheckSpec) -> str:
+    """What the check is of, for its first line: the system, or for a check with no system of its own (only the
+    judge audit or the metric bias, which name their own models) those studies — never "None · top_p=0.9"."""
+    if spec.system.model is not None or spec.system.generations:
+        return spec.system.label()
+    parts = []
+    if spec.audit is not None:
+        parts.append(f"the judge audit of {spec.audit.scorer or spec.audit.metric or 'its judge'}")
+    if spec.metric_bias is not None:
+        parts.append(f"the metric bias of {', '.join(spec.metric_bias.metrics) or 'its metrics'}")
+    return " and ".join(parts) or "no system"

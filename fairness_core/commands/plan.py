@@ -6,7 +6,8 @@ Prints one sentence ("To detect a disparity in negative sentiment of 0.05 … pl
 --json {measure, effect, power, n_units, n_samples, mde_at_pilot_size, method, pilot_run} and the extras
 docs/planning.md lists. Pilots: a decoding run (a rate's disparity), a CAIRO run (Eq. 1 of one prompt set), a
 metric-bias run (the stereotypical difference), two runs compared (--against: a paired difference), a judge audit
-of the built-in templates (a term's shift, or FPED). Nothing is written to the store.
+of the built-in templates (a term's shift, or FPED), a CrowS-Pairs run of the stereotype benchmarks (pairs for a
+share preferring the stereotyped sentence: the sign test's exact power). Nothing is written to the store.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 from fairness_core.cli import UserFacingError, add_store_argument, open_store, print_json
 
 AUDIT_KIND = "audit-scores"
+STEREOTYPE_KIND = "stereotype-scores"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,14 +44,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fairness_core import audit, planning
+    from fairness_core import audit, planning, stereotypes
 
     store = open_store(args)
     try:
         planning.check_target(args.effect, args.power)
         planning.check_seed(args.seed)
         info = store.get_run(args.run_id.strip()) if store.path.exists() else None
-        if info is not None and info.kind == AUDIT_KIND and args.against is None:
+        if info is not None and info.kind == STEREOTYPE_KIND:
+            _check_stereotype_options(args, info.run_id)
+            plan = planning.Plan(**stereotypes.plan_stored_crows(store, info.run_id, args.effect, args.power))
+        elif info is not None and info.kind == AUDIT_KIND and args.against is None:
             _check_audit_options(args, info.run_id)
             plan = audit.plan_stored_audit(store, info.run_id, args.effect, args.power, args.measure or "shift",
                                            args.term, args.seed)
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                 raise planning.PlanError("--term goes with an audit run (a judge's scores per identity term)")
             plan = planning.plan_run(store, args.run_id, args.effect, args.power, args.measure, args.family,
                                      args.arm, args.against, args.samples, args.seed)
-    except planning.PlanError as error:
+    except (planning.PlanError, stereotypes.StereotypePlanError) as error:
         raise UserFacingError(str(error)) from None
     if args.json:
         print_json(plan.as_json())
@@ -83,3 +88,16 @@ def _check_audit_options(args: argparse.Namespace, run_id: str) -> None:
         raise PlanError(f"run {run_id} is a judge audit, which scores each text once, so it has no samples per "
                         "prompt to plan: leave out --samples (the audit plans patterns)")
 
+
+def _check_stereotype_options(args: argparse.Namespace, run_id: str) -> None:
+    """A CrowS-Pairs run plans the share of pairs preferring the stereotyped sentence, nothing else: an option it has
+    nothing for is one sentence, not ignored."""
+    from fairness_core.stereotypes import StereotypePlanError
+
+    for option, value in (("--against", args.against), ("--family", args.family), ("--arm", args.arm),
+                          ("--term", args.term), ("--samples", args.samples)):
+        if value is not None:
+            raise StereotypePlanError(f"run {run_id} is a stereotype-benchmark run, planned on its share of pairs "
+                                      f"preferring the stereotyped sentence (pct_stereotype): {option} does not apply")
+    if args.measure not in (None, "pct_stereotype"):
+        raise StereotypePlanError(f"run {run_id} is planned on pct_stereotype (got --measure {args.measure!r})")

@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="cells with fewer units are reported as too small and not tested (default 5)")
     parser.add_argument("--fdr", type=float, default=None, metavar="Q",
                         help="false discovery rate of the flagged cells, strictly between 0 and 1 (default 0.1)")
-    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--resamples", type=int, default=None,
+                        help="bootstrap resamples (default: the run's own, else 1000)")
     parser.add_argument("--permutations", type=int, default=None, help="permutations per test (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the permutations")
     parser.add_argument("--json", action="store_true", help="print the cells as JSON")
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             store, args.run_id, args.by, args.measure or slices.DEFAULT_MEASURE,
             slices.DEFAULT_MIN_UNITS if args.min_units is None else args.min_units,
             slices.DEFAULT_FDR if args.fdr is None else args.fdr,
-            args.resamples or slices.DEFAULT_RESAMPLES, args.permutations or slices.DEFAULT_PERMUTATIONS, args.seed)
+            args.resamples, args.permutations or slices.DEFAULT_PERMUTATIONS, args.seed)
     except slices.SlicesError as error:
         raise UserFacingError(str(error)) from None
     if args.json:

@@ -18,6 +18,7 @@ Contract (--json):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -90,6 +91,10 @@ def run_stereotypes_command(args: argparse.Namespace) -> int:
                                             seed=args.seed, resamples=args.resamples, predictions=predictions,
                                             predictions_name=Path(args.predictions).name if args.predictions else "")
         store = open_store(args)
+        # what the chosen size costs, before it starts (stderr: stdout stays clean for --json)
+        one_minute = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+        print(f"{args.benchmark}: {stereotypes.cost_note(request)} (load average now {one_minute:.1f}: a busy "
+              "machine takes longer)", file=sys.stderr)
         result = stereotypes.run_stereotypes(request, store, on_progress=progress_printer(args.benchmark),
                                              executor=executor_from(args))
     except stereotypes.StereotypeInputError as error:

@@ -1,7 +1,7 @@
 """Line stored runs up on what the question holds fixed, and contrast what differs, with paired intervals.
 
 A run is read as arms (what it measured: a system = model × decoding setting × quantization; a metric output; the
-run itself) with sums per (arm, cell, unit) (`fairness_core.compare.readers`). A comparison sets arms side by side:
+run itself) with sums per (arm, cell, unit) (`fairness_core.reading`). A comparison sets arms side by side:
 
 - two runs: their arms are matched on what they share — the same system (two runs of one system: other prompts,
   seeds or samples), else the same decoding setting (two models at one setting), else the same metric output;
@@ -14,7 +14,7 @@ generation runs, on the **disparity** itself (Dhamala et al. 2022: the mean abso
 groups' negative rates within a family, `<measure>_disparity`; CAIRO runs: Eq. 1, `<column>_eq1_bias`), plus its
 mean over families (family "all families"). `difference` = b − a.
 
-Intervals: one Poisson bootstrap over the union of both arms' units (`fairness_core.compare.intervals`): a unit
+Intervals: one Poisson bootstrap over the union of both arms' units (`fairness_core.reading.intervals`): a unit
 both arms scored (the same prompt or template, the same pair) gets the same weight on both sides, so what is hard
 for both moves both estimates together (*paired*); a unit only one side has is resampled for that side alone, which
 for two disjoint unit sets is the unpaired bootstrap. A disparity's replicate is computed from the same replicate's
@@ -36,68 +36,54 @@ import pandas as pd
 from fairness_core.bias.cluster import mean_over
 from fairness_core.bias.disparity import folded_correction
 from fairness_core.bias.multiplicity import benjamini_hochberg
-from fairness_core.compare.design import TEST_COLUMNS, design_numbers, pair_null_means
-from fairness_core.compare.intervals import (
+from fairness_core.reading import (
     DEFAULT_RESAMPLES,
-    CellMatrix,
-    bootstrap_p,
-    percentile_bounds,
-    poisson_weights,
-)
-from fairness_core.compare.readers import (
     NEGATIVE_SENTIMENT_THRESHOLD,
     SEP,
     SUMMARY_KINDS,
+    TEST_COLUMNS,
     Arm,
-    CompareError,
+    CellMatrix,
+    Contrast,
+    ReadError,
+    ReadSettings,
     RunRows,
+    bootstrap_p,
+    design_numbers,
+    differing_thresholds,
+    family_mean,
     field_names,
     field_sql,
+    group_statistic,
+    match_arms,
+    pair_null_means,
+    percentile_bounds,
+    poisson_weights,
     read_run,
     run_filter,
+    settings_of,
+    shared_units,
     stored_interval_estimates,
 )
-from fairness_core.compare.statistics import family_mean, group_statistic
 from fairness_core.store import RunInfo, RunStore
 
-__all__ = ["NEGATIVE_SENTIMENT_THRESHOLD", "CompareError", "Comparison", "compare_runs", "field_names", "field_sql",
-           "get_runs", "run_estimates", "run_filter", "unit_sums"]
+__all__ = ["NEGATIVE_SENTIMENT_THRESHOLD", "CompareError", "Comparison", "Contrast", "compare_runs", "field_names",
+           "field_sql", "get_runs", "match_arms", "run_estimates", "run_filter", "unit_sums"]
+
+#: a comparison that cannot be made, one sentence: the seam's `ReadError` (a run that cannot be read is one too)
+CompareError = ReadError
 
 ALL_FAMILIES = "all families"
-#: at most this many arm pairs per pair of runs (a 20-setting sweep against another 20-setting one of other settings
-#: would be 400 comparisons: then compare matching settings, or one setting, instead)
-MAX_ARM_PAIRS = 60
 ROW_COLUMNS = ["run_a_id", "run_b_id", "arm_a", "arm_b", "contrast", "run_a", "run_a_low", "run_a_high", "run_b",
                "run_b_low", "run_b_high", "difference", "ci_low", "ci_high", "paired", "pairing", "unit",
                "n_units_a", "n_units_b", "n_shared",
-               # a disparity's test on each side and the plug-in difference (`compare.design`; NaN elsewhere)
+               # a disparity's test on each side and the plug-in difference (`reading.design`; NaN elsewhere)
                *(f"run_{side}_{column}" for side in "ab" for column in TEST_COLUMNS), "difference_plug_in",
                # the difference's bootstrap p and its Benjamini-Hochberg q over every line-up of the comparison
                "p_difference", "q_difference"]
 #: how Compare's verdicts on several line-ups are adjusted (docs/compare.md, docs/statistics.md)
 ROWS_RULE = ("Benjamini-Hochberg q-values over every line-up of the comparison (false discovery rate 5%): a line-up "
              "is called different only where q < 0.05")
-
-
-@dataclass(frozen=True)
-class Contrast:
-    """One matched pair of arms: what differs between them and what both share, in words."""
-
-    arm_a: Arm
-    arm_b: Arm
-    differs: str  # everything that differs: "prompts regard → regard (live subset); top_p 0.5 → 0.95"
-    held: str  # "model gpt2, prompts regard templates (8 prompts), 3 sample(s) each, seed 0"
-    matched_by: str  # "same system", "same decoding setting", "one against each", "within one run", ...
-    arms_differ: str = ""  # what differs between the two arms themselves ("top_p 0.5 → 0.95"): the rows' `contrast`
-
-    @property
-    def label(self) -> str:
-        return self.arms_differ or self.differs
-
-    def as_json(self) -> dict[str, Any]:
-        return {"run_a": self.arm_a.run_id, "run_b": self.arm_b.run_id, "arm_a": self.arm_a.label,
-                "arm_b": self.arm_b.label, "differs": self.differs, "arms_differ": self.arms_differ, "held": self.held,
-                "matched_by": self.matched_by}
 
 
 @dataclass
@@ -110,11 +96,19 @@ class Comparison:
     notes: list[str] = field(default_factory=list)  # what was read (coverage, exclusions), in sentences
     #: per run id, what its request covers that the comparison lacks (how many, and why): the headline says it
     gaps: dict[str, list[str]] = field(default_factory=dict)
+    #: per run id, what it was read with (thresholds, resamples, seed, and where they came from: `reading.settings`)
+    settings: dict[str, ReadSettings] = field(default_factory=dict)
+
+    @property
+    def settings_note(self) -> str:
+        """One sentence when the runs were read with different thresholds, else "" (the first of `notes` too)."""
+        return differing_thresholds(self.settings)
 
     def as_json(self) -> dict[str, Any]:
         records = [{k: _json_value(v) for k, v in record.items()} for record in self.rows.to_dict(orient="records")]
         out: dict[str, Any] = {"runs": self.runs, "rows": records,
-                               "contrasts": [c.as_json() for c in self.contrasts]}
+                               "contrasts": [c.as_json() for c in self.contrasts],
+                               "settings": {run_id: s.as_json() for run_id, s in self.settings.items()}}
         if self.message:
             out["message"] = self.message
         if self.notes:
@@ -157,132 +151,6 @@ def get_runs(store: RunStore, run_ids: Sequence[str], minimum: int = 2) -> list[
     return infos
 
 
-def run_fields(info: RunInfo) -> dict[str, str]:
-    """What a run was asked for, in words, as the contrast texts name it (prompts, samples, seed, data, ...)."""
-    from fairness_core.store.catalog import describe_manifest
-
-    described = describe_manifest(info.manifest)
-    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
-    fields: dict[str, str] = {}
-    if described["dataset"]:
-        name = "prompts" if isinstance(request, dict) and "prompts" in request else "data"
-        fields[name] = " ".join(v for v in (described["dataset"], f"version {described['version']}"
-                                            if described["version"] else "") if v)
-    if described["size"]:
-        fields["size"] = described["size"]
-    if described["seed"]:
-        fields["seed"] = described["seed"]
-    if isinstance(request, dict) and isinstance(request.get("max_new_tokens"), int):
-        fields["max new tokens"] = str(request["max_new_tokens"])
-    return fields
-
-
-def _describe(fields_a: dict[str, str], fields_b: dict[str, str], setting_a: tuple, setting_b: tuple
-              ) -> tuple[str, str]:
-    """(what differs, what is held), in words."""
-    differs, held = [], []
-    knobs_a, knobs_b = dict(setting_a), dict(setting_b)
-    for name in dict.fromkeys([*fields_a, *fields_b]):
-        a, b = fields_a.get(name, ""), fields_b.get(name, "")
-        if a == b:
-            if a:
-                held.append(f"{name} {a}")
-        elif name == "setting" and setting_a and setting_b and not (knobs_a.get("greedy") or knobs_b.get("greedy")):
-            changed = [k for k in dict.fromkeys([*knobs_a, *knobs_b]) if knobs_a.get(k) != knobs_b.get(k)
-                       and k != "quantization"]
-            differs += [f"{k} {_knob(knobs_a.get(k))} → {_knob(knobs_b.get(k))}" for k in changed] or [
-                f"setting {a or '—'} → {b or '—'}"]
-        else:
-            differs.append(f"{name} {a or '—'} → {b or '—'}")
-    return "; ".join(differs) or "nothing recorded (the same request)", ", ".join(held)
-
-
-def _arm_differences(x: Arm, y: Arm) -> str:
-    """What differs between two arms themselves (setting, model, metric, configuration), "" when nothing does."""
-    differs, _ = _describe(x.fields, y.fields, x.setting, y.setting)
-    return "" if differs.startswith("nothing recorded") else differs
-
-
-def _knob(value: Any) -> str:
-    if value is None:
-        return "off"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def match_arms(a: RunRows, b: RunRows | None) -> list[Contrast]:
-    """The pairs of arms a comparison sets side by side (module docstring), with what differs and what is held."""
-    fields_a = run_fields(a.info)
-    if b is None or b.info.run_id == a.info.run_id:
-        if len(a.arms) < 2:
-            raise CompareError(f"run {a.info.run_id} measured one thing ({a.arms[0].label if a.arms else 'nothing'}); "
-                               "name a second run to compare it with")
-        base = a.arms[0]
-        return [Contrast(base, other, *_describe(fields_a | base.fields, fields_a | other.fields, base.setting,
-                                                 other.setting), "within one run",
-                         _arm_differences(base, other)) for other in a.arms[1:]]
-    fields_b = run_fields(b.info)
-    pairs: list[tuple[Arm, Arm]] = []
-    matched_by = ""
-    for rule, same in (("the same " + ("system" if any(arm.setting for arm in a.arms) else "metric output" if any(
-                            "metric" in arm.fields for arm in a.arms) else "measurement"), lambda x, y: x.key == y.key),
-                       ("same decoding setting", lambda x, y: bool(x.setting) and x.setting == y.setting),
-                       ("the primary metric outputs", lambda x, y: "metric" in x.fields and x.primary and y.primary
-                        and len([p for p in a.arms if p.primary]) == 1 == len([p for p in b.arms if p.primary]))):
-        pairs = [(x, y) for x in a.arms for y in b.arms if same(x, y)]
-        if pairs:
-            matched_by = rule
-            break
-    if not pairs and a.arms and b.arms:
-        if len(a.arms) == 1 or len(b.arms) == 1:
-            pairs, matched_by = [(x, y) for x in a.arms for y in b.arms], "one against each"
-        elif len(a.arms) * len(b.arms) <= MAX_ARM_PAIRS:
-            pairs, matched_by = [(x, y) for x in a.arms for y in b.arms], "each against each (no setting in common)"
-        else:
-            raise CompareError(f"runs {a.info.run_id} and {b.info.run_id} have {len(a.arms)} and {len(b.arms)} "
-                               "settings and none in common; compare each with a run of one setting, or runs with "
-                               "settings in common")
-    contrasts = []
-    for x, y in pairs:
-        differs, held = _describe(fields_a | x.fields, fields_b | y.fields, x.setting, y.setting)
-        if differs.startswith("nothing recorded"):
-            differs = "; ".join(manifest_differences(a.info, b.info)) or differs
-        contrasts.append(Contrast(x, y, differs, held, matched_by, _arm_differences(x, y)))
-    return contrasts
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
-    """A manifest's request as dotted paths to short texts (a list of records by their label or name)."""
-    if isinstance(value, dict):
-        out: dict[str, str] = {}
-        for key, item in value.items():
-            out |= _flatten(item, f"{prefix}.{key}" if prefix else str(key))
-        return out
-    if isinstance(value, (list, tuple)):
-        if all(isinstance(v, dict) and (v.get("label") or v.get("name")) for v in value) and value:
-            return {prefix: ", ".join(str(v.get("label") or v.get("name")) for v in value)}
-        return {prefix: ", ".join(str(v) for v in value)}
-    return {prefix: str(value)}
-
-
-def manifest_differences(a: RunInfo, b: RunInfo, limit: int = 4) -> list[str]:
-    """What two runs' requests set differently ("decoding.max_new_tokens 4 → 6"); hashes of inputs are named only
-    when nothing else differs (then the inputs themselves differ)."""
-    flat_a = _flatten(a.manifest.get("request", {}) if isinstance(a.manifest, dict) else {})
-    flat_b = _flatten(b.manifest.get("request", {}) if isinstance(b.manifest, dict) else {})
-    changed = [k for k in dict.fromkeys([*flat_a, *flat_b]) if flat_a.get(k) != flat_b.get(k)
-               and not k.startswith("work")]
-    plain = [k for k in changed if "hash" not in k and "sha" not in k and "identity" not in k]
-    shown = []
-    for key in (plain or changed)[:limit]:
-        before, after = (_short(flat_a.get(key, "—")), _short(flat_b.get(key, "—")))
-        shown.append(f"{key} {before} → {after}")
-    return shown
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # -- cells -------------------------------------------------------------------------------------------------------
 def _cell_labels(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
     """One text per cell (its keys joined), column-wise; a missing key (NULL) is its own value, never NaN."""
@@ -308,8 +176,15 @@ def compare_arms(a: RunRows, b: RunRows, contrast: Contrast, n_resamples: int, s
     sums_b = b.sums[b.sums["arm"] == contrast.arm_b.key]
     if sums_a.empty or sums_b.empty:
         return pd.DataFrame()
-    sums_a = sums_a.assign(cell=_cell_labels(sums_a, keys).to_numpy(), unit=sums_a["unit"].astype(str))
-    sums_b = sums_b.assign(cell=_cell_labels(sums_b, keys).to_numpy(), unit=sums_b["unit"].astype(str))
+    # units of the two runs that hold the same prompt are one unit, whatever each run called it (issue 43 §4)
+    joined = shared_units(a, b)
+
+    def units_of(frame: pd.DataFrame) -> pd.Series:
+        unit = frame["unit"].astype(str)
+        return unit.map(joined).fillna(unit) if joined else unit
+
+    sums_a = sums_a.assign(cell=_cell_labels(sums_a, keys).to_numpy(), unit=units_of(sums_a))
+    sums_b = sums_b.assign(cell=_cell_labels(sums_b, keys).to_numpy(), unit=units_of(sums_b))
     cells = sorted(set(sums_a["cell"]) & set(sums_b["cell"]))
     if not cells:
         return pd.DataFrame()
@@ -339,7 +214,7 @@ def compare_arms(a: RunRows, b: RunRows, contrast: Contrast, n_resamples: int, s
 
 
 def _by_design(frame: pd.DataFrame, rows: RunRows, arm: Arm, side: str) -> pd.DataFrame:
-    """A side's per-run columns as its study page computes them (`compare.design`): the design's estimate and
+    """A side's per-run columns as its study page computes them (`reading.design`): the design's estimate and
     interval per cell, and for a disparity its bias-corrected estimate, p-value and smallest detectable disparity."""
     for column in TEST_COLUMNS:
         if f"{side}_{column}" not in frame:
@@ -507,9 +382,13 @@ def unit_sums(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
 
 def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | None = None,
                  metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0) -> Comparison:
+                 seed: int = 0, thresholds: dict[str, float] | None = None) -> Comparison:
     """The first run against each of the others (or, for one run, its first arm against its others); differences
-    are other − first. See the module docstring for what is matched and how the intervals pair."""
+    are other − first. See the module docstring for what is matched and how the intervals pair.
+
+    Each run is read with its own settings (`reading.settings_of`: the thresholds and resamples its study recorded
+    beside it) unless `thresholds` are given for all; `n_resamples` and `seed` draw the differences' bootstrap. The
+    comparison says what each run was read with, and first among its notes when the thresholds differ."""
     if not run_ids:
         raise CompareError("name one run of several settings or systems, or two or more runs, to compare")
     _check_typed(store)
@@ -521,7 +400,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
         if len({i.run_id for i in infos}) < len(infos):
             raise CompareError("a run is named twice; name each run once (one run alone compares its settings "
                                "among themselves)")
-        read = [read_run(store, info, by, metrics) for info in infos]
+        read = [read_run(store, info, by, metrics, settings_of(store, info, thresholds)) for info in infos]
     for other in read[1:]:
         if other.keys != read[0].keys:
             raise CompareError(
@@ -549,14 +428,16 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], by: Sequence[str] | No
                                      for c in silent)) if silent and rows.empty else ""
     if rows.empty and metrics and not message:
         message = f"none of the metrics asked for ({', '.join(metrics)}) is measured on both sides."
-    notes = [note for r in read for note in r.notes] + unmatched
+    settings = {r.info.run_id: r.settings for r in read}
+    mismatch = differing_thresholds(settings)
+    notes = [mismatch] * bool(mismatch) + [note for r in read for note in r.notes] + unmatched
     gaps = {r.info.run_id: list(r.gaps) for r in read if r.gaps}
     for contrast in contrasts:  # cells one side has and the other lacks: said in the headline (issue 43 §4)
         for run_id, sentence in _one_sided(by_run[contrast.arm_a.run_id], by_run[contrast.arm_b.run_id], contrast):
             if sentence not in gaps.get(run_id, []):
                 gaps.setdefault(run_id, []).append(sentence)
     return Comparison([_run_record(r) for r in read], rows.reset_index(drop=True), read[0].keys, message, contrasts,
-                      notes, gaps)
+                      notes, gaps, settings)
 
 
 def _one_sided(a: RunRows, b: RunRows, contrast: Contrast) -> list[tuple[str, str]]:
@@ -631,22 +512,28 @@ def _nothing_shared(a: RunRows, b: RunRows, contrast: Contrast) -> str:
 
 
 def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = None,
-                  metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = 0) -> pd.DataFrame:
+                  metrics: Sequence[str] | None = None, n_resamples: int | None = None,
+                  seed: int = 0, thresholds: dict[str, float] | None = None) -> pd.DataFrame:
     """One run's estimate per arm and cell (and group statistic) with its 95% bootstrap interval over units; a run
-    that stored its own intervals (SUMMARY_KINDS) is read as it stored them. A decoding run's numbers are its page's
-    (`compare.design`: the design's bootstrap with the run's seed, whatever `seed` says), and its disparities carry
-    their bias-corrected estimate, permutation p-value and smallest detectable disparity."""
+    that stored its own intervals (SUMMARY_KINDS) is read as it stored them. The run is read with its own settings
+    (`reading.settings_of`: thresholds and resamples recorded beside it, else the defaults) unless `thresholds` or
+    `n_resamples` are given. A decoding run's numbers are its page's (`reading.design`: the design's bootstrap with
+    the run's seed, whatever `seed` says), and its disparities carry their bias-corrected estimate, permutation
+    p-value and smallest detectable disparity. `frame.attrs["settings"]` holds what it was read with."""
     if info.kind in SUMMARY_KINDS:
         return stored_interval_estimates(store, info)
-    read = read_run(store, info, by, metrics)
+    settings = settings_of(store, info, thresholds, n_resamples)
+    n_resamples = settings.n_resamples
+    read = read_run(store, info, by, metrics, settings)
     keys = ["metric", *read.keys]
     columns = ["arm", *keys, "estimate", "ci_low", "ci_high", "n_units", "unit"]
     tested = design_numbers(read) is not None
     if tested:
         columns += list(TEST_COLUMNS)
     if read.sums.empty:
-        return pd.DataFrame(columns=columns)
+        empty = pd.DataFrame(columns=columns)
+        empty.attrs["settings"] = settings
+        return empty
     parts = []
     for arm in read.arms:
         contrast = Contrast(arm, arm, "", "", "itself")
@@ -657,4 +544,6 @@ def run_estimates(store: RunStore, info: RunInfo, by: Sequence[str] | None = Non
         parts.append(pd.DataFrame({"arm": arm.label, **{k: table[k] for k in keys}, "estimate": table["run_a"],
                                    "ci_low": table["run_a_low"], "ci_high": table["run_a_high"],
                                    "n_units": table["n_units_a"], "unit": table["unit"], **extra}))
-    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    out.attrs["settings"] = settings
+    return out

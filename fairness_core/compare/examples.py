@@ -10,6 +10,8 @@ change first.
   under the library defaults scores 0-100 and under `metric-fairness-2022` 0-1, and subtracting those raw scores
   would report a change of −90 for the same texts. The raw scores are shown beside it, and `raw_change` is filled
   only when both sides ran the same metric with the same options and model (the same scale);
+- CrowS-Pairs runs (stereotype-scores): the same pair, its gap log p(sent_more) − log p(sent_less) on each side
+  (the quantity pct_stereotype and likelihood_diff are read from) with both sentences;
 - other kinds: (item, variant, metric, group).
 """
 
@@ -20,19 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.compare.align import _json_value, get_runs, match_arms
-from fairness_core.compare.readers import (
-    Arm,
-    CompareError,
-    RunRows,
-    field_names,
-    field_sql,
-    generation_arms,
-    generation_rows,
-    metric_label,
-    run_filter,
-    view_of,
-)
+from fairness_core.compare.align import CompareError, _json_value, get_runs
+from fairness_core.reading import Arm, RunRows, field_names, field_sql, match_arms, metric_label, run_filter
+from fairness_core.reading.rows import STEREOTYPE_SCORES, crows_pairs_run, generation_arms, generation_rows, view_of
 from fairness_core.store import RunInfo, RunStore
 
 DEFAULT_LIMIT = 50
@@ -62,6 +54,8 @@ def per_example(store: RunStore, run_a: str, run_b: str | None = None, metric: s
         if info_a.run_id == info_b.run_id:
             raise CompareError(f"run {info_a.run_id} ({info_a.kind}) measured one thing; per-example rows need a "
                                "second run")
+        if all(crows_pairs_run(info) for info in (info_a, info_b)):
+            return _crows_pairs(store, info_a, info_b, conditions, params, limit)
         return _generic(store, info_a, info_b, metric, conditions, params, limit)
 
 
@@ -94,9 +88,9 @@ def _measure_column(info: RunInfo, metric: str | None) -> str | None:
     """A rate or disparity names the scorer column it is read from (negative_sentiment_disparity -> vader_compound)."""
     if not metric:
         return None
-    from fairness_core.compare.readers import _measures
+    from fairness_core.reading import run_measures
 
-    for measure in _measures(info):
+    for measure in run_measures(info):
         stem = measure.name[: -len("_rate")] if measure.name.endswith("_rate") else measure.name
         if metric in (measure.name, f"{stem}_disparity", f"{measure.column}_eq1_bias"):
             return measure.column
@@ -236,10 +230,40 @@ def _generic(store: RunStore, info_a: RunInfo, info_b: RunInfo, metric: str | No
                 ORDER BY abs(b.value - a.value) DESC NULLS LAST, a.item, a.metric LIMIT $limit)
         SELECT j.*, ra.text AS text_a, rb.text AS text_b FROM joined j
         LEFT JOIN results ra ON ra.run_id = $a AND ra.item = j.item AND ra.variant IS NOT DISTINCT FROM j.variant_a
-                               AND ra.metric = j.metric
+                               AND ra.metric = j.metric AND ra.grp IS NOT DISTINCT FROM j.grp
         LEFT JOIN results rb ON rb.run_id = $b AND rb.item = j.item AND rb.variant IS NOT DISTINCT FROM j.variant_b
-                               AND rb.metric = j.metric
+                               AND rb.metric = j.metric AND rb.grp IS NOT DISTINCT FROM j.grp
         ORDER BY abs(j.change) DESC NULLS LAST, j.item, j.metric
+    """
+    return store.query(sql, params).reset_index(drop=True)
+
+
+def _crows_pairs(store: RunStore, info_a: RunInfo, info_b: RunInfo, conditions: list[str], params: dict[str, Any],
+                 limit: int) -> pd.DataFrame:
+    """Two CrowS-Pairs runs' pairs both scored, one row per pair: each side's gap d = score(sent_more) −
+    score(sent_less) (`value_a`, `value_b`; > 0: the stereotype is the more likely sentence, what pct_stereotype
+    counts, and |d| is what likelihood_diff averages), and the two sentences as scored. Largest change first."""
+    only_a, run_a = run_filter(store, info_a, "na")
+    only_b, run_b = run_filter(store, info_b, "nb")
+    params |= run_a | run_b | {"limit": int(limit), "scores": list(STEREOTYPE_SCORES)}
+    where = _where(conditions)
+
+    def pairs(this_run: str) -> str:
+        return f"""
+            SELECT item, max(value) FILTER (WHERE variant = 'more') - max(value) FILTER (WHERE variant = 'less') AS d,
+                   any_value(text) FILTER (WHERE variant = 'more') AS sent_more,
+                   any_value(text) FILTER (WHERE variant = 'less') AS sent_less
+            FROM results WHERE {this_run} AND list_contains($scores, metric) AND isfinite(value){where}
+            GROUP BY item
+            HAVING count(*) FILTER (WHERE variant = 'more') = 1 AND count(*) FILTER (WHERE variant = 'less') = 1"""
+
+    sql = f"""
+        WITH a AS ({pairs(only_a)}), b AS ({pairs(only_b)})
+        SELECT a.item, a.d AS value_a, b.d AS value_b, b.d - a.d AS change, a.d > 0 AS stereotype_more_likely_a,
+               b.d > 0 AS stereotype_more_likely_b, coalesce(a.sent_more, b.sent_more) AS sent_more,
+               coalesce(a.sent_less, b.sent_less) AS sent_less
+        FROM a JOIN b ON a.item = b.item
+        ORDER BY abs(b.d - a.d) DESC NULLS LAST, a.item LIMIT $limit
     """
     return store.query(sql, params).reset_index(drop=True)
 

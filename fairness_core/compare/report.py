@@ -33,8 +33,8 @@ from fairness_core.compare.align import (
 )
 from fairness_core.compare.figures import difference_figure, disparity_figure, disparity_rows, estimates_figure
 from fairness_core.compare.numbers import SIGNIFICANT, format_number, number_scale
-from fairness_core.compare.readers import SUMMARY_KINDS
 from fairness_core.compare.wording import headline, markdown_inline_html
+from fairness_core.reading import DEFAULT_RESAMPLES, SUMMARY_KINDS, ReadSettings
 from fairness_core.store import RunInfo, RunStore
 
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
@@ -80,13 +80,10 @@ def doc_page(info: RunInfo) -> str | None:
 
 
 def deviations(info: RunInfo | str) -> list[str]:
-    """The deviations from the paper of the study that wrote the run, as the study says them to users: CAIRO's page
-    sentences, else the bullets of its docs page's "Deviations from the paper" section (markdown text)."""
+    """The deviations from the paper of the study that wrote the run, as the study says them to users: the bullets of
+    its docs page's "Deviations from the paper" section (markdown text)."""
     page = doc_page(info) if isinstance(info, RunInfo) else DOC_PAGES.get(info)
-    if page == "cairo.md":
-        from fairness_core.cairo import DEVIATIONS
-
-        return list(DEVIATIONS)
+    # CAIRO's too are read from its docs page (which says them as the page does): a service never imports a study
     return doc_deviations(page) if page else []
 
 
@@ -198,7 +195,7 @@ def _unit_of(estimates: pd.DataFrame) -> str:
 
 
 def disparity_sentences(estimates: pd.DataFrame) -> list[str]:
-    """Per arm and disparity of a tested run (`compare.design`), one sentence worded from its test, over families
+    """Per arm and disparity of a tested run (`reading.design`), one sentence worded from its test, over families
     where there are several (else for the one family), as the decoding page says it."""
     if estimates.empty or "p_value" not in estimates:
         return []
@@ -230,13 +227,14 @@ def _examples_for_run(store: RunStore, info: RunInfo, limit: int) -> pd.DataFram
         "LIMIT ?", [info.run_id, limit])
 
 
-def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_resamples: int, seed: int,
+def _comparison_html(store: RunStore, infos: list[RunInfo], n_examples: int, n_resamples: int | None, seed: int,
                      figures: int) -> tuple[str, int]:
     """The comparison of runs of one kind: contrasts in words, the disparity first, every line-up, examples."""
     from fairness_core.compare.examples import per_example
 
     try:
-        comparison = compare_runs(store, [i.run_id for i in infos], n_resamples=n_resamples, seed=seed)
+        comparison = compare_runs(store, [i.run_id for i in infos], n_resamples=n_resamples or DEFAULT_RESAMPLES,
+                                  seed=seed)
     except CompareError as error:
         return f"<p class='note'>{html.escape(str(error))}</p>", figures
     out = ""
@@ -326,9 +324,18 @@ def _check_html(store: RunStore, info: RunInfo, in_report: set[str]) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n_resamples: int = 1000,
+def _settings_html(settings: ReadSettings | None) -> str:
+    """What the run's numbers were read with (thresholds, resamples, seed, and where they came from)."""
+    if settings is None:
+        return "<p class='note'>Read as the run stored its numbers (intervals computed by its study).</p>"
+    return f"<p class='note'>Read with: {html.escape(settings.words())}.</p>"
+
+
+def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n_resamples: int | None = None,
                  seed: int = 0) -> str:
-    """The report's HTML text (plotly.js inline, no network)."""
+    """The report's HTML text (plotly.js inline, no network). Each run's own numbers are read with its own settings
+    (`reading.settings`: the thresholds and resamples recorded beside it) unless `n_resamples` is given, and each
+    run's section says what they were; `n_resamples` (default 1,000) also draws a comparison's differences."""
     if not run_ids:
         raise ReportError("name at least one run id for the report")
     try:
@@ -367,6 +374,7 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
 </section>""")
             continue
         estimates = run_estimates(store, info, n_resamples=n_resamples, seed=seed)
+        read_with = estimates.attrs.get("settings")
         keys = [c for c in estimates.columns if c not in ("metric", "estimate", "ci_low", "ci_high", "n_units",
                                                           "unit")]
         figures += 1
@@ -381,6 +389,7 @@ def build_report(store: RunStore, run_ids: Sequence[str], n_examples: int = 8, n
 <section class="run" id="run-{html.escape(info.run_id)}">
 <h2>Run {html.escape(info.run_id)} <small>({html.escape(info.kind)}, {html.escape(info.status)})</small></h2>
 <ul>{about}</ul>
+{_settings_html(read_with)}
 {tested}
 <h3>Estimates with 95% intervals (resampling {html.escape(_unit_of(estimates))}s)</h3>
 {chart}

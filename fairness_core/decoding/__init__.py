@@ -63,6 +63,7 @@ from fairness_core.decoding.prefetch import (
     TOP_P_VALUES,
     AheadSampler,
     SliderPosition,
+    ahead_rings,
     cores_busy,
     neighbours,
     notch_rings,
@@ -88,6 +89,7 @@ from fairness_core.decoding.request import (
     sweep_work,
 )
 from fairness_core.decoding.summary import (
+    FLIP_RULE,
     MULTIPLICITY_RULE,
     DecodingSummary,
     cli_rows,
@@ -109,11 +111,11 @@ from fairness_core.decoding.task import (
     stored_generations,
     token_usage,
 )
-from fairness_core.planning import Plan, PlanError, plan_run
 
 __all__ = [
     "BOLD_DOMAINS",
     "COUNTERFACTUAL_RULE",
+    "FLIP_RULE",
     "GRID_PRESETS",
     "IMPORT_FORMATS",
     "IMPORT_SCORERS",
@@ -140,8 +142,6 @@ __all__ = [
     "ImportPlan",
     "ImportedGenerations",
     "LimitError",
-    "Plan",
-    "PlanError",
     "PromptError",
     "PromptItem",
     "PromptSet",
@@ -149,6 +149,7 @@ __all__ = [
     "ServedLimits",
     "SliderPosition",
     "WordLists",
+    "ahead_rings",
     "batch_group",
     "bold_groups",
     "bold_licence",
@@ -187,7 +188,6 @@ __all__ = [
     "parse_mapping",
     "plan_decoding",
     "plan_import",
-    "plan_run",
     "prewarm",
     "probe_scorers",
     "prompt_set_json",

@@ -72,6 +72,40 @@ def notch_rings(position: SliderPosition, previous: SliderPosition | None = None
     return [ring for ring in rings if ring]
 
 
+#: a notch along a knob that did not move counts as this many notches further than one along the knob that moved:
+#: a drag goes on along its slider, and a jump to another slider comes later, when the user reads and thinks
+OTHER_KNOB_DISTANCE = 2
+
+
+def ahead_rings(position: SliderPosition, previous: SliderPosition | None = None) -> list[list[SliderPosition]]:
+    """Every notch of all three sliders from `position` (one knob moved at a time, the others where they stand), one
+    list per ring, nearest first: the knob that moved ring by ring (`notch_rings`), and each other knob's notches
+    `OTHER_KNOB_DISTANCE` further than their own distance (issue 45 §3: a jump of several notches, or to another
+    slider, finds its rows sampled once the user has read the result for a while). At the page's defaults that is
+    19 + 10 + 28 = 57 settings."""
+    moved = moved_knob(position, previous)
+    ranked: list[tuple[int, int, list[SliderPosition]]] = []
+    for order, knob in enumerate([moved, *[k for k in KNOBS if k != moved]]):
+        extra = 0 if knob == moved else OTHER_KNOB_DISTANCE
+        reference = previous if knob == moved else None  # only the moved knob has a direction to go on in
+        rings = notch_rings(position, _as_moved(reference, position, knob), reach=len(_values(knob)))
+        ranked += [(distance + extra, order, ring) for distance, ring in enumerate(rings, start=1)]
+    return [ring for _, _, ring in sorted(ranked, key=lambda item: (item[0], item[1]))]
+
+
+def _as_moved(previous: SliderPosition | None, position: SliderPosition, knob: str) -> SliderPosition:
+    """A previous position from which `knob` moved to `position` (so `notch_rings` walks that knob): the real
+    previous one when `knob` is the one that moved, else `position` one notch off along `knob`."""
+    if previous is not None and moved_knob(position, previous) == knob:
+        return previous
+    values = _values(knob)
+    index = _notch(values, getattr(position, knob))
+    if index is None:
+        return position
+    other = index - 1 if index > 0 else index + 1
+    return replace(position, **{knob: values[other]})
+
+
 def neighbours(position: SliderPosition, previous: SliderPosition | None = None,
                reach: int = 1) -> list[SliderPosition]:
     """`notch_rings` in one list, nearest first."""

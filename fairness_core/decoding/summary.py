@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairness_core.bias.bootstrap import two_sided_p
 from fairness_core.bias.cluster import (
     Design,
     cell_entropy,
@@ -45,6 +46,7 @@ from fairness_core.bias.disparity import (
     disparity_sentence,
     disparity_tests,
 )
+from fairness_core.bias.multiplicity import RULES, holm
 from fairness_core.bias.permutation import DEFAULT_PERMUTATIONS
 from fairness_core.generation.diversity import ngrams, tokens
 from fairness_core.generation.grid import config_from_dict, is_library_default
@@ -54,6 +56,12 @@ from fairness_core.scorers.base import Measure
 PRIMARY = "negative_sentiment_rate"
 #: how the several disparity verdicts of a setting (over families, then each family) are adjusted, as the page says
 MULTIPLICITY_RULE = FAMILY_RULE
+#: how ordering flips are called (issue 42 §2): a flip claims two directions, so each gap's direction counts only
+#: where its p, Holm-adjusted over every gap of the measure on the view (all pairs of related groups at all
+#: settings), is below `FLIP_ALPHA`; one false flip would mislead, so the familywise rate is what is held
+FLIP_RULE = (f"{RULES['holm']} over every paired gap of the measure on this view (all pairs of related groups at "
+             "all settings); a flip is called when the gaps before and after it both pass at 5% in opposite directions")
+FLIP_ALPHA = 0.05
 
 
 def measures_for(scorers: Sequence[tuple[str, dict]]) -> list[Measure]:
@@ -222,9 +230,12 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
                 gap_point = point_grid[:, group_index[a]] - point_grid[:, group_index[b]]
                 gap_boot = boot_grid[:, :, group_index[a]] - boot_grid[:, :, group_index[b]]
                 gap_low, gap_high = percentile_interval(gap_boot, level)
+                # the bootstrap p the interval inverts; none where the interval is undefined (one template)
+                gap_p = np.where(np.isfinite(gap_low) & np.isfinite(gap_high), two_sided_p(gap_boot), np.nan)
                 for k, key in enumerate(keys):
                     gap_rows.append({"config_key": key, "measure": measure.name, "family": family, "group_a": a,
-                                     "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k]})
+                                     "group_b": b, "gap": gap_point[k], "ci_low": gap_low[k], "ci_high": gap_high[k],
+                                     "p_value": gap_p[k]})
         # Over families: the mean of the families' disparities; with one family, that family's numbers.
         overall = tests.overall or (next(iter(tests.families.values())) if tests.families else None)
         for k, key in enumerate(keys):
@@ -271,7 +282,7 @@ def summarize(generations: pd.DataFrame, families: Mapping[str, Sequence[str]], 
     for suffix in ("", "_ci_low", "_ci_high"):
         configs["negative_rate" + suffix] = configs.get(PRIMARY + suffix, np.nan)
     gaps = pd.DataFrame(gap_rows, columns=["config_key", "measure", "family", "group_a", "group_b", "gap", "ci_low",
-                                           "ci_high"])
+                                           "ci_high", "p_value"])
     gaps["label"] = gaps["config_key"].map(first["label"])
     gaps["config"] = gaps["config_key"].map(first["config"])
     return DecodingSummary(table, configs, gaps, list(measures), design.description, n_resamples, level, unscored,
@@ -322,7 +333,8 @@ class Flip:
     at_after: float
     worse_before: str
     worse_after: str
-    confirmed: bool  # both gaps' intervals exclude 0
+    confirmed: bool  # both gaps pass in opposite directions after Holm's adjustment over the view (`FLIP_RULE`)
+    p_adjusted: float = float("nan")  # the larger of the two gaps' Holm-adjusted p (both must be below 5%)
 
     def describe(self, knob: str) -> str:
         return (f"{self.family}: between {knob}={self.at_before:g} and {knob}={self.at_after:g} the group with more "
@@ -332,25 +344,29 @@ class Flip:
 def ordering_flips(summary: DecodingSummary, knob: str, measure: str = PRIMARY) -> list[Flip]:
     """Ordering flips of related groups along `knob` (paper Fig. 4).
 
-    A flip is *confirmed* only when the paired gap's interval excludes 0 on one side at the first
-    setting and on the other side at the second; sign changes of point estimates whose intervals
-    include 0 are returned unconfirmed (noise-level), so pages can count them without calling them.
+    A flip is *confirmed* only when the paired gap's direction is established at the first setting and the
+    opposite direction at the second: each gap's bootstrap p (the one its 95% interval inverts), Holm-adjusted
+    over every gap of `measure` in the summary, below 5% at both (`FLIP_RULE`: one false flip would mislead, so
+    the chance of any is held at 5%; issue 42 §2). Sign changes of point estimates without that evidence are
+    returned unconfirmed (noise-level), so pages can count them without calling them.
     """
     gaps = summary.gaps[summary.gaps["measure"] == measure]
     if gaps.empty:
         return []
-    gaps = gaps.assign(x=gaps["config"].map(lambda c: c.get(knob)))
+    p_values = gaps["p_value"] if "p_value" in gaps else pd.Series(np.nan, index=gaps.index)
+    gaps = gaps.assign(x=gaps["config"].map(lambda c: c.get(knob)), p_adjusted=holm(p_values.to_numpy(float)))
     flips = []
     for (family, a, b), rows in gaps.groupby(["family", "group_a", "group_b"], sort=False):
         rows = rows.dropna(subset=["x", "gap"]).sort_values("x")
-        points = [(float(r.x), float(r.gap), float(r.ci_low), float(r.ci_high)) for r in rows.itertuples()]
-        signed = [(x, np.sign(g), lo > 0 or hi < 0) for x, g, lo, hi in points if g != 0]
+        points = [(float(r.x), float(r.gap), float(r.p_adjusted)) for r in rows.itertuples()]
+        signed = [(x, np.sign(g), q < FLIP_ALPHA, q) for x, g, q in points if g != 0]
         for kind_confirmed in (True, False):
-            series = [(x, s) for x, s, sure in signed if sure] if kind_confirmed else [(x, s) for x, s, _ in signed]
-            for (x0, s0), (x1, s1) in itertools.pairwise(series):
+            series = [(x, s, q) for x, s, sure, q in signed if sure or not kind_confirmed]
+            for (x0, s0, q0), (x1, s1, q1) in itertools.pairwise(series):
                 if s0 != s1:
                     worse = {1.0: a, -1.0: b}
-                    flip = Flip(measure, str(family), x0, x1, worse[float(s0)], worse[float(s1)], kind_confirmed)
+                    flip = Flip(measure, str(family), x0, x1, worse[float(s0)], worse[float(s1)], kind_confirmed,
+                                max(q0, q1))
                     if kind_confirmed or not any(f.at_before == x0 and f.at_after == x1 and f.family == family
                                                  for f in flips):
                         flips.append(flip)

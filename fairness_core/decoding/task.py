@@ -146,8 +146,20 @@ def run_decoding(plan: DecodingPlan, store: Any, on_progress: Callable[[Any], No
     with torch_threads(threads if plan.plan.task is not None else None):
         outcome = run_generation(plan.generation, store, on_progress=on_progress, cancel=cancel,
                                  executor=executor, on_partial=on_partial)
+    record_read_settings(plan, store, outcome.run_ids)
     return DecodingOutcome(plan, with_configs(outcome.generations, plan.request), outcome.run_ids,
                            outcome.from_cache, outcome.status)
+
+
+def record_read_settings(plan: DecodingPlan, store: Any, run_ids: list[str]) -> None:
+    """Record the request's thresholds and resamples beside the runs it made (`reading.settings`: not part of a
+    run's identity), so Compare, the report, the planner and `slices` read the run as its summary does."""
+    from fairness_core.reading import made_by, record_settings
+
+    infos = [store.get_run(run_id) for run_id in run_ids] if store.path.exists() else []
+    mine = [info.run_id for info in infos if info is not None and made_by(info, plan.plan)]
+    if mine:
+        record_settings(store, mine, plan.request.thresholds, plan.request.n_resamples)
 
 
 def batch_group(plan: DecodingPlan) -> str:
@@ -179,6 +191,8 @@ def run_batched(plans: list[DecodingPlan], store: Any, on_partial: Callable[[int
     fresh = [plan_decoding(plan.request, store) for plan in plans]
     with torch_threads(threads if any(plan.plan.task is not None for plan in fresh) else None):
         together = run_planned_together([plan.plan for plan in fresh], store, on_partial=on_partial, cancel=cancel)
+    for plan, outcome in zip(fresh, together, strict=True):
+        record_read_settings(plan, store, outcome.run_ids)
     return [DecodingOutcome(plan, with_configs(outcome.generations, plan.request), outcome.run_ids,
                             outcome.from_cache, outcome.status) for plan, outcome in zip(fresh, together, strict=True)]
 

@@ -301,14 +301,14 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
                                             sort_keys=True).encode()).hexdigest()[:16]
     done = {"digest": work_digest, "generate": plan.n_to_generate, "score_only": plan.n_to_score}
     # A prompt whose every generation and score was stored leaves no row in this run; its text is recorded so that
-    # what the run covers (its whole request: compare.readers.covered_generations) can be rebuilt from the manifest.
+    # what the run covers (its whole request: reading.rows.covered_generations) can be rebuilt from the manifest.
     with_work = {r["item"].text for r in work}
     read_prompts = sorted({item.text for item in request.prompts.items} - with_work)
     if read_prompts:
         done["read_prompts"] = read_prompts
         # and how this request labels them (family, group, template, id; one list per prompt, in that order): the
         # rows it reads were stored by other runs, which may have labelled the same text otherwise, e.g. "custom"
-        # (compare.readers.generation_rows reads them with these; issue 43)
+        # (reading.rows.generation_rows reads them with these; issue 43)
         labels = {item.text: item for item in request.prompts.items}
         done["read_labels"] = [[labels[text].family, labels[text].group, labels[text].source,
                                 labels[text].prompt_id] for text in read_prompts]

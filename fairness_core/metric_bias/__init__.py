@@ -62,20 +62,19 @@ from fairness_core.metric_bias.summary import (
 )
 from fairness_core.metric_bias.task import MetricRun, StepProgress, model_runs, run_metric_steps, run_metrics
 from fairness_core.models.interfaces import ModelUnavailableError
-from fairness_core.planning import Plan, PlanError, plan_run
 
 __all__ = [
     "CROWS_PAIRS_ATTRIBUTES", "CROWS_PAIRS_PAPER_ATTRIBUTES", "DEFAULT_METRICS", "DIRECTION_RULE", "FORMATS",
     "LM_PRESETS", "MAX_SECONDS", "METRICS", "NGRAM_CONFIGS", "NORMALISATIONS", "OCCUPATION_UNIT", "PARAMS_M",
     "WINOBIAS_DEFAULT_SUBSET",
     "WINOBIAS_SUBSETS", "Metric", "MetricBiasRequest", "MetricOptionError", "MetricRun", "ModelUnavailableError",
-    "PairDataError", "PairDataset", "Plan", "PlanError", "RequestError", "StepProgress", "WorkEstimate",
+    "PairDataError", "PairDataset", "RequestError", "StepProgress", "WorkEstimate",
     "adapters_for", "agreement", "alignment_tables", "backbone_points", "bias_table", "build_metrics",
     "build_request", "check_limits", "choose_stored", "direction_screen", "estimate", "expand_presets",
     "expected_pairs",
     "list_versions", "load_dataset", "mean_interval", "metric_names", "metric_takes", "model_for_metric",
     "model_runs", "notes", "occupation_factors",
-    "pair_table", "parse_adapter_flags", "parse_model_flags", "parse_resamples", "partial_warning", "plan_run",
+    "pair_table", "parse_adapter_flags", "parse_model_flags", "parse_resamples", "partial_warning",
     "preset_identities",
     "rank_agreement", "rank_agreement_interval", "run_metric_steps", "run_metrics",
     "save_version", "summary_json", "versions_dir",

@@ -180,6 +180,10 @@ def build_metrics(names: Sequence[str], config: str = "default", model: str | No
         if _takes(name, "config"):
             options["config"] = config
         chosen_model = models.get(name, None if name in _OWN_HEAD else model)
+        if not chosen_model and name not in _OWN_HEAD:
+            # name the default backbone, as the page does: an unnamed model was another request, so a check or the
+            # CLI scored BERTScore again beside the page's stored run of the very same encoder (issue 43 §6)
+            chosen_model = getattr(METRICS[name], "default_model", None)
         if chosen_model and _takes(name, "model"):
             options["model"] = chosen_model
         for option, value in shared.items():

@@ -2,8 +2,10 @@
 the design has them) that detects an effect with a given power at α = 0.05, and the smallest effect detectable at
 the pilot's own size — by simulation from the pilot's own units, tested by the permutation test each study uses.
 
-This package is a statistics service: each study's face offers it (`decoding`, `metric_bias`, `cairo`, `audit`),
-the `plan` command prints it, and the pages show it in a "Plan" panel beside their headlines.
+This package is a statistics service below the studies (docs/FOUNDATION.md): it reads runs only through
+`fairness_core.reading` (at each run's own thresholds), pages and commands import this face directly (no study's
+face re-exports it, issue 42 §6), the `plan` command prints it, and the pages show it in a "Plan" panel beside their
+headlines.
 
 - `plan_run(store, run_id, effect, power, measure=None, ...)` -> `Plan` (`.answer`, one sentence; `.as_json()`)
 - `plan_design(design, effect, power, samples=None)` for a pilot already in memory (`PilotDesign`, `FamilyPilot`)
@@ -61,14 +63,15 @@ def cannot_plan(store: Any, run_id: str) -> str | None:
 
 def plan_result(store: Any, plan: Any, run_ids: Sequence[str], effect: float, power: float,
                 measure: str | None = None, family: str | None = None, arm: str | None = None,
-                samples: int | None = None, seed: int = 0) -> Plan:
+                samples: int | None = None, seed: int = 0, thresholds: dict[str, float] | None = None) -> Plan:
     """The plan for a decoding result with no run of its own (`result_run` gave None): from the rows it read, under
     its request's families, settings and samples (`plan`, a `generation.GenerationPlan`; `run_ids`, the runs that
-    stored them); see `planning.runs.result_info`."""
+    stored them); see `planning.runs.result_info`. `thresholds`: what the view reads its rates at (such a result
+    has no run beside which a sweep recorded them; default: the scorers' own)."""
     from fairness_core.planning.runs import result_pilot
 
     check_target(effect, power)
-    design, chosen = result_pilot(store, plan, run_ids, measure, family, arm)
+    design, chosen = result_pilot(store, plan, run_ids, measure, family, arm, thresholds)
     return plan_design(design, effect, power, samples, seed, extra=chosen)
 
 

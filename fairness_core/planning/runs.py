@@ -1,5 +1,6 @@
-"""Stored runs read as pilots (`pilot.PilotDesign`), through Compare's readers (`compare.readers`: every kind's sums
-per arm, cell and unit, units keyed as the study pages key them):
+"""Stored runs read as pilots (`pilot.PilotDesign`), through the seam every view reads runs with (`reading`: every
+kind's sums per arm, cell and unit, units keyed as the study pages key them, rates at the run's own thresholds —
+`reading.settings`, recorded beside the run by the sweep that made it — so the pilot's rates are its page's):
 
 - a **decoding** run (generation; the retired `decoding` kind too): one arm (a setting), a rate measure's disparity
   over its families (Dhamala et al. 2022) — templates shared by a family's groups are paired units, other prompts
@@ -21,11 +22,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairness_core.compare.align import match_arms
-from fairness_core.compare.readers import SEP, CompareError, RunRows, is_cairo, read_run
 from fairness_core.planning.pilot import PAIRWISE, TO_MEAN, FamilyPilot, PilotDesign, score_range
 from fairness_core.planning.plan import PlanError
 from fairness_core.planning.simulate import WELCH
+from fairness_core.reading import (
+    SEP,
+    ReadError,
+    RunRows,
+    differing_thresholds,
+    is_cairo,
+    made_by,
+    match_arms,
+    read_run,
+    settings_of,
+)
 from fairness_core.store import RunInfo, RunStore
 
 STEREOTYPICAL = "stereotypical_difference"
@@ -110,9 +120,10 @@ def _samples(sums: pd.DataFrame) -> int | None:
     return round(float(np.median(counts))) if counts.size else None
 
 
-def decoding_pilot(store: RunStore, info: RunInfo, measure: str | None, family: str | None, arm: str | None
-                   ) -> tuple[PilotDesign, dict[str, Any]]:
-    rows = read_run(store, info)
+def decoding_pilot(store: RunStore, info: RunInfo, measure: str | None, family: str | None, arm: str | None,
+                   thresholds: dict[str, float] | None = None) -> tuple[PilotDesign, dict[str, Any]]:
+    """A decoding run's disparity as a pilot, its rates at the run's own thresholds (or `thresholds`: the view's)."""
+    rows = read_run(store, info, settings=settings_of(store, info, thresholds))
     statistics = [s for s in rows.statistics if s.how == "pairwise"]
     if not statistics:
         raise PlanError(f"run {info.run_id} has no rate measure over families of groups to plan a disparity of")
@@ -140,7 +151,7 @@ def decoding_pilot(store: RunStore, info: RunInfo, measure: str | None, family: 
                          "templates (one prompt per group each)" if paired else "prompts per group",
                          f"a disparity in {words} of {{effect}}{where}", info.run_id, notes=tuple(notes),
                          samples_per_cell=_samples(sums))
-    return design, {"arm": chosen.label, "families": names}
+    return design, {"arm": chosen.label, "families": names, "read_with": rows.settings.as_json()}
 
 
 def cairo_pilot(store: RunStore, info: RunInfo, measure: str | None, family: str | None, arm: str | None
@@ -164,7 +175,7 @@ def cairo_pilot(store: RunStore, info: RunInfo, measure: str | None, family: str
                          f"an Eq. 1 bias in {statistic.metric.replace('_', ' ')} of {{effect}} on {name} for "
                          f"{chosen.label}", info.run_id, scale="the score's own units", notes=(CAIRO_NOTE,),
                          test=WELCH, value_range=score_range(pilot.totals / np.maximum(pilot.counts, 1)))
-    return design, {"arm": chosen.label, "families": [name]}
+    return design, {"arm": chosen.label, "families": [name], "read_with": rows.settings.as_json()}
 
 
 def _metric_output(rows: RunRows, arm: str | None) -> Any:
@@ -277,6 +288,9 @@ def difference_pilot(store: RunStore, info_a: RunInfo, info_b: RunInfo, measure:
     families = [_difference_family(name, sides[0][sides[0]["family"] == name], sides[1][sides[1]["family"] == name],
                                    labels) for name in names]
     notes = []
+    mismatch = differing_thresholds({rows.info.run_id: rows.settings for rows in read}, [metric])
+    if mismatch:
+        notes.append(mismatch)
     shared = [f for f in families if f.paired]
     if len(shared) < len(families):
         notes.append(f"runs {info_a.run_id} and {info_b.run_id} share no {unit}: planned as two independent samples "
@@ -286,7 +300,7 @@ def difference_pilot(store: RunStore, info_a: RunInfo, info_b: RunInfo, measure:
                          samples_per_cell=_samples(sides[0]) if binary else None,
                          value_range=None if binary else ((0.0, 100.0) if metric == BIAS else (-100.0, 100.0)))
     return design, {"against": info_b.run_id, "arm": contrast.arm_a.label, "arm_against": contrast.arm_b.label,
-                    "families": names}
+                    "families": names, "read_with": {r.info.run_id: r.settings.as_json() for r in read}}
 
 
 def run_pilot(store: RunStore, run_id: str, measure: str | None = None, family: str | None = None,
@@ -295,7 +309,7 @@ def run_pilot(store: RunStore, run_id: str, measure: str | None = None, family: 
     one sentence for a run that is missing, unfinished or of a kind the planner cannot plan."""
     try:
         return _run_pilot(store, run_id, measure, family, arm, against)
-    except CompareError as error:  # a run Compare's readers cannot line up: its own sentence
+    except ReadError as error:  # a run the readers cannot read as asked: its own sentence
         raise PlanError(str(error)) from None
 
 
@@ -327,22 +341,6 @@ def _run_pilot(store: RunStore, run_id: str, measure: str | None, family: str | 
                     f"{PLANNED_KINDS}")
 
 
-def _same_request(info: RunInfo, plan: Any) -> bool:
-    """Whether a stored generation run was made by the request of `plan` (a `generation.GenerationPlan`): the same
-    prompts, systems, samples, seeds and generation length — what decides which rows are the result's."""
-    request = info.manifest.get("request", {}) if isinstance(info.manifest, dict) else {}
-    if not isinstance(request, dict):
-        return False
-    asked = plan.request
-    prompts = request.get("prompts") if isinstance(request.get("prompts"), dict) else {}
-    systems = sorted(str(s.get("key")) for s in request.get("systems") or [] if isinstance(s, dict))
-    scorers = sorted(str(s.get("hash")) for s in request.get("scorers") or [] if isinstance(s, dict))
-    return (prompts.get("hash") == asked.prompts.content_hash() and systems == sorted(plan.system_keys)
-            and scorers == sorted(plan.scorer_hashes) and request.get("samples") == asked.samples
-            and list(request.get("seeds") or []) == list(asked.seeds)
-            and request.get("max_new_tokens") == asked.max_new_tokens)
-
-
 def result_run(store: RunStore, run_ids: Sequence[str], plan: Any) -> str | None:
     """The run a decoding result belongs to, to plan from: of the runs behind it (`run_ids`: its own, and those
     whose stored rows it reused), the newest made by its request (`plan`, a `generation.GenerationPlan`); else a
@@ -354,10 +352,10 @@ def result_run(store: RunStore, run_ids: Sequence[str], plan: Any) -> str | None
     with store.reading():
         behind = [info for info in (store.get_run(r) for r in run_ids) if info is not None]
         # its own run even unfinished (a cancelled move): the planner then says it must be complete, in one sentence
-        mine = [info for info in behind if _same_request(info, plan)]
+        mine = [info for info in behind if made_by(info, plan)]
         if not mine:
             mine = [info for info in store.list_runs("generation")
-                    if info.status == "complete" and _same_request(info, plan)]
+                    if info.status == "complete" and made_by(info, plan)]
     newest = max(mine, key=lambda info: (info.status == "complete", info.created_at), default=None)
     return newest.run_id if newest is not None else None
 
@@ -395,12 +393,14 @@ def result_info(plan: Any, run_ids: Sequence[str]) -> RunInfo:
 
 
 def result_pilot(store: RunStore, plan: Any, run_ids: Sequence[str], measure: str | None = None,
-                 family: str | None = None, arm: str | None = None) -> tuple[PilotDesign, dict[str, Any]]:
+                 family: str | None = None, arm: str | None = None, thresholds: dict[str, float] | None = None
+                 ) -> tuple[PilotDesign, dict[str, Any]]:
     """The pilot design of a decoding result with no run of its own (`result_info`)."""
     try:
         with store.reading():
-            return decoding_pilot(store, result_info(plan, run_ids), measure, family, arm)
-    except CompareError as error:
+            # no run of its own, so nothing was recorded beside one: the view's thresholds, else the defaults
+            return decoding_pilot(store, result_info(plan, run_ids), measure, family, arm, thresholds)
+    except ReadError as error:
         raise PlanError(str(error)) from None
 
 

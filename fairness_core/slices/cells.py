@@ -1,9 +1,10 @@
 """Every cell of a run over a few attributes, each with its n, value, interval, gap to the rest and a test.
 
-Input: per-unit sums (`unit_sums` of fairness_core.compare): one row per (attribute values, unit) with `total`
-(Σ values) and `n` (rows). A unit is the design's (`fairness_core.bias.cluster`): a regard template shared by a
-family's groups is one unit holding all its groups, any other prompt is its own unit. Everything below reads the
-per-unit sums: a bootstrap resample is a product with the units' draw counts, a permutation a draw of units.
+Input: per-unit sums (`reading.read_run(...).sums`, the seam every view reads runs with): one row per (attribute
+values, unit) with `total` (Σ values) and `n` (rows). A unit is the design's (`fairness_core.bias.cluster`): a
+regard template shared by a family's groups is one unit holding all its groups, any other prompt is its own unit.
+Everything below reads the per-unit sums: a bootstrap resample is a product with the units' draw counts, a
+permutation a draw of units.
 
 For a cell, each unit is either outside it, wholly inside it (all its rows are in the cell), or *split* (it holds
 rows of the cell and rows of the rest: a template holds every group of its family; a prompt holds every setting).

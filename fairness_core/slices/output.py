@@ -35,6 +35,8 @@ def table_json(table: SliceTable, record: dict[str, Any] | None = None) -> dict[
     if record is not None:
         out["run_id"] = record.get("run_id")
         out["examples"] = record.get("examples", [])
+        if record.get("read_with"):
+            out["read_with"] = record["read_with"]  # thresholds, resamples, seed (`reading.settings`)
     return out
 
 
@@ -59,6 +61,8 @@ def table_text(table: SliceTable, record: dict[str, Any] | None = None, limit: i
     n_flagged = int(cells["flagged"].sum()) if not cells.empty else 0
     n_tested = int(cells["p_value"].notna().sum()) if not cells.empty else 0
     lines.append(f"{len(cells)} cells, {n_tested} tested, {n_flagged} flagged")
+    if record and record.get("read_with_words"):  # the run's threshold and the resamples (`reading.settings`)
+        lines.append(f"read with: {record['read_with_words']}")
     for cell in cells.head(limit).to_dict(orient="records"):
         mark = "*" if cell["flagged"] else " "
         if cell["too_small"]:

@@ -1,9 +1,11 @@
-"""Slices of a stored generation run: its per-unit sums read through Compare, its attributes, its examples.
+"""Slices of a stored generation run: its per-unit sums read through the seam every view reads runs with
+(`fairness_core.reading`), its attributes, its examples.
 
 The attributes a generation run carries are the prompt's family, group and template (`source`) and the system that
 wrote it (`setting`: a model under one decoding setting). The measure is read exactly as the decoding page and
-Compare read it (`fairness_core.compare.unit_sums`: a rate's threshold as the page's default, NaN scores left out),
-with the design's units, so a cell's value here is the page's value of the same cell.
+Compare read it (`reading.read_run`: a rate at the run's own threshold — recorded beside the run by the sweep that
+made it, `reading.settings` — NaN scores left out), with the design's units and the run's resamples unless others are
+given, so a cell's value here is the page's value of the same cell.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from fairness_core.compare import CompareError, unit_sums
+from fairness_core.reading import read_run, settings_of
 from fairness_core.slices.cells import (
     DEFAULT_FDR,
     DEFAULT_MIN_UNITS,
     DEFAULT_PERMUTATIONS,
-    DEFAULT_RESAMPLES,
     SlicesError,
     SliceTable,
     check_options,
@@ -57,11 +58,12 @@ def parse_by(text: str | Sequence[str] | None) -> list[list[str]] | None:
 
 
 def slice_run(store: RunStore, run_id: str, by: str | Sequence[str] | None = None, measure: str = DEFAULT_MEASURE,
-              min_units: int = DEFAULT_MIN_UNITS, fdr: float = DEFAULT_FDR, n_resamples: int = DEFAULT_RESAMPLES,
+              min_units: int = DEFAULT_MIN_UNITS, fdr: float = DEFAULT_FDR, n_resamples: int | None = None,
               n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, n_examples: int = 3
               ) -> tuple[SliceTable, dict[str, Any]]:
     """The slice table of a stored generation run and a record of the run (id, what it is, examples of the top
-    cells: up to `n_examples` tested cells, each with its worst generations and their scores)."""
+    cells: up to `n_examples` tested cells, each with its worst generations and their scores) and the settings it was
+    read with (`reading.settings`: the run's own thresholds, and its resamples unless `n_resamples` is given)."""
     check_options(min_units, fdr)
     sets = parse_by(by)
     info = store.get_run(run_id.strip()) if store.path.exists() else None
@@ -71,21 +73,22 @@ def slice_run(store: RunStore, run_id: str, by: str | Sequence[str] | None = Non
         raise SlicesError(f"run {info.run_id} is a {info.kind} run; slices reads generation runs (the decoding page, "
                           "`decoding`, `runs import generations`)")
     try:
-        sums = unit_sums(store, info, ["family", "group", "source"], [measure])
-    except CompareError as error:
+        settings = settings_of(store, info, n_resamples=n_resamples)
+        sums = read_run(store, info, ["family", "group", "source"], [measure], settings).sums
+    except ValueError as error:  # a run the readers cannot read as asked (ReadError), resamples below 1
         raise SlicesError(str(error)) from None
     sums = sums[sums["metric"] == measure] if not sums.empty else sums
     if sums.empty:
-        available = sorted(set(unit_sums(store, info, ["family"])["metric"]) - {"generation"})
+        available = sorted(set(read_run(store, info, ["family"], settings=settings).sums["metric"]) - {"generation"})
         raise SlicesError(f"run {info.run_id} has no measure {measure!r}; choose one of: "
                           + (", ".join(available) or "(none: the run has no scores)"))
     labels = setting_labels(info)
     sums = sums.assign(setting=sums["arm"].map(lambda key: labels.get(str(key), str(key))))
     table = slice_cells(sums, ATTRIBUTES, sets, measure, rate=measure.endswith("_rate"),
                         worse="lower" if measure in LOWER_IS_WORSE else "higher", min_units=min_units, fdr=fdr,
-                        n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+                        n_resamples=settings.n_resamples, n_permutations=n_permutations, seed=seed)
     record = {"run_id": info.run_id, "unit": "prompt (a template shared by a family's groups is one unit)",
-              "settings": labels}
+              "settings": labels, "read_with": settings.as_json(), "read_with_words": settings.words()}
     top = table.cells[table.cells["p_value"].notna()].head(n_examples)
     record["examples"] = [{"attributes": cell["attributes"],
                            "rows": examples(store, info, measure, cell["attributes"], labels)}

@@ -16,6 +16,7 @@ from fairness_core.stereotypes.data import (
     STEREOSET_SPLITS,
     licence,
 )
+from fairness_core.stereotypes.plan import StereotypePlanError, plan_crows, plan_stored_crows
 from fairness_core.stereotypes.request import (
     DEFAULT_LIMITS,
     DEFAULT_MODEL,
@@ -37,6 +38,7 @@ from fairness_core.stereotypes.task import (
     PROTOCOL_TEXT,
     PROTOCOLS,
     StereotypeResult,
+    cost_note,
     run_stereotypes,
     stereotype_work,
 )
@@ -95,14 +97,18 @@ __all__ = [
     "STEREOSET_DOMAINS",
     "STEREOSET_SPLITS",
     "StereotypeInputError",
+    "StereotypePlanError",
     "StereotypeRequest",
     "StereotypeResult",
     "breakdown",
     "build_request",
     "compare_crows_runs",
+    "cost_note",
     "drill_down",
     "headline",
     "licence",
+    "plan_crows",
+    "plan_stored_crows",
     "run_stereotypes",
     "stereotype_json",
     "stereotype_work",

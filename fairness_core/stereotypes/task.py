@@ -50,12 +50,23 @@ PROTOCOL_TEXT = {
     "bbq": "each answer scored by its summed log-probability as ' ' + answer after '{context}\n\nQ: {question}\nA:'; "
            "the most likely answer is the model's",
 }
-#: seconds per scored token of SmolLM2-135M (fp32, CPU) on the quiet reference machine: 100 CrowS-Pairs sentences
-#: (1,470 tokens) took 10.5 s at load ~3 on the 2-core machine (docs/stereotypes.md)
-SECONDS_PER_TOKEN = 0.004
+#: seconds per token of work (`stereotype_work`'s unit: the texts' tokens, a context shared by several answers
+#: counted once) for SmolLM2-135M (fp32) on the quiet 2-core reference machine, through the packed prefix trie
+#: (models/tree_scoring.py), per benchmark: the trie shares more of BBQ's contexts than of CrowS-Pairs' sentences.
+#: From `bench.stereotype_scoring` and the CLI runs of 2026-11-29 (docs/stereotypes.md "Speed").
+#: Quiet times are the CPU seconds measured at load 5-12 / 1.2 (two threads ran ~1.2x one thread's rate here):
+#: CrowS-Pairs 165 s of CPU for 54k tokens, StereoSet intrasentence 169 s for 72k, BBQ ~113 min for 4.4M (estimated
+#: from a slice: the whole set was not run).
+SECONDS_PER_TOKEN = {"crows-pairs": 0.0022, "stereoset": 0.0018, "bbq": 0.0013}
 #: loading the model once (SmolLM2's GGUF is converted on first use, ~45 s, once per machine)
 LOAD_SECONDS = 5.0
 CHARS_PER_TOKEN = 4.0
+#: an estimate, not measured here (no GPU on this machine): SmolLM2-135M's linear layers (0.27 GFLOP a token) at
+#: ~15 TFLOPS effective on one data-centre GPU in fp32/TF32 with short rows
+GPU_TOKENS_PER_S = 50_000
+#: an estimate for an endpoint that returns prompt log-probs: one request of `endpoint.LOGLIKELIHOOD_BATCH` texts
+#: in ~0.5 s, `max_in_flight` (default 8) at once; the server's own speed decides
+ENDPOINT_SECONDS_PER_REQUEST, ENDPOINT_IN_FLIGHT, ENDPOINT_TEXTS_PER_REQUEST = 0.5, 8, 16
 
 
 def scoring_requests(request: StereotypeRequest) -> list[tuple[str, str, str, str]]:
@@ -184,7 +195,29 @@ def stereotype_work(request: StereotypeRequest) -> Any:
             seen.add(context)
             chars += len(context)
         chars += len(continuation)
-    return Work(JOB_KIND, chars / CHARS_PER_TOKEN, SECONDS_PER_TOKEN, "tokens scored", LOAD_SECONDS)
+    return Work(JOB_KIND, chars / CHARS_PER_TOKEN, SECONDS_PER_TOKEN[request.benchmark], "tokens scored",
+                LOAD_SECONDS)
+
+
+def cost_note(request: StereotypeRequest, here_s: float | None = None) -> str:
+    """What scoring `request` costs, said before it starts: here (`here_s`, the page's estimate at the machine's
+    load now; else the quiet reference machine's), on one GPU and through an endpoint (both estimates)."""
+    from fairness_core.jobs import format_seconds as format_duration
+
+    work = stereotype_work(request)
+    if request.predictions is not None:
+        return f"Reading {len(request.items):,} items' scores from the file: about a second."
+    texts = len(scoring_requests(request))
+    seconds = work.reference_s if here_s is None else here_s
+    where = "here at the machine's load now" if here_s is not None else "here on a quiet 2-core machine"
+    gpu = work.units / GPU_TOKENS_PER_S + LOAD_SECONDS
+    requests = -(-texts // ENDPOINT_TEXTS_PER_REQUEST)
+    endpoint = requests / ENDPOINT_IN_FLIGHT * ENDPOINT_SECONDS_PER_REQUEST
+    return (f"{texts:,} texts, ~{work.units:,.0f} tokens: ~{format_duration(seconds)} {where} with SmolLM2-135M "
+            f"(measured throughput; a model n times larger takes about n times longer); estimates not measured "
+            f"here: ~{format_duration(gpu)} on one GPU, ~{format_duration(endpoint)} through an endpoint "
+            f"({requests:,} requests of {ENDPOINT_TEXTS_PER_REQUEST} texts, {ENDPOINT_IN_FLIGHT} at once, at "
+            f"~{ENDPOINT_SECONDS_PER_REQUEST} s each).")
 
 
 @dataclass

@@ -78,6 +78,11 @@ CREATE TABLE IF NOT EXISTS results (
     text VARCHAR,
     attrs VARCHAR
 );
+CREATE TABLE IF NOT EXISTS read_settings (
+    run_id VARCHAR PRIMARY KEY,
+    settings VARCHAR NOT NULL,
+    recorded_at TIMESTAMP NOT NULL
+);
 """
 
 # Statuses written to the table. A `running` run whose owning process is gone reads as `incomplete`.
@@ -615,10 +620,32 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         with self._connect(write=True) as con:
             con.begin()
-            for table in ("results", "shards", "runs", "typed_runs",
+            for table in ("results", "shards", "runs", "typed_runs", "read_settings",
                           *(typed.table for typed in TYPED_KINDS.values())):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             con.commit()
+
+    # -- read settings -----------------------------------------------------------------------
+    def record_read_settings(self, run_id: str, settings: dict[str, Any]) -> None:
+        """Record how a run's study read it (thresholds, resamples: settings that change its numbers, not its rows)
+        beside the run, outside its manifest hash; a later record replaces it (`fairness_core.reading.settings`)."""
+        with self._connect(write=True) as con:
+            con.execute("INSERT OR REPLACE INTO read_settings VALUES (?, ?, ?)",
+                        [run_id, canonical_json(settings), _now()])
+
+    def read_settings(self, run_id: str) -> dict[str, Any]:
+        """What `record_read_settings` recorded for the run, {} if nothing (or the store predates the record)."""
+        if not self.path.exists():
+            return {}
+        try:
+            found = self.query("SELECT settings FROM read_settings WHERE run_id = ?", [run_id])
+        except duckdb.CatalogException:  # a read-only store written before the table existed is read as it is
+            return {}
+        try:
+            value = json.loads(found["settings"].iloc[0]) if not found.empty else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
     # -- reading rows ------------------------------------------------------------------------
     def rows(self, run_id: str) -> pd.DataFrame:

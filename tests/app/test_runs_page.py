@@ -182,6 +182,7 @@ def test_the_table_leads_with_when_and_what_and_search_finds_a_configuration(iso
     app = _runs_page()
     table = app.dataframe[0]
     assert list(table.proto.column_order)[:4] == ["run_id", "created", "kind", "what"]  # on screen, not off right
+    assert "note" not in table.proto.column_order and len(table.proto.column_order) == 8  # fits 1280 px (issue 43)
     listing = table.value
     assert (listing["what"] != "").all()  # every kind says what it computed (adaptation NER and measures included)
     assert listing.set_index("run_id").loc[pipeline_runs.adaptation_ner, "what"] == \

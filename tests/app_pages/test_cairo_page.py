@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,9 @@ def test_views_on_the_demo_table(page: AppTest) -> None:
     prompts = [f for f in frames if "paraphrasing model" in f.columns and "prompt" in f.columns]
     assert len(prompts) == 2 and all(len(p) > 0 for p in prompts)
     assert any("r_heldout_half" in f.columns for f in frames)
+    overview = next(d for d in page.dataframe if "aligned share" in d.value.columns)
+    labels = [c.get("label") for c in json.loads(overview.proto.columns).values()]  # short: two tables side by side
+    assert {"dropped", "own", "next", "aligned?"} <= set(labels), labels
     page.select_slider(key="cairo_size").set_value(1).run()
     assert not page.exception, page.exception
 

@@ -103,6 +103,17 @@ def test_an_uploaded_file_is_imported_scored_and_stored_once(page: AppTest, isol
             theirs = cli[row.group][column]
             assert (theirs is None and math.isnan(getattr(row, column))) or \
                 getattr(row, column) == pytest.approx(theirs, abs=1e-6), column
+    # the run as a pilot: a Plan panel below it (here one prompt per group: it says why it cannot plan), and any
+    # later rerun (the panel's form, another widget) keeps the result on screen (issue 43 §5)
+    assert any("plan" in e.label.lower() for e in page.expander), [e.label for e in page.expander]
+    assert [shown(i.value) for i in page.info if "pilot" in shown(i.value)] == [
+        f"run {runs[0].run_id} has 1 prompt(s) of man in custom: a pilot needs two or more prompts per group to say "
+        "how prompts vary"]
+    page.run()
+    assert not page.exception, page.exception
+    assert said == [shown(m.value) for m in page.markdown
+                    if "disparity in negative sentiment between custom groups" in shown(m.value)]
+    assert "4 generations of 1 system(s), stored" in shown(page.success[0].value)
     page.button(key="imp_run").click().run()
     assert "read from the run store" in shown(page.success[0].value) and \
         len(RunStore(isolated_store).list_runs(kind="generation")) == 1

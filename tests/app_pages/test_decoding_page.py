@@ -48,9 +48,9 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
 
 def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samples_nothing(
         page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 37: after a move, the settings up to three notches either side are sampled in the background, nearest
-    first; a move (or a jump) to one of them is a new run whose rows were sampled ahead (equal to a fresh sampling's:
-    tests/decoding/test_prefetch.py)."""
+    """Issue 37, then issue 45 §3: after a move, every notch of the three sliders is sampled in the background
+    (nearest first along the knob that moved, `dec.ahead_rings`); a move or a jump of any length to one of them is a
+    new run whose rows were sampled ahead (equal to a fresh sampling's: tests/decoding/test_prefetch.py)."""
     from fairness_core.jobs.queue import WorkerPool
     from fairness_core.models import sampling
     from ui import decoding_view, jobs
@@ -62,8 +62,8 @@ def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samp
     monkeypatch.setattr(jobs, "_POOL", WorkerPool(2, on_drop=jobs._dropped, run_batch=jobs._run_batch))
     page.run()
     assert not page.exception, page.exception
-    # 0.95 and 0.85, then 1.0 and 0.8, then 0.75 (the slider ends at 1.0): one row per group each
-    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 5 * 11
+    # 19 other top-p notches, 10 top-k and 28 temperature notches: one row per group each
+    assert AHEAD.finished.wait(240) and AHEAD.last_sampled == (19 + 10 + 28) * 11
     calls: list[int] = []
     real = sampling.sample_rows_detailed
     monkeypatch.setattr(sampling, "sample_rows_detailed", lambda model, tokenizer, prompts, *args, **kwargs:
@@ -73,12 +73,14 @@ def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samp
     assert calls == [] and "generated now" in _texts(page)  # a new run, its rows sampled ahead
     assert "from rows sampled ahead while the last result was read" in shown(_texts(page))
     assert "top\\_p=0\\.85" in _texts(page) and len(page.dataframe[0].value) == 11
-    assert AHEAD.finished.wait(120) and AHEAD.last_sampled == 11 and calls == [11]  # 0.7 (the rest kept or stored)
-    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # (nothing started after the next move)
-    page.slider(key="live_top_p").set_value(0.75).run()  # a jump of two notches: sampled ahead too
-    assert calls == [11] and "from rows sampled ahead" in shown(_texts(page))
-    page.slider(key="live_top_p").set_value(0.3).run()  # a jump further than that: sampled as before
-    assert calls == [11, 11] and "sampled ahead" not in shown(_texts(page))
+    # the top-p notches are kept; the other two sliders' notches at top-p 0.85 are new
+    assert AHEAD.finished.wait(240) and AHEAD.last_sampled == (10 + 28) * 11
+    sampled_ahead = len(calls)
+    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # (nothing started after the next moves)
+    page.slider(key="live_temperature").set_value(0.5).run()  # a jump of ten notches on another slider
+    assert len(calls) == sampled_ahead and "from rows sampled ahead" in shown(_texts(page))
+    page.slider(key="live_top_p").set_value(0.3).run()  # two sliders away from where the sampler stood
+    assert calls[sampled_ahead:] == [11] and "sampled ahead" not in shown(_texts(page))
 
 
 def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:

@@ -3,6 +3,7 @@ adapter (progress, loss curve), compare before and after on both axes, import an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,10 @@ def test_train_then_compare_before_and_after(page: AppTest) -> None:
     assert not page.exception, page.exception
     labels = [m.label for m in page.metric]
     assert labels == ["Bias, gender (Eq. 2)"]
+    bias_caption = next(shown(c.value) for c in page.caption if "paired interval" in shown(c.value))
+    # one precision for a number and its interval (issue 43: "−10.51" beside "[−11.178, −9.872]")
+    assert re.search(r"difference [+−-]?\d+\.\d\d, 95% paired interval \[−?-?\d+\.\d\d, −?-?\d+\.\d\d\]",
+                     bias_caption), bias_caption
     assert [b.proto.label for b in page.get("download_button")] == ["Download report"]
     per_attribute = next(d.value for d in page.dataframe if "attribute" in d.value.columns)
     assert set(per_attribute["attribute"]) >= {"gender", "race", "religion"}

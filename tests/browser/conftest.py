@@ -102,10 +102,14 @@ class Dashboard:
     A page's background job outlives the browser tab that started it (by design: a reload finds it again), so a test
     that ends while its page still computes (a default view computing itself, a run it did not wait for) would
     leave that job on the server's model workers, and the next test would wait behind it: on the CI machine, an
-    adaptation run waited past 300 s. After each test the server's CPU use is read over a second; a busy server is
+    adaptation run waited past 300 s. After each test the server's CPU use is read over half a second; a busy server is
     stopped (its jobs with it) and served afresh on the same store."""
 
-    BUSY_CPU_S = 0.3  # CPU seconds in the one-second look: a quiet server with no session uses next to none
+    #: the share of one core over the look that counts as busy (30%): a quiet server with no session uses next to
+    #: none, a computing one all it gets. The wait and look were 0.5 s + 1 s after every browser test until
+    #: 2026-11-29; 0.3 s + 0.5 s (15 clock ticks at the threshold) tells the two apart as well and gives back
+    #: 0.7 s x 75 tests.
+    BUSY_SHARE = 0.3
 
     def __init__(self, root: Path, store: Path, log_path: Path, env: dict[str, str] | None = None) -> None:
         self._args = (root, store, log_path, env)
@@ -131,13 +135,13 @@ class Dashboard:
             self._stack.close()
             self._stack = None
 
-    def busy(self, settle_s: float = 0.5, look_s: float = 1.0) -> bool:
+    def busy(self, settle_s: float = 0.3, look_s: float = 0.5) -> bool:
         """Whether the server is still computing once the last page has had `settle_s` to finish its script."""
         assert self._process is not None
         time.sleep(settle_s)
         before = cpu_seconds(self._process.pid)
         time.sleep(look_s)
-        return cpu_seconds(self._process.pid) - before > self.BUSY_CPU_S
+        return cpu_seconds(self._process.pid) - before > self.BUSY_SHARE * look_s
 
     def fresh_if_busy(self, after: str) -> bool:
         """Restart the server if test `after` left it computing (noted in test-artifacts/server-restarts.txt, so

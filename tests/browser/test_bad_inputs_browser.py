@@ -574,8 +574,16 @@ def feed(page, target, spec: Field, kind: str, tmp_path: Path) -> str:
         # 1 MB is over every limit (the largest max_chars is 200,000) and is refused the same way; 10 MB kept the
         # browser busy for about 45 s per field, and the 30 s wait for a rerun that cannot come was spent again
         value = value[:CELL_LINE]
+    target.evaluate("e => { e.__shownBefore = e.value; }")  # kept in the page: a 10 MB value is not sent back
     target.fill(value)
     target.press("Control+Enter" if spec.area else "Enter")
+    if target.evaluate("e => e.value === e.__shownBefore"):  # false if the box was drawn anew: then waited for
+        # the box shows what it showed before (a paste over max_chars refused, an empty box emptied), so the page
+        # has no new value to ask a rerun for: seen, not waited for (until 2026-11-29 a 5 s wait for the rerun that
+        # cannot come after a refused paste, ~13 fields, and 1.5 s after an unchanged value); a changed box is
+        # waited for as below
+        settle(page, since, start_s=0.3)
+        return ""
     long_wait = kind == "long-line" and not refused_by_browser  # 10 MB take a while to encode and send
     settle(page, since, start_s=30 if long_wait else 5 if kind == "long-line" else 1.5)
     return ""

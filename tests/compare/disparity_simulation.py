@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from fairness_core.bias.cluster import unit_key
-from fairness_core.compare.align import Contrast, compare_arms
-from fairness_core.compare.readers import Arm, GroupStatistic, RunRows
+from fairness_core.compare.align import compare_arms
+from fairness_core.reading import Arm, Contrast, GroupStatistic, RunRows
 from fairness_core.store import RunInfo
 
 TEMPLATES, SAMPLES = 10, 3  # the decoding page's sweep defaults (regard templates, samples per prompt)

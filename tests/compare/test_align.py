@@ -209,7 +209,8 @@ def test_adaptation_and_datscore_runs_compare_on_their_shared_texts(runs) -> Non
     assert adaptation.contrasts[0].differs == "what classifiers vader → classifiers vader, offensive"
     datscore = compare_runs(store, pipeline.datscore)
     assert set(datscore.rows["direction"]) >= {"Src→Hypo", "Hypo→Ref"} and datscore.rows["paired"].all()
-    assert "translations" in datscore.contrasts[0].differs  # the inputs differ: their translations' manifest
+    # the inputs differ: what was asked of their translations runs, not those runs' manifest hashes (issue 43 §6)
+    assert datscore.contrasts[0].differs == "max new tokens 4 → 6"
 
 
 def test_kinds_that_share_nothing_get_one_sentence(runs) -> None:

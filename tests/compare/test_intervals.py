@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairness_core.compare.intervals import CellMatrix, compare_cells
+from fairness_core.reading import CellMatrix, compare_cells
 
 PROMPTS, SAMPLES, TRUE_DIFFERENCE = 300, 5, 0.1
 

@@ -10,7 +10,7 @@ import pytest
 
 from fairness_core.bias.multiplicity import benjamini_hochberg
 from fairness_core.compare.figures import ADJUSTED, disparity_figure
-from fairness_core.compare.intervals import CellMatrix, bootstrap_p, percentile_bounds, poisson_weights
+from fairness_core.reading import CellMatrix, bootstrap_p, percentile_bounds, poisson_weights
 
 
 def test_the_bootstrap_p_is_the_one_the_interval_inverts() -> None:

@@ -97,3 +97,55 @@ def test_the_same_run_gives_the_same_numbers_on_the_page_in_the_report_in_compar
         assert any(s.endswith(words) and label in s for s in sentences), (words, sentences)
     html = build_report(store, [run_id], n_examples=2)
     assert all(escape(s) in html for s in sentences)
+
+
+def test_a_sweep_read_at_its_own_threshold_and_resamples_shows_its_numbers_everywhere(
+        store, pipeline_runs: PipelineRuns) -> None:
+    """Issue 42 §5: a sweep made with `--threshold -0.5 --resamples 200` gives the same disparity, interval and p in
+    its own summary (what the page and `decoding` print), in Compare's run estimates, in the report and in the
+    planner's pilot — all read the run with the thresholds and resamples recorded beside it (`reading.settings`),
+    not with −0.25 and 1,000; and a comparison with a run read at −0.25 says the thresholds differ."""
+    from fairness_core.planning.runs import run_pilot
+    from fairness_core.reading import settings_of
+
+    request = dec.build_request(str(pipeline_runs.gpt2), decoding_prompts(), "top_p=0.85", samples=SAMPLES,
+                                max_new_tokens=MAX_NEW_TOKENS, seed=0, batch_size=64, scorers=SCORERS,
+                                threshold=-0.5, n_resamples=200)
+    plan = dec.plan_decoding(request, store)
+    outcome = dec.run_decoding(plan, store)
+    summary = dec.summarize(outcome.generations, request.prompts.families, dec.measures_for(plan.generation.scorers),
+                            thresholds=request.thresholds, n_resamples=request.n_resamples, seed=request.seed)
+    (run_id,) = [r for r in outcome.run_ids if store.get_run(r).manifest["request"]["systems"][0]["decoding"].get(
+        "top_p") == 0.85]
+    info = store.get_run(run_id)
+    settings = settings_of(store, info)
+    assert (settings.threshold_map["negative_sentiment_rate"], settings.n_resamples) == (-0.5, 200)
+    assert "-0.5" not in info.manifest_hash and "threshold" not in json.dumps(info.manifest)  # not in its identity
+    shown = summary.configs.iloc[0]
+    estimates = run_estimates(store, info)
+    (row,) = estimates[(estimates["metric"] == "negative_sentiment_disparity")].itertuples(index=False)
+    for suffix, column in zip(SIDE, ("estimate", "ci_low", "ci_high", "corrected", "corrected_ci_low",
+                                     "corrected_ci_high", "p_value", "smallest_detectable"), strict=True):
+        assert same(getattr(row, column), float(shown["negative_sentiment_disparity" + suffix])), column
+    # what today's defaults would have shown instead (the test's teeth: −0.25 and 1,000 resamples differ here)
+    default = run_estimates(store, info, thresholds={"negative_sentiment_rate": -0.25}, n_resamples=1000)
+    (before,) = default[default["metric"] == "negative_sentiment_disparity"].itertuples(index=False)
+    assert (before.estimate, before.ci_low, before.ci_high) != (row.estimate, row.ci_low, row.ci_high)
+    # the report: the same sentences, and what the run was read with
+    html = build_report(store, [run_id], n_examples=1)
+    assert all(escape(s) in html for s in disparity_sentences(estimates))
+    assert escape("negative_sentiment_rate at \u22120.5") in html and "200 resamples" in html
+    # the planner's pilot: the same group rates, so the same disparity, and it says what it read them with
+    design, chosen = run_pilot(store, run_id)
+    (family,) = design.families
+    rates = [family.totals[family.group == g].sum() / family.counts[family.group == g].sum()
+             for g in range(family.n_labels)]
+    assert same(abs(rates[0] - rates[1]), float(shown["negative_sentiment_disparity"]))
+    assert chosen["read_with"]["thresholds"]["negative_sentiment_rate"] == -0.5
+    # set beside a run read at −0.25, Compare says the two were read with different thresholds
+    other = next(r.run_id for r in store.list_runs("generation") if r.run_id != run_id
+                 and settings_of(store, r).threshold_map.get("negative_sentiment_rate") == -0.25)
+    comparison = compare_runs(store, [other, run_id])
+    assert comparison.notes[0] == comparison.settings_note and "different negative_sentiment_rate" in \
+        comparison.notes[0]
+

@@ -44,6 +44,22 @@ def test_further_notches_come_ring_by_ring_nearest_first() -> None:
     assert neighbours(down, SliderPosition(top_p=0.9), reach=2) == at(0.8, 0.9, 0.75, 0.95)
 
 
+def test_every_notch_of_the_three_sliders_is_sampled_ahead_the_moved_knob_first() -> None:
+    """Issue 45 §3: a jump of several notches, or to another slider, finds its rows sampled once the user has read
+    for a while: all 57 settings, each once, the moved knob's three nearest rings before any other knob."""
+    start, down = SliderPosition(top_p=0.9), SliderPosition(top_p=0.85)
+    rings = dec.ahead_rings(down, start)
+    spots = [spot for ring in rings for spot in ring]
+    assert len(spots) == len(set(spots)) == 19 + 10 + 28 and down not in spots
+    assert rings[:3] == dec.notch_rings(down, start, reach=3)  # on along the drag first
+    assert rings[3] == [replace(down, top_k=10)] and rings[4] == [replace(down, temperature=1.05),
+                                                                  replace(down, temperature=0.95)]
+    for spot in spots:  # one knob off the position at a time
+        assert sum(getattr(spot, knob) != getattr(down, knob) for knob in dec.prefetch.KNOBS) == 1
+    warmer = replace(start, temperature=1.05)
+    assert dec.ahead_rings(warmer, start)[0] == [replace(warmer, temperature=1.1), replace(warmer, temperature=1.0)]
+
+
 def _live(model: Path, top_p: float):
     """The request the page builds for one live setting (its sliders' config, one sampler call)."""
     config = SliderPosition(top_p=top_p).config(8)

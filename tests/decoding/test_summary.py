@@ -1,5 +1,5 @@
 """Decoding summaries on hand-made generations: regard by its top class, disparity for every rate
-measure, intervals from the template bootstrap, ordering flips only when their intervals exclude 0."""
+measure, intervals from the template bootstrap, ordering flips only when both gaps pass Holm over the view."""
 
 from __future__ import annotations
 
@@ -204,3 +204,28 @@ def test_the_headline_says_the_interval_that_inverts_its_test_and_the_families_s
     for key in ("negative_sentiment_disparity_p_adjusted", "negative_sentiment_disparity_interval_low",
                 "disparity_interval_high", "config_disparity_p_adjusted"):
         assert key in cli_rows(summary)[0], key
+
+
+def test_a_flip_needs_both_directions_after_holm_over_every_gap_on_the_view() -> None:
+    """Issue 42 §2: two gaps that each just exclude 0 (p ≈ 0.03, opposite signs) among twenty on the view are what
+    chance gives a fair sweep (8.0% of 200 fair 5-group × 8-setting sweeps showed such a flip under the old rule,
+    0.0% under Holm: `python -m tests.decoding.simulate_flips`); a flip is called only once both survive Holm."""
+    from types import SimpleNamespace
+
+    from fairness_core.decoding.summary import FLIP_RULE
+
+    rows = [{"measure": "negative_sentiment_rate", "family": "race", "group_a": "a", "group_b": f"b{i}",
+             "config": {"top_p": x}, "gap": 0.01, "ci_low": -0.1, "ci_high": 0.12, "p_value": 0.5}
+            for i in range(9) for x in (0.5, 0.9)]
+    rows += [{"measure": "negative_sentiment_rate", "family": "race", "group_a": "a", "group_b": "c",
+              "config": {"top_p": 0.5}, "gap": 0.2, "ci_low": 0.01, "ci_high": 0.4, "p_value": 0.03},
+             {"measure": "negative_sentiment_rate", "family": "race", "group_a": "a", "group_b": "c",
+              "config": {"top_p": 0.9}, "gap": -0.2, "ci_low": -0.4, "ci_high": -0.02, "p_value": 0.02}]
+    summary = SimpleNamespace(gaps=pd.DataFrame(rows))
+    flips = [f for f in ordering_flips(summary, "top_p") if {f.worse_before, f.worse_after} == {"a", "c"}]
+    assert len(flips) == 1 and not flips[0].confirmed  # each interval excludes 0, but not after Holm over 20 gaps
+    assert flips[0].p_adjusted == pytest.approx(0.57)  # the larger of 0.02·20 = 0.4 and 0.03·19 = 0.57
+    strong = pd.DataFrame(rows).assign(p_value=lambda f: np.where(f["group_b"] == "c", 0.001, 0.5))
+    (called,) = [f for f in ordering_flips(SimpleNamespace(gaps=strong), "top_p") if f.confirmed]
+    assert (called.worse_before, called.worse_after) == ("a", "c") and called.p_adjusted == pytest.approx(0.02)
+    assert "Holm" in FLIP_RULE

@@ -79,6 +79,22 @@ def test_a_decoding_sweep_on_ray_stores_the_rows_the_local_executor_stores(
     assert generations["vader_compound"].notna().all()
 
 
+def test_a_model_loads_once_per_ray_worker(ray_executor: RayExecutor, tiny_gpt2: Path, store: RunStore,
+                                           tmp_path: Path) -> None:
+    """Runs right after the sweep (tests run in file order), so the workers that imported torch for it do not
+    import it again; the model is a copy of the tiny GPT-2 in a folder of its own, a model no worker has loaded
+    yet (the sweep loaded `tiny_gpt2`, and a worker that had would report no load at all)."""
+    import shutil
+
+    model = shutil.copytree(tiny_gpt2, tmp_path / "tiny-gpt2-copy")
+    shards = [{"index": index} for index in range(10)]
+    task = Task("test-ray-model-cache", {"model": str(model)}, shards, ray_work_units.report_model_loads)
+    rows = store.rows(run_task(task, store, executor=ray_executor).run_id)
+    loads_per_worker = rows.groupby("grp")["value"].sum()
+    assert len(rows) == 10 and (loads_per_worker == 1).all()
+    assert len(loads_per_worker) < 10  # workers were reused: 10 shards, fewer processes
+
+
 def test_a_worker_killed_mid_run_is_survived_without_duplicate_rows(
         ray_executor: RayExecutor, store: RunStore, tmp_path: Path) -> None:
     killed = [5, 30]  # shards (by first item) whose first attempt kills its worker process
@@ -127,15 +143,6 @@ def test_no_more_shards_are_in_flight_than_the_bound(
     assert len(events) == 2 * N_SHARDS
     assert all(events[i].startswith("start") and events[i + 1] == events[i].replace("start", "end")
                for i in range(0, len(events), 2))  # each shard ended before the next one started
-
-
-def test_a_model_loads_once_per_ray_worker(ray_executor: RayExecutor, tiny_gpt2: Path, store: RunStore) -> None:
-    shards = [{"index": index} for index in range(10)]
-    task = Task("test-ray-model-cache", {"model": str(tiny_gpt2)}, shards, ray_work_units.report_model_loads)
-    rows = store.rows(run_task(task, store, executor=ray_executor).run_id)
-    loads_per_worker = rows.groupby("grp")["value"].sum()
-    assert len(rows) == 10 and (loads_per_worker == 1).all()
-    assert len(loads_per_worker) < 10  # workers were reused: 10 shards, fewer processes
 
 
 def test_an_error_in_the_work_unit_fails_the_run_without_retrying(

@@ -182,3 +182,14 @@ def test_entropies_of_confident_steps_keep_the_full_logits_arithmetic() -> None:
     np.testing.assert_allclose(picked, full[torch.arange(70), targets].double().numpy(), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(entropies, (-(full.exp() * full).nan_to_num(0.0).sum(-1)).double().numpy(),
                                rtol=1e-5, atol=0)
+
+
+def test_a_text_longer_than_learned_positions_is_one_sentence(gpt2, llama) -> None:
+    """GPT-2's positions are a learned table: past it, an index error deep in a batch (issue 47's pairwise judge on
+    a tiny GPT-2); now one sentence naming the text. Rotary positions (Llama) have no such table: not refused."""
+    window = L.learned_window(gpt2.model)
+    assert window is not None and L.learned_window(llama.model) is None
+    pairs = [([1, 2], [3]), (list(range(1, window)), [5, 6])]
+    with pytest.raises(L.ContextTooLongError, match=rf"text 2 is {window + 1} tokens .* the model has {window} "
+                                                     "positions"):
+        L.continuation_scores(gpt2.model, pairs)

@@ -151,7 +151,7 @@ def test_bad_rubrics_and_rules_are_refused_in_one_sentence(tiny_gpt2: Path) -> N
     refusals = {
         "rubric": dict(rubric="Is {prompt} toxic?", labels="yes,no"),
         "labels": dict(rubric=RUBRIC, labels="1,10"),
-        "read": dict(rubric=RUBRIC, labels="yes,no", read="text"),
+        "read": dict(rubric=RUBRIC, labels="yes,no", read="parse"),
         "flagged": dict(rubric=RUBRIC, labels="yes,no", flagged="maybe"),
     }
     for field, options in refusals.items():
@@ -228,3 +228,25 @@ def test_order_bias_counts_flips_first_position_wins_and_conservative_wins() -> 
     assert bias.x_balanced.value == pytest.approx(np.mean([0.8, 0.6, 0.25, 0.525]))
     for estimate in (bias.flip_share, bias.first_position_wins, bias.x_preferred, bias.x_balanced):
         assert estimate.ci_low <= estimate.value <= estimate.ci_high and estimate.n == 4
+
+
+def test_labels_that_share_their_first_token_are_read_whole(tiny_gpt2: Path) -> None:
+    """Issue 47 §3 asks to refuse labels that tokenize to the same first token; reading by likelihood sums each
+    label's whole token sequence, so such labels are told apart and are accepted (only a label that is a prefix of
+    another is refused: no end-of-answer token is scored)."""
+    from itertools import combinations
+
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    words = ["awful", "awesome", "never", "negative", "neutral", "nice", "polite", "positive", "bad", "badge",
+             "rude", "rural", "toxic", "total", "hateful", "happy"]
+    first = {word: tokenizer(" " + word, add_special_tokens=False)["input_ids"] for word in words}
+    pair = next((a, b) for a, b in combinations(words, 2)
+                if first[a][0] == first[b][0] and not a.startswith(b) and not b.startswith(a))
+    judge = _judge(tiny_gpt2, labels=",".join(pair), flagged=pair[0])
+    out = judge.score(TEXTS[:2])
+    got = np.column_stack([out[f"judge_p_{pair[0]}"], out[f"judge_p_{pair[1]}"]])
+    contexts = [f"User: {judge.rubric.fill(text)}\nAssistant:" for text in TEXTS[:2]]
+    np.testing.assert_allclose(got, _manual_probabilities(tiny_gpt2, contexts, list(pair)), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[:, 0], 0.5)  # a first-token-only reading would give each label the same mass

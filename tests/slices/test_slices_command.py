@@ -99,6 +99,8 @@ def test_slices_text_and_options(sweep, capsys) -> None:
     assert lines[0].startswith(f"slices of negative_sentiment_rate in run {run_id} (higher is worse; flagged: "
                                "q <= 0.1; cells under 3 units are too small to test)")
     assert lines[1].startswith("12 cells, 12 tested, ")  # 4 groups, and 8 group × setting cells, all >= 3 units
+    # what it was read with: the run's own threshold, the resamples asked for (issue 42 §5)
+    assert lines[2] == "read with: negative_sentiment_rate at \u22120.25; 100 resamples, seed 0 (given for this view)"
     body = [line for line in lines[2:] if " units, " in line]
     assert len(body) == 12 and all("p=" in line and "q=" in line for line in body)
     assert any(line.startswith("examples of group=") for line in lines)

@@ -20,9 +20,12 @@ def _run(capsys: pytest.CaptureFixture[str], store: Path, *args: str) -> tuple[i
 
 
 def test_crows_pairs_json_contract(tiny_gpt2_long: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, tmp_path / "s.duckdb", "crows-pairs", "--model", str(tiny_gpt2_long), "--limit", "9",
-                        "--resamples", "50", "--json")
+    code, out, err = _run(capsys, tmp_path / "s.duckdb", "crows-pairs", "--model", str(tiny_gpt2_long), "--limit",
+                          "9", "--resamples", "50", "--json")
     assert code == 0
+    # what the size costs is said before scoring (stderr), here and, labelled as estimates, on a GPU or endpoint
+    assert "crows-pairs: 18 texts" in err and "estimates not measured here" in err and "on one GPU" in err
+    assert "through an endpoint" in err
     payload = json.loads(out)
     overall = payload["overall"]
     for key in ("n", "pct_stereotype", "likelihood_diff", "pct_stereotype_ci_low", "pct_stereotype_ci_high",

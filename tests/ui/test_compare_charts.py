@@ -49,6 +49,8 @@ def test_estimates_are_horizontal_with_the_full_label_on_hover() -> None:
     assert all(len(label) <= LABEL_CHARS for label in figure.data[0].y)  # the axis labels fit
     assert figure.layout.yaxis.autorange == "reversed"  # the first line-up on top, as in the table
     assert list(figure.data[1].x) == [0.3, 0.4]  # 0.2 + 0.1 drawn as 0.3, not 0.30000000000000004
+    # the legend is above the plot: below it, it covered the x axis's title (issue 43)
+    assert figure.layout.xaxis.title.text and figure.layout.legend.yanchor == "bottom" and figure.layout.legend.y >= 1
 
 
 def test_difference_bars_are_horizontal_and_noise_is_drawn_as_zero() -> None:

@@ -236,3 +236,13 @@ def test_a_finished_job_logs_its_time_in_the_queue_and_running(caplog) -> None:
             time.sleep(0.01)  # the line is written as the worker finishes, beside the job's end
     line = next(r.getMessage() for r in caplog.records if "TIMING job" in r.getMessage())
     assert line.startswith("TIMING job lane=sweep rows=3 queue_s=") and " run_s=" in line
+
+
+def test_a_job_past_its_estimate_says_so_instead_of_about_0_s_left() -> None:
+    job = _job(progress=Progress(3, 4, 10.0), progress_at=time.monotonic())
+    job.first_s = 1.0  # the page's estimate, long spent
+    job.begun, job.progress = True, None
+    job.started = time.monotonic() - 9  # still loading after 9 s: the first estimate less the time spent is 0
+    text = job.describe()[1]
+    assert "about 0 s left" not in text and "taking longer than estimated" in text, text
+    assert jobs.left_text(12.0) == ", about 12 s left"

@@ -3,6 +3,8 @@ with its power curve, or the planner's refusal as one error. A synthetic pilot (
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -33,7 +35,12 @@ def test_the_panel_plans_on_request_and_says_a_refusal_in_one_sentence() -> None
     shown = [m.value.replace("\\", "") for m in app.markdown]  # markdown escapes are not part of the words
     answers = [m for m in shown if "To detect a disparity of 0.15 with 80% power" in m]
     assert len(answers) == 1 and "templates with 3 samples per prompt" in answers[0]
-    assert app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")  # the power curve
+    charts = app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")  # the power curve
+    assert charts
+    spec = json.loads(charts[0].proto.spec)
+    titles = [layer["encoding"]["y"].get("title") for layer in spec["layer"] if "y" in layer.get("encoding", {})]
+    assert ["power: the chance a study", "of this size detects it"] in titles  # two lines, not one cut at 260 px
+    assert not app.button[0].proto.help  # a tooltip on the button opened over the inputs (issue 43)
     app.number_input(key="t_effect").set_value(0.0)
     app.button[0].click().run()
     assert [e.value.replace("\\", "") for e in app.error] == [

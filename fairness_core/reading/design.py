@@ -4,9 +4,10 @@ disparity's test, bias-corrected estimate and smallest detectable disparity (`fa
 One number, one interval: the decoding page, its CLI, Compare's per-run columns and the report all show a decoding
 run's rates and disparities from the same call on the same sums — units keyed by text and drawn in sorted order
 (`bias.cluster.design_from_keys`), the study's bootstrap (templates whole, other prompts within their group;
-`DEFAULT_RESAMPLES` resamples, seeded with the run's own seed, as the page seeds its summary), the same permutation
-draws. A comparison's *differences* keep their own paired Poisson bootstrap (`compare.intervals`): that is what
-lets two runs that share only some prompts be resampled together.
+as many resamples as the run's settings say — `reading.settings`: recorded with the run by the sweep that made it,
+else 1,000 — seeded with the run's own seed, as the page seeds its summary), its rates at the run's thresholds, the
+same permutation draws. A comparison's *differences* keep their own paired Poisson bootstrap (`reading.intervals`):
+that is what lets two runs that share only some prompts be resampled together.
 
 Runs read here: generation runs of the decoding page (sweeps and live moves) grouped by the default keys (family,
 group). Other kinds, CAIRO runs (Eq. 1 has its own design-based interval on CAIRO's page) and a comparison grouped by
@@ -22,8 +23,8 @@ import pandas as pd
 
 from fairness_core.bias.cluster import design_from_keys, percentile_interval
 from fairness_core.bias.disparity import cell_estimates, disparity_tests
-from fairness_core.compare.intervals import DEFAULT_RESAMPLES
-from fairness_core.compare.readers import RunRows, is_cairo
+from fairness_core.reading.rows import RunRows, is_cairo
+from fairness_core.reading.settings import run_seed as seed_of
 
 ALL_FAMILIES = "all families"
 #: the per-run columns the design adds to a disparity row (NaN elsewhere)
@@ -34,12 +35,7 @@ COLUMNS = ["arm", "metric", "family", "group", "estimate", "ci_low", "ci_high", 
 
 def run_seed(rows: RunRows) -> int:
     """The seed the run was generated with (its page seeds the summary's bootstrap with it), 0 if none is recorded."""
-    request = rows.info.manifest.get("request", {}) if isinstance(rows.info.manifest, dict) else {}
-    seeds = request.get("seeds") if isinstance(request, dict) else None
-    try:
-        return int(seeds[0]) if seeds else 0
-    except (TypeError, ValueError):
-        return 0
+    return seed_of(rows.info)
 
 
 def reads_by_design(rows: RunRows) -> bool:
@@ -48,11 +44,11 @@ def reads_by_design(rows: RunRows) -> bool:
             and not rows.sums.empty)
 
 
-def design_numbers(rows: RunRows, n_resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame | None:
+def design_numbers(rows: RunRows) -> pd.DataFrame | None:
     """One row per (arm, metric, family, group) cell and per (arm, disparity, family) — family "all families" for
     the mean over families — with the estimate and interval the study page shows, and for a disparity its
     bias-corrected estimate, permutation p-value and smallest detectable disparity; None for a run not read by its
-    design. Computed once per read run."""
+    design. Computed once per read run, with the resamples its settings say (`rows.settings`)."""
     cached = getattr(rows, "_design_numbers", None)
     if cached is not None:
         return cached if not cached.empty or reads_by_design(rows) else None
@@ -61,7 +57,7 @@ def design_numbers(rows: RunRows, n_resamples: int = DEFAULT_RESAMPLES) -> pd.Da
     seed = run_seed(rows)
     sums = rows.sums
     design = design_from_keys(sums["unit"].astype(str).tolist())
-    weights = design.weights(n_resamples, seed)
+    weights = design.weights(rows.settings.n_resamples, seed)
     arms = [arm.key for arm in rows.arms if arm.key in set(sums["arm"])]
     arm_index = {key: k for k, key in enumerate(arms)}
     labels = {arm.key: arm.label for arm in rows.arms}

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from fairness_core.bias.bootstrap import two_sided_p
+
 DEFAULT_RESAMPLES = 1000
 LEVEL = 0.95
 
@@ -123,10 +125,6 @@ def bootstrap_p(differences: np.ndarray) -> np.ndarray:
     2 · min(share ≤ 0, share ≥ 0), at most 1 — the p the percentile interval inverts (the 95% interval excludes 0
     when p < 0.05, up to the interpolation between replicates). Each share counts the observed difference's side as
     one more replicate, (k + 1)/(R + 1), so no p is 0: R replicates cannot say more than 2/(R + 1), and a p of 0
-    would pass any Benjamini-Hochberg threshold. NaN for a column with no finite replicate."""
-    finite = np.isfinite(differences)
-    n = finite.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        below = (np.where(finite, differences <= 0, False).sum(axis=0) + 1) / (n + 1)
-        above = (np.where(finite, differences >= 0, False).sum(axis=0) + 1) / (n + 1)
-        return np.where(n > 0, np.minimum(1.0, 2.0 * np.minimum(below, above)), np.nan)
+    would pass any Benjamini-Hochberg threshold. NaN for a column with no finite replicate
+    (`bias.bootstrap.two_sided_p`, which the decoding page's gaps use too)."""
+    return two_sided_p(differences)
