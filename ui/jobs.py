@@ -178,7 +178,7 @@ class BackgroundJob:
             return 0.0, queue_message(self.key) or "waiting for a model worker"
         elapsed = format_seconds(time.monotonic() - self.started)
         eta = eta_s(self)
-        eta_text = "" if eta is None else left_text(eta)
+        eta_text = "" if eta is None else left_text(eta, self.progress.fraction if self.progress is not None else 0.0)
         if self.progress is None:
             return 0.0, f"starting (loading models){eta_text}… {elapsed} so far"
         progress = self.progress
@@ -190,11 +190,12 @@ class BackgroundJob:
         return progress.fraction, f"{text}; {elapsed} so far"
 
 
-def left_text(eta: float) -> str:
+def left_text(eta: float, fraction: float = 0.0) -> str:
     """", about 12 s left"; once the time estimated is spent and the job still runs, that, not "about 0 s left"
-    frozen for as long as the job takes (issue 43: it stood for 9 s)."""
+    frozen for as long as the job takes (issue 43: it stood for 9 s) — or, with all its work reported done (the
+    summary after the last batch), that it is finishing."""
     if eta < 1.0:
-        return ", taking longer than estimated"
+        return ", finishing" if fraction >= 0.999 else ", taking longer than estimated"
     return f", about {format_seconds(eta)} left"
 
 

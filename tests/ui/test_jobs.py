@@ -246,3 +246,4 @@ def test_a_job_past_its_estimate_says_so_instead_of_about_0_s_left() -> None:
     text = job.describe()[1]
     assert "about 0 s left" not in text and "taking longer than estimated" in text, text
     assert jobs.left_text(12.0) == ", about 12 s left"
+    assert jobs.left_text(0.2, fraction=1.0) == ", finishing"  # every batch done: the summary after the last one
