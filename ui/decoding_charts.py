@@ -55,8 +55,11 @@ def group_rates(table: pd.DataFrame, value: str, title: str, knob: str | None) -
                                                                    columns=2)
 
 
-def disparity(frame: pd.DataFrame, value: str, title: str, knob: str | None) -> alt.LayerChart:
-    """Disparity per family and its mean over families, each with capped 95% interval bars (paper Fig. 5).
+def disparity(frame: pd.DataFrame, value: str, title: str, knob: str | None, interval: str = "95%"
+              ) -> alt.LayerChart:
+    """Disparity per family and its mean over families, each with capped interval bars (paper Fig. 5); `interval`
+    names them in the tooltips ("95%", or "90% (the test's)" for the interval that inverts the permutation test,
+    which the decoding page draws so that the bars and the sentences above them are one interval, issue 42 §1).
 
     The y axis runs from 0 (a disparity is a mean absolute difference) to a step above the highest interval end,
     so no bar ends on the panel's edge: with the scale fitted to the data, a wide interval (e.g. [0, 0.5] from
@@ -75,12 +78,12 @@ def disparity(frame: pd.DataFrame, value: str, title: str, knob: str | None) -> 
     lines = alt.Chart(frame).encode(x=x, color=color).mark_line(point=True).encode(
         y=alt.Y(value, title=title, scale=y_scale),
         tooltip=["label", "family", alt.Tooltip(value, format=".3f"),
-                 alt.Tooltip(low, format=".3f", title="95% low"),
-                 alt.Tooltip(high, format=".3f", title="95% high")])
+                 alt.Tooltip(low, format=".3f", title=f"{interval} low"),
+                 alt.Tooltip(high, format=".3f", title=f"{interval} high")])
     chart = alt.layer(bars, *caps, lines).properties(height=260)
     if not without.empty:
         missing = ", ".join(f"{row.label} ({row.family})" for row in without.itertuples())
-        chart = chart.properties(title=alt.Title(wrapped(f"No 95% interval drawn (missing or not finite) for: "
+        chart = chart.properties(title=alt.Title(wrapped(f"No {interval} interval drawn (missing or not finite) for: "
                                                          f"{missing}", 110), anchor="start", fontSize=12,
                                                  fontWeight="normal"))
     return chart

@@ -70,8 +70,10 @@ IMPORTED_COLUMNS = {
     "ci_high": st.column_config.NumberColumn("95% high", format="%.3f"),
     "disparity": st.column_config.NumberColumn("disparity", format="%.3f",
                                                help="mean absolute difference of the family's groups' rates"),
-    "disparity_ci_low": st.column_config.NumberColumn("disparity low", format="%.3f"),
-    "disparity_ci_high": st.column_config.NumberColumn("disparity high", format="%.3f"),
+    "disparity_interval_low": st.column_config.NumberColumn(
+        "disparity low", format="%.3f", help="the 90% interval the sentence above quotes: every disparity the "
+                                             "permutation test cannot reject"),
+    "disparity_interval_high": st.column_config.NumberColumn("disparity high", format="%.3f"),
     "jigsaw_toxic_rate": st.column_config.NumberColumn("toxic rate", format="%.3f"),
     "offensive_rate": st.column_config.NumberColumn("offensive rate", format="%.3f"),
 }
@@ -134,12 +136,14 @@ def import_tab() -> None:
     for key, label in zip(summary.configs.get("config_key", []), summary.configs.get("label", []), strict=True):
         st.markdown(common.escape_markdown(f"{label}: {dec.disparity_headline(summary, key)}"))
     shown = [c for c in ("label", "family", "group", "n", "negative_sentiment_rate", "ci_low", "ci_high",
-                         "disparity", "disparity_ci_low", "disparity_ci_high", "jigsaw_toxic_rate", "offensive_rate")
+                         "disparity", "disparity_interval_low", "disparity_interval_high", "jigsaw_toxic_rate",
+                         "offensive_rate")
              if c in summary.groups]
     st.dataframe(summary.groups[shown], hide_index=True, width="stretch", column_config=IMPORTED_COLUMNS)
     common.how_to_read("Each row is one system's group. *negative rate* is the share of its generations with VADER "
                        "compound ≤ -0.25, with a 95% interval from resampling its prompts; *disparity* is the mean "
-                       "absolute difference of the rates of a family's groups. Open the run in Compare to set it "
+                       "absolute difference of the rates of a family's groups, with the test's 90% interval (the "
+                       "one the sentence quotes). Open the run in Compare to set it "
                        "beside another, or name it in a check's [system] generations.")
     report_button([outcome.run_id], key="imp_report")
     rows = outcome.generations  # samples per prompt: a system's generations of one prompt in one group

@@ -241,6 +241,27 @@ def run_live(plan: dec.DecodingPlan, cards: LiveCards, on_wait: Callable[[str], 
     return job, job.result
 
 
+#: what the decoding charts' disparity bars are: the interval that inverts the permutation test, the one the
+#: sentences beside them quote (issue 42 §1: one number, one interval on a screen)
+TEST_INTERVAL = "90% (the test's)"
+
+
+def disparity_chart_frame(table: pd.DataFrame, configs: pd.DataFrame, name: str) -> pd.DataFrame | None:
+    """The disparity chart's rows: per setting and family, and over families where there are several, the plug-in
+    disparity of measure `name` with the test's own 90% interval (`*_disparity_interval_low/_high`) as
+    `disparity_ci_low/_high`; None where the summary has no such disparity."""
+    value, low, high = (f"{name}_disparity", f"{name}_disparity_interval_low", f"{name}_disparity_interval_high")
+    if value not in table:
+        return None
+    per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
+    frame = per_family[["x", "label", "family", value, low, high]]
+    if frame["family"].nunique() > 1:  # with one family the mean is that family's line, drawn over it
+        overall = configs[["x", "label", value, low, high]].assign(family="all families (mean)")
+        frame = pd.concat([frame, overall], ignore_index=True)
+    frame = frame.rename(columns={value: "disparity", low: "disparity_ci_low", high: "disparity_ci_high"})
+    return frame.dropna(subset=["disparity"]).reset_index(drop=True)
+
+
 def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], threshold: float) -> None:
     generations = result.generations
     if generations.empty:
@@ -310,28 +331,21 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
                                               "unadjusted p and, where it differs, the adjusted one."))
             st.markdown("\n".join(f"- **{common.escape_markdown(label)}**: {common.escape_markdown(sentence)}"
                                    for label, sentences in per_setting.items() for sentence in sentences))
-    per_family = table.groupby(["config_key", "family"], as_index=False, sort=False).first()
-    columns = [f"{name}_disparity", f"{name}_disparity_ci_low", f"{name}_disparity_ci_high"]
-    if columns[0] in per_family:
-        frame = per_family[["x", "label", "family", *columns]]
-        if frame["family"].nunique() > 1:  # with one family the mean is that family's line, drawn over it
-            overall = configs[["x", "label", *columns]].assign(family="all families (mean)")
-            frame = pd.concat([frame, overall], ignore_index=True)
-        frame = frame.rename(columns=dict(zip(columns, ["disparity", "disparity_ci_low", "disparity_ci_high"],
-                                              strict=True)))
-        st.altair_chart(charts.disparity(frame.dropna(subset=["disparity"]), "disparity", "disparity", knob),
-                        width="stretch")
+    frame = disparity_chart_frame(table, configs, name)
+    if frame is not None:
+        st.altair_chart(charts.disparity(frame, "disparity", "disparity", knob, TEST_INTERVAL), width="stretch")
     common.how_to_read(
         "Disparity is the mean absolute difference in the rate between every pair of related groups (paper "
-        "Fig. 5); bars are 95% intervals. 0 means all groups of a family get the same share of negative outputs. "
-        "Because it averages absolute differences, it is above 0 whenever rates differ by chance, and so is its "
-        "interval: whether the groups differ at all is what the sentences above say, from a permutation test (the "
+        "Fig. 5). 0 means all groups of a family get the same share of negative outputs. Because it averages "
+        "absolute differences, it is above 0 whenever rates differ by chance: whether the groups differ at all is "
+        "what the sentences above say, from a permutation test (the "
         "group labels swapped within each template, or whole prompts moved between groups; p is how often "
         "swapped labels give a disparity at least this large). \"Detected\" means the group changes what the "
         "model writes after these prompts — its rate, or only how much prompts vary. The sentences' *90% "
         "interval* is the test's own: every disparity it cannot reject, so it holds 0 exactly when nothing is "
-        "detected. *bias-corrected* removes most of the chance part and can be below 0; *smallest detectable* is "
-        "the true disparity this design would detect 80% of the time.")
+        "detected; the chart's bars are the same intervals (each family's from its own test, before the "
+        "adjustment for the setting's other verdicts). *bias-corrected* removes most of the chance part and can be "
+        "below 0; *smallest detectable* is the true disparity this design would detect 80% of the time.")
 
     st.subheader("Diversity and quality against the negative rate (paper Fig. 1)")
     st.caption(common.escape_markdown(f"Share negative by: {measure.label}; 95% interval bars on both axes."))
@@ -349,17 +363,24 @@ def sweep_views(result: dec.DecodingOutcome, families: dict[str, list[str]], thr
     else:
         right.info("The quality proxy is off for this sweep.")
     st.subheader("Fairness vs diversity (Pareto view)")
-    st.altair_chart(charts.against(configs, "diversity", "diversity (trigram entropy)", "disparity",
-                                   "disparity (sentiment)"), width="stretch")
+    # the disparity's bars are the test's interval, as in the chart and sentences above (issue 42 §1)
+    for suffix, source in (("", "disparity"), ("_ci_low", "disparity_interval_low"),
+                           ("_ci_high", "disparity_interval_high")):
+        configs["disparity_tested" + suffix] = configs[source]
+    st.altair_chart(charts.against(configs, "diversity", "diversity (trigram entropy)", "disparity_tested",
+                                   "disparity (sentiment; bars: the test's 90% interval)"), width="stretch")
     common.how_to_read(
-        "Each point is one setting, with 95% interval bars on both axes. Top: the paper's Fig. 1 — do more "
+        "Each point is one setting, with interval bars on both axes (95%, and for the disparity the test's 90% "
+        "interval the sentences quote). Top: the paper's Fig. 1 — do more "
         "diverse settings give more negative text, and at what quality? (Quality is a proxy: the mean token "
         "log-probability under a scorer model, not human ratings.) Bottom: Pareto-front settings are those no "
         "other setting beats on disparity, diversity and quality at once; the library default top-p = 0.9 is "
         "marked when it is in the grid.")
-    st.dataframe(configs[["label", "disparity", "disparity_ci_low", "disparity_ci_high", "disparity_corrected",
-                          "disparity_corrected_ci_low", "disparity_corrected_ci_high", "disparity_interval_low",
-                          "disparity_interval_high", "disparity_p_value",
+    # the disparity with the test's interval only: its 95% percentile interval (`disparity_ci_*`) is not the one
+    # the sentences quote, and two intervals of one number on a screen is what issue 42 §1 ended
+    st.dataframe(configs[["label", "disparity", "disparity_interval_low", "disparity_interval_high",
+                          "disparity_p_value", "disparity_corrected", "disparity_corrected_ci_low",
+                          "disparity_corrected_ci_high",
                           "disparity_smallest_detectable", "diversity", "diversity_ci_low", "diversity_ci_high",
                           "quality", "negative_rate", "n", "n_empty", "pareto", "library_default"]],
                  hide_index=True, width="stretch")

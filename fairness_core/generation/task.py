@@ -255,7 +255,10 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
     plan = GenerationPlan(request, system_keys, signatures, hashes, columns)
 
     wanted = _wanted(request, system_keys)
-    unique = list({record["id"]: record for record in wanted}.values())
+    first_of: dict[str, dict[str, Any]] = {}
+    for record in wanted:  # a text asked for twice is generated once, under its first item's labels
+        first_of.setdefault(record["id"], record)
+    unique = list(first_of.values())
     plan.n_wanted = len(unique)
     stored = _stored_generations(store, [r["id"] for r in unique])
     stored_raw = {item: json.loads(attrs)["raw"] for item, attrs in zip(stored["item"], stored["attrs"], strict=True)}
@@ -309,11 +312,32 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
         # and how this request labels them (family, group, template, id; one list per prompt, in that order): the
         # rows it reads were stored by other runs, which may have labelled the same text otherwise, e.g. "custom"
         # (reading.rows.generation_rows reads them with these; issue 43)
-        labels = {item.text: item for item in request.prompts.items}
+        labels: dict[str, PromptItem] = {}
+        for item in request.prompts.items:  # a text's first item: `repeated_items` lists the others
+            labels.setdefault(item.text, item)
         done["read_labels"] = [[labels[text].family, labels[text].group, labels[text].source,
                                 labels[text].prompt_id] for text in read_prompts]
+    repeated = repeated_items(request.prompts.items)
+    if repeated:
+        done["repeated"] = repeated
     plan.task = Task(KIND, {**base, "work": done}, shards, generation_work)
     return plan
+
+
+def repeated_items(items: Sequence[PromptItem]) -> list[list[str]]:
+    """The request's items whose text an earlier item already has, under other labels: [text, family, group,
+    template, id] each, in request order. A text is generated once (its generation id is the text's) and stored
+    under its first item's labels (`plan_generation`), so a reader rebuilds the others from this list — CAIRO's default request has
+    two paraphrase sets holding the same text, and Compare read 7 prompts of a set where the page used 8 (issue 43)."""
+    first: dict[str, tuple[str, str, str, str]] = {}
+    out = []
+    for item in items:
+        labels = (item.family, item.group, item.source, item.prompt_id)
+        if item.text not in first:
+            first[item.text] = labels
+        elif labels != first[item.text]:
+            out.append([item.text, *(str(v) for v in labels)])
+    return out
 
 
 def _shards(request: GenerationRequest, work: list[dict[str, Any]],

@@ -31,7 +31,8 @@ Means (metric scores, judge scores, CAIRO's prompt means over seeds) are taken a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -102,6 +103,10 @@ class PilotDesign:
     test: str = "permutation"  # or "welch": CAIRO's Eq. 1 interval (`simulate.welch_rejections`)
     #: the scale a mean lives on (low, high), where it is known: an effect whose shift exceeds it is refused
     value_range: tuple[float, float] | None = None
+    #: power -> the smallest effect the pilot run's own test detects at its size, where the run has one that its
+    #: page shows (a decoding disparity, `reading.design.smallest_detectable`): the plan says that figure rather
+    #: than a second estimate of its own (issue 42 §1: one number, one method)
+    own_detectable: Callable[[float], float | None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -178,8 +178,12 @@ def plan_design(design: PilotDesign, effect: float, target: float, samples: int 
                      if design.binary and design.samples_per_cell is not None else None, delta, seed=seed + 1,
                      test=design.test)
 
-    top = biggest * 0.999 if np.isfinite(biggest) else max(4.0 * span, 4.0 * effect)
-    smallest, _ = crossing(at_effect, min(effect, top), target, ALPHA, top / 1000.0, top, False, SIMULATIONS)
+    if design.own_detectable is not None:
+        # the run's own test at its own size has a figure its page shows: say that one, not a second estimate
+        smallest = design.own_detectable(target)
+    else:
+        top = biggest * 0.999 if np.isfinite(biggest) else max(4.0 * span, 4.0 * effect)
+        smallest, _ = crossing(at_effect, min(effect, top), target, ALPHA, top / 1000.0, top, False, SIMULATIONS)
     variance = variance_parts(latents)
     n_units = int(needed) if needed is not None else None
     plan = Plan(design.measure, effect, target, n_units, planned_samples, smallest, _method(design, planned_samples),

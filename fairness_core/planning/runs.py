@@ -35,6 +35,7 @@ from fairness_core.reading import (
     match_arms,
     read_run,
     settings_of,
+    smallest_detectable,
 )
 from fairness_core.store import RunInfo, RunStore
 
@@ -147,10 +148,15 @@ def decoding_pilot(store: RunStore, info: RunInfo, measure: str | None, family: 
     words = statistic.name.replace("_disparity", "").replace("_", " ")
     where = f" between {names[0]} groups" if len(names) == 1 else (" (the mean over its families)" if len(names) > 1
                                                                     else "")
+    planned = names[0] if len(names) == 1 else None
+
+    def own_detectable(power: float) -> float | None:
+        return smallest_detectable(rows, chosen.key, statistic.name, planned, power)
+
     design = PilotDesign(tuple(families), PAIRWISE, True, statistic.name, "template" if paired else "prompt",
                          "templates (one prompt per group each)" if paired else "prompts per group",
                          f"a disparity in {words} of {{effect}}{where}", info.run_id, notes=tuple(notes),
-                         samples_per_cell=_samples(sums))
+                         samples_per_cell=_samples(sums), own_detectable=own_detectable)
     return design, {"arm": chosen.label, "families": names, "read_with": rows.settings.as_json()}
 
 
@@ -370,12 +376,14 @@ def result_info(plan: Any, run_ids: Sequence[str]) -> RunInfo:
     from that run answered for 2 samples, and refusing left the default view without a plan (issue 43)."""
     from datetime import datetime
 
-    from fairness_core.generation.task import KIND, SCHEMA
+    from fairness_core.generation.task import KIND, SCHEMA, repeated_items
 
     request = plan.request
     items = list(request.prompts.items)
     texts = sorted({item.text for item in items})
-    labels = {item.text: item for item in items}
+    labels: dict[str, Any] = {}
+    for item in items:  # a text's first item, as the store labels its rows
+        labels.setdefault(item.text, item)
     manifest = {"kind": KIND, "request": {
         "schema": SCHEMA,
         "systems": [{"key": key, "name": system.name, **system.manifest()}
@@ -386,7 +394,8 @@ def result_info(plan: Any, run_ids: Sequence[str]) -> RunInfo:
         "samples": request.samples, "seeds": list(request.seeds), "max_new_tokens": request.max_new_tokens,
         "truncate": request.truncate, "mode": request.mode, "stops": request.stops,
         "work": {"read_prompts": texts, "read_labels": [[labels[t].family, labels[t].group, labels[t].source,
-                                                         labels[t].prompt_id] for t in texts]}}}
+                                                         labels[t].prompt_id] for t in texts],
+                 "repeated": repeated_items(items)}}}
     run_id = "this result (its rows stored by run " + ", ".join(run_ids) + ")"
     now = datetime.now()
     return RunInfo(run_id, KIND, manifest, "", "complete", 0, 0, 0, now, now, {}, None)

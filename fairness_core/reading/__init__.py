@@ -8,7 +8,8 @@ same run shows the same numbers everywhere (issue 42 §5-§6).
   (recorded beside the run by the study that read it, or given), and the design of its kind — estimator, unit,
   interval, test, α, multiplicity rule (`reading.settings`); `record_settings(store, run_ids, thresholds,
   n_resamples)` records them; `differing_thresholds` says when runs set side by side were read differently
-- `design_numbers(rows)`: a decoding run's numbers as its page computes them (`reading.design`)
+- `design_numbers(rows)`: a decoding run's numbers as its page computes them (`reading.design`);
+  `smallest_detectable(rows, arm, statistic, family, power)`: its one figure for what its test can detect
 - `match_arms(a, b)` -> `Contrast`s: which arms of two runs are set side by side (`reading.arms`)
 - `CellMatrix`, `poisson_weights`, `percentile_bounds`, `bootstrap_p` (`reading.intervals`); `group_statistic`,
   `family_mean` (`reading.statistics`): the paired bootstrap and the group statistics on its replicates
@@ -18,7 +19,14 @@ This package is a service: it imports the base layer and the plug-ins, never a s
 """
 
 from fairness_core.reading.arms import MAX_ARM_PAIRS, Contrast, manifest_differences, match_arms, run_fields
-from fairness_core.reading.design import ALL_FAMILIES, TEST_COLUMNS, design_numbers, pair_null_means, reads_by_design
+from fairness_core.reading.design import (
+    ALL_FAMILIES,
+    TEST_COLUMNS,
+    design_numbers,
+    pair_null_means,
+    reads_by_design,
+    smallest_detectable,
+)
 from fairness_core.reading.intervals import (
     DEFAULT_RESAMPLES,
     LEVEL,
@@ -116,6 +124,7 @@ __all__ = [
     "setting_label",
     "settings_of",
     "shared_units",
+    "smallest_detectable",
     "source_metrics",
     "stored_interval_estimates",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from fairness_core.bias.cluster import design_from_keys, percentile_interval
-from fairness_core.bias.disparity import cell_estimates, disparity_tests
+from fairness_core.bias.disparity import POWER, cell_estimates, disparity_tests
 from fairness_core.reading.rows import RunRows, is_cairo
 from fairness_core.reading.settings import run_seed as seed_of
 
@@ -44,12 +44,14 @@ def reads_by_design(rows: RunRows) -> bool:
             and not rows.sums.empty)
 
 
-def design_numbers(rows: RunRows) -> pd.DataFrame | None:
+def design_numbers(rows: RunRows, power: float = POWER) -> pd.DataFrame | None:
     """One row per (arm, metric, family, group) cell and per (arm, disparity, family) — family "all families" for
     the mean over families — with the estimate and interval the study page shows, and for a disparity its
-    bias-corrected estimate, permutation p-value and smallest detectable disparity; None for a run not read by its
-    design. Computed once per read run, with the resamples its settings say (`rows.settings`)."""
-    cached = getattr(rows, "_design_numbers", None)
+    bias-corrected estimate, permutation p-value and smallest detectable disparity (at `power`; the page's is at
+    80%); None for a run not read by its design. Computed once per read run and power, with the resamples its
+    settings say (`rows.settings`)."""
+    found: dict[float, pd.DataFrame] = getattr(rows, "_design_numbers", {})
+    cached = found.get(float(power))
     if cached is not None:
         return cached if not cached.empty or reads_by_design(rows) else None
     if not reads_by_design(rows):
@@ -97,7 +99,8 @@ def design_numbers(rows: RunRows) -> pd.DataFrame | None:
                 families.setdefault(family, []).append(group)
         # a group name may recur in two families: the disparity's cells are (family, group), named uniquely
         tests = disparity_tests(design, totals, counts, estimates, order,
-                                {f: [f"{f}\u241f{g}" for g in members] for f, members in families.items()}, seed=seed)
+                                {f: [f"{f}\u241f{g}" for g in members] for f, members in families.items()}, seed=seed,
+                                power=power)
         found = dict(tests.families)
         if tests.overall is not None:
             found[ALL_FAMILIES] = tests.overall
@@ -114,9 +117,30 @@ def design_numbers(rows: RunRows) -> pd.DataFrame | None:
                                 **{c: values[c] for c in TEST_COLUMNS}})
     out = pd.DataFrame(records, columns=COLUMNS)
     out["arm_label"] = out["arm"].map(labels)
-    rows._design_numbers = out  # type: ignore[attr-defined]
+    rows._design_numbers = {**found, float(power): out}  # type: ignore[attr-defined]
     rows._pair_null_means = null_means  # type: ignore[attr-defined]
     return out
+
+
+def smallest_detectable(rows: RunRows, arm: str, statistic: str, family: str | None, power: float = POWER
+                        ) -> float | None:
+    """The smallest true disparity of `statistic` the run's own permutation test detects with `power` at its size
+    (for `family`, or over its families: None or "all families"), as its page computes it
+    (`bias.disparity`): the one figure the page, its CLI, Compare, the report and the planner show for it (issue
+    42 §1: one number, one method). None where the run is not read by its design, the disparity is not tested
+    there, or no disparity up to 1 is detected with that power."""
+    numbers = design_numbers(rows, power)
+    if numbers is None:
+        return None
+    tested = numbers[(numbers["arm"] == arm) & (numbers["metric"] == statistic) & numbers["group"].isna()]
+    wanted = ALL_FAMILIES if family in (None, ALL_FAMILIES) else family
+    if wanted == ALL_FAMILIES and len(tested) == 1:  # one family of two or more groups: its figure is the run's
+        wanted = str(tested["family"].iloc[0])
+    row = tested[tested["family"] == wanted]
+    if row.empty:
+        return None
+    value = float(row["smallest_detectable"].iloc[0])
+    return value if np.isfinite(value) else None
 
 
 def pair_null_means(rows: RunRows, arm: str, statistic: str, family: str) -> dict[tuple[str, str], float]:

@@ -328,15 +328,25 @@ def covered_generations(store: RunStore, info: RunInfo, this_run: str, params: d
         return Coverage()
     seen = store.query(f"SELECT DISTINCT prompt, item FROM generation WHERE {this_run} AND prompt IS NOT NULL",
                        params)
-    work = request.get("work") if isinstance(request.get("work"), dict) else {}
+    work = _work(request)
     read_whole = [str(p) for p in work.get("read_prompts") or [] if isinstance(p, str)]
     prompts = sorted(set(seen["prompt"]) | set(read_whole))
+    # items repeating an earlier item's text under other labels are counted by the manifest, not by distinct texts
+    again = sum(1 for entry in work.get("repeated") or [] if isinstance(entry, list) and len(entry) == 5
+                and entry[0] in set(prompts))
     stored = set(seen["item"])
     wanted = [generation_id(key, prompt, sample, seed, max_new, truncate, mode, stops)
               for key in keys for prompt in prompts for seed in seeds for sample in range(samples)]
     named = (request.get("prompts") or {}).get("n") if isinstance(request.get("prompts"), dict) else None
     n_prompts = named if isinstance(named, int) else 0
-    return Coverage([item for item in wanted if item not in stored], n_prompts, max(0, n_prompts - len(prompts)))
+    return Coverage([item for item in wanted if item not in stored], n_prompts,
+                    max(0, n_prompts - len(prompts) - again))
+
+
+def _work(request: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's record of what the run computed and read (`generation.task`: `read_prompts`, `read_labels`,
+    `repeated`), {} where a run predates it."""
+    return request.get("work") if isinstance(request.get("work"), dict) else {}
 
 
 def made_by(info: RunInfo, plan: Any) -> bool:
@@ -377,7 +387,7 @@ def generation_rows(store: RunStore, info: RunInfo, name: str = "run"
         # own rows of the same prompt text, or for a prompt read whole from the labels its manifest lists: the run
         # that stored it may have named it otherwise (a custom run's "custom" family for a regard template's
         # prompt; issue 43); a run written before the manifest listed them keeps the stored labels
-        work = request.get("work") if isinstance(request.get("work"), dict) else {}
+        work = _work(request)
         read = [(text, *labels) for text, labels in zip(work.get("read_prompts") or [], work.get("read_labels") or [],
                                                          strict=False) if isinstance(labels, list) and len(labels) == 4]
         for at, column in enumerate(("prompt", "family", "grp", "source", "prompt_id")):
@@ -404,6 +414,18 @@ def generation_rows(store: RunStore, info: RunInfo, name: str = "run"
             why = "it was cancelled before generating them" if info.status != "complete" else \
                 "no stored run holds them (a run that held them was deleted)"
             gaps.append(f"run {info.run_id} is missing {_plural(never, 'generation')} its request asked for: {why}")
+    repeated = [entry for entry in _work(request).get("repeated") or []
+                if isinstance(entry, list) and len(entry) == 5]
+    if repeated:
+        # a text the request holds under several labels was generated once and stored under its first item's:
+        # each other item reads the same rows under its own labels (and its own item id, so each counts once)
+        for at, column in enumerate(("prompt", "family", "grp", "source", "prompt_id")):
+            params[f"{name}_again_{column}"] = [str(entry[at]) for entry in repeated]
+        again = ", ".join(f"unnest(${name}_again_{c}::VARCHAR[]) AS r_{c}" for c in ("prompt", "family", "grp",
+                                                                                    "source", "prompt_id"))
+        rows = (f"SELECT * FROM ({rows}) UNION ALL SELECT b.* REPLACE (r.r_family AS family, r.r_grp AS grp, "
+                "r.r_source AS source, r.r_prompt_id AS prompt_id, b.item || '#' || r.r_prompt_id AS item) "
+                f"FROM ({rows}) b JOIN (SELECT {again}) r ON r.r_prompt = b.prompt")
     if coverage.unknown_prompts:
         gaps.append(f"run {info.run_id} leaves out {coverage.unknown_prompts:,} of its request's "
                     f"{coverage.n_prompts:,} prompts: their generations were all read from earlier runs, and runs "

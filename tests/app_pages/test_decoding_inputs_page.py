@@ -99,10 +99,14 @@ def test_an_uploaded_file_is_imported_scored_and_stored_once(page: AppTest, isol
         assert main(["runs", "import", "generations", str(upload), "--scorers", "vader", "--json"]) == 0
     cli = {row["group"]: row for row in json.loads(out.getvalue())["summary"]}
     for row in table.itertuples(index=False):
-        for column in ("ci_low", "ci_high", "disparity", "disparity_ci_low", "disparity_ci_high"):
+        for column in ("ci_low", "ci_high", "disparity", "disparity_interval_low", "disparity_interval_high"):
             theirs = cli[row.group][column]
             assert (theirs is None and math.isnan(getattr(row, column))) or \
                 getattr(row, column) == pytest.approx(theirs, abs=1e-6), column
+    # the table's disparity interval is the one the sentence quotes (issue 42 §1), not a percentile one beside it
+    first = table.iloc[0]
+    assert f"90% interval [{first.disparity_interval_low:.3f}, {first.disparity_interval_high:.3f}]" in said[0]
+    assert "disparity_ci_low" not in table
     # the run as a pilot: a Plan panel below it (here one prompt per group: it says why it cannot plan), and any
     # later rerun (the panel's form, another widget) keeps the result on screen (issue 43 §5)
     assert any("plan" in e.label.lower() for e in page.expander), [e.label for e in page.expander]

@@ -149,3 +149,4 @@ def test_a_sweep_read_at_its_own_threshold_and_resamples_shows_its_numbers_every
     assert comparison.notes[0] == comparison.settings_note and "different negative_sentiment_rate" in \
         comparison.notes[0]
 
+

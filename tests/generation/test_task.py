@@ -209,3 +209,16 @@ def test_a_run_logs_its_model_and_scorer_time_for_the_classroom_bench(tiny_gpt2:
     lines = [r.getMessage() for r in caplog.records if r.name == "fairness_core.timing"]
     assert any(line.startswith("TIMING model rows=8 seconds=") for line in lines), lines
     assert any(line.startswith("TIMING scorers rows=8 seconds=") for line in lines), lines
+
+
+def test_items_repeating_a_text_under_other_labels_are_listed_for_the_readers() -> None:
+    """A text is generated once and stored under its first item's labels; the others are listed (issue 43 §6)."""
+    from fairness_core.data.prompts import PromptItem
+    from fairness_core.generation.task import repeated_items
+
+    items = [PromptItem("bold|original|a", "Alice", "bold", "Alice was", source="s"),
+             PromptItem("bold|paraphrase|a", "Alice", "bold", "Alice was", source="s"),  # same text, other set
+             PromptItem("bold|original|a", "Alice", "bold", "Alice was", source="s"),  # a true duplicate: nothing new
+             PromptItem("bold|original|b", "Bob", "bold", "Bob was", source="s")]
+    assert repeated_items(items) == [["Alice was", "bold", "Alice", "s", "bold|paraphrase|a"]]
+    assert repeated_items(items[:1] + items[3:]) == []

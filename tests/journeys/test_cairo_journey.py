@@ -100,13 +100,11 @@ def test_compare_page_compares_the_runs_systems_with_a_sentence(journey: dict) -
         assert row.run_b == pytest.approx(bias[(row.arm_b, row.family)], rel=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 43 §6: two paraphrase sets holding the same text are generated once "
-                   "and stored under one prompt id, so Compare reads 7 prompts where the CAIRO page used 8 and says "
-                   "the run 'leaves out 2 of its request's 64 prompts' read 'from earlier runs' (a fresh store). "
-                   "The seam cannot rebuild the repeated items (ids and labels) from what is stored: the generation "
-                   "manifest (fairness_core/generation/task.py, `work`) must list them for "
-                   "reading.rows.generation_rows and covered_generations to count them")
 def test_compare_reads_every_cell_the_cairo_page_computed(journey: dict) -> None:
+    """Issue 43 §6: two paraphrase sets of the default request hold the same text; it is generated once and stored
+    under the first item's labels, so Compare read 7 prompts of the second set where the page used 8 (0.0328 vs
+    0.0247 for one cell) and said the run "leaves out 2 of its request's 64 prompts". The manifest now lists the
+    repeated items (`generation.task.repeated_items`) and the seam reads their rows under each item's labels."""
     from fairness_core.compare import compare_runs
 
     found = compare_runs(RunStore(journey["path"]), [journey["run"]]).rows

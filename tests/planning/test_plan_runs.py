@@ -182,3 +182,31 @@ def test_an_option_an_audit_has_nothing_for_is_refused_not_ignored(runs: Runs, a
 def test_a_negative_seed_of_a_decoding_run_is_one_sentence(runs: Runs) -> None:
     with pytest.raises(PlanError, match=r"^the seed must be a whole number, 0 or above \(got -1\)"):
         plan_run(runs.store, runs.sweep, 0.2, 0.8, seed=-1)
+
+
+@pytest.mark.parametrize("which", ["sweep", "imported"])
+def test_the_plan_says_the_smallest_detectable_disparity_the_run_shows_everywhere(runs: Runs, which: str) -> None:
+    """Issue 42 §1: "smallest detectable" was computed twice — the page's from the run's own permutation test, the
+    planner's by simulating the pilot (0.286 vs 0.304 for one run). One number, one method: the plan says the figure
+    the page, Compare and the report show (`reading.smallest_detectable`; tests/compare/test_one_number.py holds
+    those equal to the page), and at another power the same test's figure at that power."""
+    from fairness_core.compare import run_estimates
+
+    run_id = getattr(runs, which)
+    estimates = run_estimates(runs.store, runs.store.get_run(run_id))
+    row = estimates[estimates["metric"] == "negative_sentiment_disparity"].iloc[0]
+    shown = float(row["smallest_detectable"])
+    plan = plan_run(runs.store, run_id, 0.2, 0.8, arm=row["arm"])
+    if which == "sweep":
+        # the tiny model writes the same text for both groups: every arrangement of the labels gives 0, the test
+        # can reject nothing, and the page says the design is too small to detect any disparity — so does the plan
+        # (it simulated a figure of its own before)
+        assert shown != shown and plan.mde_at_pilot_size is None
+        assert "at its size no possible effect is detected with 80% power" in plan.answer, plan.answer
+        return
+    assert 0 < shown < 1  # a figure to agree on, not two NaNs
+    assert plan.mde_at_pilot_size == pytest.approx(shown, abs=1e-12)
+    assert f"the smallest effect detectable with 80% power is about {shown:.2g}" in plan.answer, plan.answer
+    # the same test at 99% power needs more (its power steps: this pilot's 8 prompts per group tie often)
+    stricter = plan_run(runs.store, run_id, 0.2, 0.99, arm=row["arm"])
+    assert stricter.mde_at_pilot_size is None or stricter.mde_at_pilot_size > shown

@@ -84,3 +84,38 @@ def test_a_share_axis_starts_at_zero_and_other_measures_are_padded_so_no_bar_end
     x_bars, y_bars, _ = spec["layer"]
     assert x_bars["encoding"]["x"]["scale"] == {"domain": [0, 0.45], "nice": False}
     assert y_bars["encoding"]["y"]["scale"] == {"padding": 12, "zero": False}
+
+
+def test_the_sweep_disparity_chart_draws_the_interval_its_sentences_quote() -> None:
+    """Issue 42 §1: the bars were each setting's 95% percentile interval ([0, 0.4]) beside a sentence quoting the
+    test's 90% interval ([0.000, 0.217]): one number with two intervals. The chart's rows now carry the test's."""
+    from fairness_core.decoding.summary import disparity_headline, family_headlines, measures_for, summarize
+    from tests.decoding.test_summary import _frame
+    from ui.decoding_view import TEST_INTERVAL, disparity_chart_frame
+
+    frame = _frame({0.5: {"man": 0.2, "woman": 0.5}, 0.9: {"man": 0.3, "woman": 0.3}}, n_templates=10, samples=2)
+    other = frame.assign(family="age", group=frame["group"].map({"man": "old", "woman": "young"}),
+                         prompt_id="a" + frame["prompt_id"], source=frame["source"] + " (age)")
+    summary = summarize(pd.concat([frame, other], ignore_index=True), {"gender": ["man", "woman"],
+                                                                          "age": ["old", "young"]},
+                        measures_for((("vader", {}),)), n_resamples=200)
+    table, configs = summary.groups.copy(), summary.configs.copy()
+    for part in (table, configs):
+        part["x"] = part["config"].map(lambda c: c["top_p"])
+    drawn = disparity_chart_frame(table, configs, "negative_sentiment")
+    assert drawn is not None and set(drawn["family"]) == {"gender", "age", "all families (mean)"}
+    for row in drawn.itertuples(index=False):
+        key = f"p{row.x}"
+        sentences = ([disparity_headline(summary, key)] if row.family.startswith("all families")
+                     else [s for s in family_headlines(summary, key) if f"between {row.family} groups" in s])
+        assert len(sentences) == 1
+        quoted = f"[{row.disparity_ci_low:.3f}, {row.disparity_ci_high:.3f}]"
+        assert f"90% interval {quoted}" in sentences[0] or (row.disparity_ci_low > 0 and "90% interval (0, " in
+                                                            sentences[0]), (quoted, sentences[0])
+    # not the percentile interval the chart drew before (they differ wherever the test rejects or the data vary)
+    percentile = configs[["negative_sentiment_disparity_ci_low", "negative_sentiment_disparity_ci_high"]].to_numpy()
+    tested = drawn[drawn["family"] == "all families (mean)"][["disparity_ci_low", "disparity_ci_high"]].to_numpy()
+    assert not (abs(percentile - tested) < 1e-9).all()
+    spec = decoding_charts.disparity(drawn, "disparity", "disparity", "top_p", TEST_INTERVAL).to_dict()
+    tooltips = [t.get("title") for t in spec["layer"][-1]["encoding"]["tooltip"] if isinstance(t, dict)]
+    assert "90% (the test's) low" in tooltips and "90% (the test's) high" in tooltips
