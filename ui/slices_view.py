@@ -38,7 +38,8 @@ def slices_panel(run_ids: Sequence[str], measures: Sequence[str], key: str) -> N
     """Computed on request (a second or two: permutations and a bootstrap per cell), kept for the session."""
     if not run_ids:
         return
-    with st.expander("Worst cells: every group, template and setting, with false-discovery control"):
+    with st.expander("Worst cells: every group, template and setting (and, for prompts of several attributes, "
+                     "each attribute and every intersection), with false-discovery control"):
         run_id = run_ids[0] if len(run_ids) == 1 else st.selectbox("Run", list(run_ids), key=f"{key}_run")
         c1, c2, c3 = st.columns(3)
         names = list(dict.fromkeys([*measures])) or [slices.DEFAULT_MEASURE]
@@ -71,7 +72,9 @@ def slices_panel(run_ids: Sequence[str], measures: Sequence[str], key: str) -> N
                 st.caption(common.escape_markdown(f"Generations of {name}, the worst scores first"))
                 st.dataframe(pd.DataFrame(example["rows"]), hide_index=True, width="stretch")
         common.how_to_read(
-            "Each row is a cell of the run: a family, a group, a template, a setting, or a pair of them. *units* "
+            "Each row is a cell of the run: a family, a group, a template, a setting, or a pair of them; where "
+            "its prompts carry several attributes (gender and race), each attribute alone (the marginals) and every "
+            "pair of them (the intersections), an intersection no prompt has listed with 0 units. *units* "
             "are the design's (a template shared by a family's groups is one unit). The gap is to the rest of the "
             "run — for a group on shared templates, to the other groups on the same templates — tested at the unit "
             "(a paired sign-flip or a permutation of units). *q-value*: Benjamini-Hochberg over the tested cells; "

@@ -38,6 +38,9 @@ CONDITIONS = {"value_at_most": ("value", "<="), "upper_at_most": ("ci_high", "<=
 DEFAULT_SCORERS = ("vader", "offensive", "jigsaw-toxicity", "negative_words")
 #: group words that are not a group name
 ALL_FAMILIES, EVERY_FAMILY, EVERY_GROUP, ALL_GROUPS = "all families", "every family", "every group", "all groups"
+#: the cell `slices` ranks worst over every group, template, setting and (for prompts of several attributes) every
+#: attribute and intersection: judged by its value and interval (issue 46)
+WORST_CELL = "worst cell"
 EVERY_TERM, OVERALL, EVERY_ATTRIBUTE = "every term", "overall", "every attribute"
 AUDIT_MEASURES = ("fpr", "flip_rate", "shift", "subgroup_auc", "bpsn_auc", "bnsp_auc", "fped", "fpr_overall")
 METRIC_BIAS_MEASURES = ("bias",)
@@ -655,7 +658,12 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
             allowed = [ALL_FAMILIES, *(() if against else (EVERY_FAMILY,)), *(known.families if known else ())]
         else:
             group = group or (ALL_GROUPS if against else EVERY_GROUP)
-            allowed = [ALL_GROUPS, *(() if against else (EVERY_GROUP,)), *(known.groups if known else ())]
+            allowed = [ALL_GROUPS, *(() if against else (EVERY_GROUP, WORST_CELL)),
+                       *(known.groups if known else ())]
+        if group == WORST_CELL and (kinds[measure] == "disparity" or against):
+            raise SpecError(f"{table.where('group')} \"worst cell\" goes with a rate or mean of the decoding study, "
+                            "judged absolutely (a disparity already sets every group of a family against the others; "
+                            "a baseline comparison pairs groups, not cells)")
         if known is None and group not in allowed:
             allowed.append(group)
         if undetectable and (kinds[measure] != "disparity" or against):

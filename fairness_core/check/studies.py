@@ -32,6 +32,7 @@ from fairness_core.check.spec import (
     EVERY_TERM,
     OVERALL,
     POWER,
+    WORST_CELL,
     AuditSpec,
     CriterionSpec,
     DecodingSpec,
@@ -221,7 +222,34 @@ def _measure_of(name: str, decoding: DecodingSpec) -> tuple[Any, bool]:
     raise KeyError(name)
 
 
-def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: DecodingSpec
+def worst_cell(spec: CriterionSpec, generations: GenerationSet, decoding: DecodingSpec, store: Any) -> Numbers:
+    """The cell `slices` ranks first over the system's run — every group, template and setting, and for prompts of
+    several attributes each attribute and every intersection — with its value and interval: the member a
+    `group = "worst cell"` criterion judges (issue 46). Chosen for being the worst, its value leans high: an
+    `…_at_most` rule on it is conservative. LookupError (one sentence) where no cell can be tested."""
+    from fairness_core import planning, slices
+
+    if store is None or not generations.run_ids:
+        raise LookupError("the worst cell is found in a stored run, and these generations have none")
+    run_id = (planning.result_run(store, generations.run_ids, generations.request_plan)
+              if generations.request_plan is not None else None) or generations.run_ids[0]
+    try:
+        table, _ = slices.slice_run(store, run_id, measure=spec.measure, n_resamples=decoding.resamples,
+                                    seed=decoding.seed, n_examples=0,
+                                    thresholds={"negative_sentiment_rate": float(decoding.threshold)})
+    except slices.SlicesError as error:
+        raise LookupError(str(error)) from None
+    tested = table.cells[table.cells["p_value"].notna()]
+    if tested.empty:
+        raise LookupError(f"run {run_id} has no cell of {slices.DEFAULT_MIN_UNITS} or more units to rank (cells: "
+                          f"{len(table.cells)}); give more prompts per group")
+    cell = tested.iloc[0]
+    name = " × ".join(f"{k}={v}" for k, v in cell["attributes"].items())
+    return Numbers.of(f"worst cell: {name} (q = {cell['q_value']:.2g}, run {run_id})", cell["value"], cell["ci_low"],
+                      cell["ci_high"])
+
+
+def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: DecodingSpec, store: Any = None
                      ) -> tuple[list[Numbers], str | None, str]:
     """(numbers of each member the criterion judges, the word for "every" or None, what they are, in words)."""
     summary = generations.summary
@@ -263,6 +291,8 @@ def decoding_numbers(spec: CriterionSpec, generations: GenerationSet, decoding: 
         return out, every, spec.measure if every else f"{spec.measure} of {spec.group}"
     if spec.group == ALL_GROUPS:
         return [numbers(configs.iloc[0], ALL_GROUPS)], None, spec.measure
+    if spec.group == WORST_CELL:
+        return [worst_cell(spec, generations, decoding, store)], None, f"{spec.measure} of the worst cell"
     chosen = list(groups["group"]) if spec.group == EVERY_GROUP else [spec.group]
     out = []
     for group in chosen:
@@ -281,7 +311,7 @@ def judge_decoding(spec: CriterionSpec, generations: GenerationSet, decoding: De
     if generations.unavailable:
         return unevaluated(spec, generations.unavailable, generations.run_ids)
     try:
-        members, every, what = decoding_numbers(spec, generations, decoding)
+        members, every, what = decoding_numbers(spec, generations, decoding, store)
     except LookupError as error:
         return unevaluated(spec, str(error).strip("'\""), generations.run_ids)
     advice = _planner_advice(spec, generations, store) if spec.undetectable else None

@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "bold:<domain> for the shipped sets' texts")
     parser.add_argument("--attribute", action="append",
                         help="an attribute of the word lists to swap (repeatable; default: every attribute)")
+    parser.add_argument("--cross", action="store_true",
+                        help="with two or more --attribute: a variant per combination of their groups (each prompt "
+                             "must name one group of each, e.g. 'The Black woman said that'), an intersectional set")
     parser.add_argument("--word-lists", metavar="FILE",
                         help="your word lists: JSON {attribute: {group: [words]}} or [attribute] sections of "
                              "'group: word, word' lines (default: the shipped lists)")
@@ -34,11 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def build(prompts: str, attributes: list[str] | None, word_lists: str | None):  # -> decoding.CounterfactualSet
+def build(prompts: str, attributes: list[str] | None, word_lists: str | None, crossed: bool = False
+          ):  # -> decoding.CounterfactualSet
     from fairness_core.decoding import PromptError, counterfactual_source
 
     try:
-        return counterfactual_source(prompts, attributes, word_lists)
+        return counterfactual_source(prompts, attributes, word_lists, crossed)
     except PromptError as error:
         raise UserFacingError(str(error)) from None
 
@@ -49,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out).expanduser() if args.out else None
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         raise UserFacingError(f"--out {args.out}: give a file in an existing folder; nothing was written")
-    built = build(args.prompts, args.attribute, args.word_lists)
+    built = build(args.prompts, args.attribute, args.word_lists, args.cross)
     if out is not None:
         from fairness_core.decoding import prompt_set_json
 

@@ -43,6 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="build per-group variants of --prompts (one prompt per line, or regard / bold:<domain>) "
                              "by swapping the identity words of this attribute (gender, race, ...; repeatable); see "
                              "the `counterfactual` command for a preview")
+    parser.add_argument("--cross", action="store_true",
+                        help="with two or more --counterfactual attributes: a variant per combination of their "
+                             "groups (gender × race), each prompt naming one group of each; `slices` then shows the "
+                             "marginals and the intersections")
     parser.add_argument("--word-lists", metavar="FILE",
                         help="with --counterfactual: your word lists instead of the shipped ones")
     parser.add_argument("--bold-per-group", type=int, default=20, help="BOLD prompts drawn per group")
@@ -112,12 +116,15 @@ def run(args: argparse.Namespace) -> int:
                 check_model_source(args.regard_model)
             except RequestError as error:
                 raise RequestError(f"--regard-model: {error}") from None
+        if args.cross and not args.counterfactual:
+            raise RequestError("--cross goes with two or more --counterfactual ATTRIBUTE (the attributes crossed)")
         if args.word_lists and not args.counterfactual:
             raise RequestError("--word-lists goes with --counterfactual ATTRIBUTE (the attribute whose words are "
                                "swapped)")
         if args.counterfactual:
             try:
-                prompts = counterfactual_source(args.prompts, args.counterfactual, args.word_lists).prompt_set
+                prompts = counterfactual_source(args.prompts, args.counterfactual, args.word_lists,
+                                                args.cross).prompt_set
                 if args.groups:
                     prompts = prompts.only_groups(args.groups.split(","))
             except PromptError as error:

@@ -44,9 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generations.add_argument("file", help="columns prompt, generation, group [, family, system, sample, config.top_p, "
                                           "...]; or samples_<task>_<date>.jsonl from lm-eval --log_samples")
     generations.add_argument("--format", choices=("auto", "jsonl", "csv", "parquet", "lm-eval"), default="auto")
-    generations.add_argument("--group-column", metavar="NAME",
+    generations.add_argument("--group-column", metavar="NAME", action="append",
                              help="the column with each row's group (default: group; lm-eval: doc.group, a dotted "
-                                  "field of the record such as doc.gender)")
+                                  "field of the record such as doc.gender); give it again for each further "
+                                  "attribute (--group-column gender --group-column race): each row's group is "
+                                  "then the combination, e.g. 'female × Black', and slices shows the marginals")
     generations.add_argument("--family-column", metavar="NAME", help="the column (lm-eval: field) with the family")
     generations.add_argument("--groups-map", metavar="FILE",
                              help="a CSV of prompt,group[,family] giving each prompt's group instead of a column")

@@ -2,8 +2,9 @@
 
     python -m fairness_core slices RUN_ID [--by ATTR[,ATTR]] [--measure NAME] [--min-units K] [--fdr Q] [--json]
 
-Prints the cells over the run's attributes (family, group, source template, setting; default: each that varies and
-every pair), ranked by the worse side's bound of the gap's interval, flagged cells marked, too-small cells said so,
+Prints the cells over the run's attributes (family, group, source template, setting, and for prompts of several
+attributes each of them, e.g. gender and race; default: each that varies and every pair — with several attributes per
+prompt, each attribute and every intersection, an empty intersection listed with 0 units), ranked by the worse side's bound of the gap's interval, flagged cells marked, too-small cells said so,
 then the top cells' generations with their scores. --json gives {measure, by, min_units, fdr, method, cells: [...],
 examples}. docs/slices.md says what each test's null is and what the intervals generalise over. Nothing is written.
 """
@@ -23,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "test at the design's unit and Benjamini-Hochberg q-value")
     parser.add_argument("run_id", metavar="RUN_ID", help="a generation run (`runs list` shows them)")
     parser.add_argument("--by", action="append", metavar="ATTR[,ATTR]",
-                        help="the attributes of one set of cells, from family, group, source, setting (repeat for "
-                             "several sets; default: each attribute that varies and every pair of them)")
+                        help="the attributes of one set of cells, from family, group, source, setting and the run's "
+                             "own (gender, race, ... where its prompts carry several) (repeat for several sets; "
+                             "default: each attribute that varies and every pair of them)")
     parser.add_argument("--measure", default=None,
                         help="what to slice (default negative_sentiment_rate; any rate or scorer column the run has)")
     parser.add_argument("--min-units", type=int, default=None, metavar="K",

@@ -32,6 +32,7 @@ all its variants together (paired), as they do for a regard template.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -40,7 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairness_core.data.prompt_set import PromptError, PromptItem, PromptSet
+from fairness_core.data.prompt_set import ATTRIBUTE_JOINER, PromptError, PromptItem, PromptSet
 from fairness_core.data.quoting import quoted
 
 LISTS_PATH = Path(__file__).resolve().parents[2] / "data" / "counterfactual" / "word_lists.json"
@@ -328,9 +329,10 @@ PAIR_COLUMNS = ["attribute", "prompt", "prompt_group", "group", "variant", "word
 
 
 def build_counterfactual(prompts: Iterable[str], lists: WordLists, attributes: Sequence[str] | None = None,
-                         name: str = "counterfactual prompts") -> CounterfactualSet:
+                         name: str = "counterfactual prompts", crossed: bool = False) -> CounterfactualSet:
     """Every prompt that names one group of a chosen attribute, with one variant per group (see the module
-    docstring); a PromptError (one sentence) when no prompt names any group."""
+    docstring); a PromptError (one sentence) when no prompt names any group. `crossed` (two or more attributes):
+    every prompt that names one group of each, with a variant per combination of their groups (`crossed_variants`)."""
     texts = list(dict.fromkeys(" ".join(str(p).split()) for p in prompts if str(p).strip()))
     # an attribute named twice is swapped once (`--attribute gender --attribute gender` built every variant twice)
     chosen = list(dict.fromkeys(attributes)) if attributes else list(lists.attributes)
@@ -340,6 +342,8 @@ def build_counterfactual(prompts: Iterable[str], lists: WordLists, attributes: S
                           f"{', '.join(lists.attributes)}")
     if not texts:
         raise PromptError("no prompt to build counterfactual variants from")
+    if crossed:
+        return crossed_variants(texts, lists, chosen, name)
     items: list[PromptItem] = []
     rows: list[dict[str, object]] = []
     named = set()
@@ -386,6 +390,67 @@ def build_counterfactual(prompts: Iterable[str], lists: WordLists, attributes: S
                           f"{lists.name}; give prompts that mention one (e.g. 'The woman said that')")
     prompt_set = PromptSet(name, tuple(items), tuple(notes))
     return CounterfactualSet(prompt_set, pd.DataFrame(rows, columns=PAIR_COLUMNS), counts, notes)
+
+
+def crossed_variants(texts: Sequence[str], lists: WordLists, chosen: Sequence[str], name: str) -> CounterfactualSet:
+    """Groups of several attributes at once (issue 46): each prompt that names exactly one group of every chosen
+    attribute ("The Black woman said that") gets a variant per combination of their groups (2 genders × 3 races: 6),
+    each item carrying its attributes, its group the combination ("woman × Black") and its family the attributes'
+    names ("gender × race"); the variants share the prompt's source, so they stay paired as a template's groups do."""
+    if len(chosen) < 2:
+        raise PromptError("crossing needs two or more attributes (e.g. gender and race); with one, its groups are "
+                          "the variants already")
+    family = ATTRIBUTE_JOINER.join(chosen)
+    items: list[PromptItem] = []
+    rows: list[dict[str, object]] = []
+    seen: set[tuple[str, ...]] = set()
+    missing = mixed = repeated = 0
+    for index, text in enumerate(texts):
+        found = {attribute: find_words(text, _patterns(lists, attribute)) for attribute in chosen}
+        if any(not words for words in found.values()):
+            missing += 1
+            continue
+        if any(len({f.group for f in words}) > 1 for words in found.values()):
+            mixed += 1
+            continue
+        variants = {}
+        for combination in itertools.product(*(list(lists.attributes[a]) for a in chosen)):
+            variant = text
+            for attribute, group in zip(chosen, combination, strict=True):
+                # words of the next attribute are found again in the text as swapped so far (positions moved)
+                variant = swap(variant, find_words(variant, _patterns(lists, attribute)),
+                               lists.attributes[attribute][group])
+            variants[combination] = variant
+        key = tuple(variants.values())
+        if key in seen:
+            repeated += 1
+            continue
+        seen.add(key)
+        source = SOURCE_PREFIX + text
+        prompt_group = ATTRIBUTE_JOINER.join(found[a][0].group for a in chosen)
+        for combination, variant in variants.items():
+            group = ATTRIBUTE_JOINER.join(combination)
+            items.append(PromptItem(f"cf:{family}:{index}:{group}", group, family, variant, source=source,
+                                    attributes=tuple(zip(chosen, combination, strict=True))))
+            rows.append({"attribute": family, "prompt": text, "prompt_group": prompt_group, "group": group,
+                         "variant": variant, "words": ", ".join(f.word for a in chosen for f in found[a])})
+    used = len({r["prompt"] for r in rows})
+    counts = {"prompts": len(texts), "used": used, "no_word": missing, "mixed": mixed, "repeated": repeated,
+              "variants": len(items)}
+    notes = [f"{used} of {len(texts)} prompt(s) name one group of each of {', '.join(chosen)} and got "
+             f"{len(items)} variant(s), one per combination of their groups"]
+    if missing:
+        notes.append(f"{missing} prompt(s) do not name every one of {', '.join(chosen)} and were left out (crossing "
+                     "swaps each attribute's words)")
+    if mixed:
+        notes.append(f"{mixed} prompt(s) name words of two or more groups of one attribute and were left out")
+    if repeated:
+        notes.append(f"{repeated} prompt(s) give the same variants as an earlier prompt and count once")
+    if not items:
+        raise PromptError(f"none of the {len(texts)} prompt(s) names one group of each of {', '.join(chosen)} in "
+                          f"{lists.name}; give prompts that mention one of each (e.g. 'The Black woman said that')")
+    return CounterfactualSet(PromptSet(name, tuple(items), tuple(notes)), pd.DataFrame(rows, columns=PAIR_COLUMNS),
+                             counts, notes)
 
 
 def read_lists_file(path: str | Path | None, data: bytes | None = None, name: str | None = None) -> WordLists:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairness_core.data.prompt_set import ATTRIBUTE_JOINER
 from fairness_core.data.prompts import MAX_PROMPT_CHARS
 from fairness_core.data.quoting import quoted
 
@@ -53,6 +54,8 @@ class ImportedRow:
     group: str
     family: str
     sample: int
+    #: (column, value) per group column where several were given (issue 46): the group is their values joined
+    attributes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -375,14 +378,21 @@ def parse_mapping(text: str, name: str = "mapping") -> dict[str, tuple[str, str 
     return mapping
 
 
-def read_generations(name: str, data: bytes, fmt: str = "auto", group_column: str | None = None,
+def read_generations(name: str, data: bytes, fmt: str = "auto", group_column: str | Sequence[str] | None = None,
                      mapping: Mapping[str, tuple[str, str | None]] | None = None, family: str = DEFAULT_FAMILY,
-                     family_column: str | None = None, system: str | None = None) -> ImportedGenerations:
+                     family_column: str | None = None, system: str | None = None,
+                     attributes: Sequence[str] = ()) -> ImportedGenerations:
     """Read and check a generations file (its bytes, never a path). `group_column`: the table column (or lm-eval
-    record field, dotted: `doc.gender`) that holds the group (default `group`); `mapping`: prompt -> (group,
-    family) instead; `family`: the family of rows that name none; `system`: the system of rows that name none."""
+    record field, dotted: `doc.gender`) that holds the group (default `group`), or several columns of a table, one
+    attribute each (issue 46: `["gender", "race"]` gives the group "female × Black" of the family "gender × race",
+    each row keeping its attributes); `mapping`: prompt -> (group, family) instead; `family`: the family of rows
+    that name none; `system`: the system of rows that name none."""
     if fmt not in FORMATS:
         raise GenerationsImportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    columns_asked = [group_column] if isinstance(group_column, str) or group_column is None else list(group_column)
+    if len(columns_asked) > 1:
+        return _several_attributes(name, data, fmt, [str(c) for c in columns_asked], mapping, family_column, system)
+    group_column = columns_asked[0] if columns_asked else None
     if len(data) > MAX_IMPORT_BYTES:
         raise GenerationsImportError(f"{name} is {len(data) / 1e6:,.0f} MB; an import is at most "
                                      f"{MAX_IMPORT_BYTES / 1e6:.0f} MB (split it, or import per system)")
@@ -399,13 +409,13 @@ def read_generations(name: str, data: bytes, fmt: str = "auto", group_column: st
         where = "line"
     else:
         records, columns = _table_records(name, data, fmt)
-        group_column = group_column or "group"
+        group_column = attributes[0] if attributes else (group_column or "group")
         where = "row" if fmt == "parquet" else "line"
         if not records:
             raise GenerationsImportError(f"{name} has a header but no rows")
         columns = [str(c).strip().lower() for c in columns]  # column names are matched case-insensitively
         group_column = group_column.lower()
-        for needed in (*REQUIRED, *(() if mapping is not None else (group_column,))):
+        for needed in (*REQUIRED, *(() if mapping is not None else (attributes or (group_column,)))):
             if needed not in columns:
                 shown = ", ".join(quoted(c, 40) for c in columns[:12]) + (" …" if len(columns) > 12 else "")
                 raise GenerationsImportError(
@@ -423,14 +433,66 @@ def read_generations(name: str, data: bytes, fmt: str = "auto", group_column: st
                     raise GenerationsImportError(f"{name} {where} {number}: the prompt {quoted(prompt)} is not in "
                                                  "the prompt -> group mapping")
                 group, row_family = mapped[0], mapped[1] or row_family
+            elif attributes:  # several attributes: the group is the combination of the row's values
+                pairs = _attribute_values(name, where, number, record, attributes)
+                group, row_family = ATTRIBUTE_JOINER.join(v for _, v in pairs), ATTRIBUTE_JOINER.join(attributes)
             else:
                 group = record.get(group_column)
-            rows.append({"_line": number, "prompt": prompt,
+            rows.append({"_line": number, "prompt": prompt, "_attributes": pairs if attributes else (),
                          "generation": _field_text(name, where, number, record, "generation", required=False),
                          "group": group, "family": row_family, "sample": _sample(name, where, number,
                                                                                  record.get("sample")),
                          "system": record.get("system", system), "_config": _config(name, where, number, record)})
     return _checked(name, digest, fmt, where, rows, family, system, notes)
+
+
+def _attribute_values(name: str, where: str, number: int, record: Mapping[str, Any], columns: Sequence[str]
+                      ) -> tuple[tuple[str, str], ...]:
+    """A row's value of each attribute column, each checked (present, text, not holding the joiner)."""
+    pairs = []
+    for column in columns:
+        value = record.get(column)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+            record = {**record, column: str(value)}  # an age of 30 is a value, as a group named 1 is a name
+        text = " ".join(_field_text(name, where, number, record, column).split())
+        if ATTRIBUTE_JOINER.strip() in text:
+            raise GenerationsImportError(f"{name} {where} {number}: field {quoted(column)} holds "
+                                         f"{quoted(ATTRIBUTE_JOINER.strip())}, which joins attributes in a group's "
+                                         "name; use another character")
+        pairs.append((column, text))
+    return tuple(pairs)
+
+
+#: at most this many attribute columns: 4 attributes of 5 values are 625 cells already
+MAX_ATTRIBUTE_COLUMNS = 4
+
+
+def _several_attributes(name: str, data: bytes, fmt: str, columns: list[str],
+                        mapping: Mapping[str, tuple[str, str | None]] | None, family_column: str | None,
+                        system: str | None) -> ImportedGenerations:
+    """A table whose rows name several attributes, one column each: every row's group is the combination of its
+    values (an intersection), its family the combination of the columns, and its attributes are kept for
+    marginals (`slices --by gender`)."""
+    lowered = [" ".join(c.split()).lower() for c in columns]
+    if any(not c for c in lowered):
+        raise GenerationsImportError("a group column's name is empty; name each column, e.g. --group-column gender "
+                                     "--group-column race")
+    if len(set(lowered)) != len(lowered):
+        repeated = next(c for c in lowered if lowered.count(c) > 1)
+        raise GenerationsImportError(f"the group column {quoted(repeated)} is named twice; name each attribute once")
+    if len(lowered) > MAX_ATTRIBUTE_COLUMNS:
+        raise GenerationsImportError(f"{len(lowered)} group columns given; at most {MAX_ATTRIBUTE_COLUMNS} "
+                                     "attributes are crossed at once")
+    if mapping is not None or family_column:
+        raise GenerationsImportError("several group columns make each row's group (their values) and family "
+                                     "(their names) themselves; give them without a prompt -> group mapping or a "
+                                     "family column")
+    fmt = detect_format(name, data) if fmt == "auto" else fmt
+    if fmt == "lm-eval":
+        raise GenerationsImportError(f"{name} is an lm-evaluation-harness log: give one group field (e.g. "
+                                     "doc.gender); several group columns are read from a table (JSONL, CSV, "
+                                     "Parquet)")
+    return read_generations(name, data, fmt, None, None, DEFAULT_FAMILY, None, system, attributes=lowered)
 
 
 def _checked(name: str, digest: str, fmt: str, where: str, rows: Sequence[dict[str, Any]], family: str,
@@ -475,7 +537,8 @@ def _checked(name: str, digest: str, fmt: str, where: str, rows: Sequence[dict[s
             raise GenerationsImportError(f"{name} {where} {number}: group {quoted(group)} is in family "
                                          f"{quoted(row_family)} here and in {quoted(earlier[0])} on {where} "
                                          f"{earlier[1]}; a group belongs to one family")
-        out.append(ImportedRow(number, row_system, row["_config"], prompt, generation, group, row_family, sample))
+        out.append(ImportedRow(number, row_system, row["_config"], prompt, generation, group, row_family, sample,
+                               tuple(row.get("_attributes") or ())))
     counts: dict[tuple[str, str], list[int]] = {}
     for row in out:
         counts.setdefault((row.system, row.group), []).append(row.line)

@@ -21,6 +21,25 @@ class PromptItem:
     text: str
     source: str = ""  # template text, BOLD entity, or "custom"
     redact: tuple[str, ...] = field(default_factory=tuple)  # names removed from generations before scoring
+    #: a prompt about several attributes at once (issue 46): (attribute, value) pairs in the family's order, e.g.
+    #: (("gender", "woman"), ("race", "Black")) for the group "woman × Black" of the family "gender × race"; empty
+    #: for a prompt of one attribute (its family and group say it)
+    attributes: tuple[tuple[str, str], ...] = ()
+
+
+#: how the values of several attributes are joined into one group name, and their names into a family's
+ATTRIBUTE_JOINER = " × "
+
+
+def item_record(item: PromptItem) -> dict:
+    """An item as a plain record; `attributes` only where it has some, so a one-attribute set's hash (and every run
+    stored before attributes existed) is unchanged."""
+    record = asdict(item)
+    if not item.attributes:
+        record.pop("attributes")
+    else:
+        record["attributes"] = [list(pair) for pair in item.attributes]
+    return record
 
 
 @dataclass(frozen=True)
@@ -43,11 +62,11 @@ class PromptSet:
         return found
 
     def content_hash(self) -> str:
-        payload = json.dumps([asdict(item) for item in self.items], sort_keys=True, ensure_ascii=False)
+        payload = json.dumps([item_record(item) for item in self.items], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_records(self) -> list[dict]:
-        return [asdict(item) for item in self.items]
+        return [item_record(item) for item in self.items]
 
     def only_groups(self, groups: Sequence[str]) -> PromptSet:
         """Keep the listed groups (in the set's order); a listed group with no prompts is an error."""

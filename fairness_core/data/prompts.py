@@ -115,7 +115,8 @@ def parse_custom(text: str, family: str = "custom") -> PromptSet:
             continue
         seen.add((group, prompt))
         source = given[0] if given and "{group}" in given[0] else "custom"  # a counterfactual set's variants
-        items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source=source))
+        attributes = given[1] if len(given) > 1 else ()
+        items.append(PromptItem(f"custom:{group}:{index}", group, fam, prompt, source=source, attributes=attributes))
     notes = (f"{repeated} repeated prompt(s) (same group and text) were dropped; each prompt counts once",) \
         if repeated else ()
     prompt_set = PromptSet("custom prompts", tuple(items), notes)
@@ -160,8 +161,16 @@ def _json_rows(text: str, family: str) -> list[tuple[str, ...]]:
             if not isinstance(entry_family, str):
                 raise PromptError(f"JSON entry {position}: 'family' must be text (got {_kind(entry_family)})")
             source = entry.get("source")  # a counterfactual set written by `counterfactual --out` keeps its pairing
+            attributes = entry.get("attributes")  # and a crossed one each variant's attributes (issue 46)
+            if attributes is not None and (not isinstance(attributes, dict) or not attributes or not all(
+                    isinstance(k, str) and isinstance(v, str) and k.strip() and v.strip()
+                    for k, v in attributes.items())):
+                raise PromptError(f"JSON entry {position}: 'attributes' must be an object of attribute: group texts, "
+                                  "e.g. {\"gender\": \"woman\", \"race\": \"Black\"}")
             rows.append((entry["group"].strip(), entry["prompt"].strip(), entry_family.strip() or family,
-                         *([source] if isinstance(source, str) else [])))
+                         *([source if isinstance(source, str) else ""] if isinstance(source, str) or attributes
+                           else []),
+                         *([tuple((k.strip(), v.strip()) for k, v in attributes.items())] if attributes else [])))
         return rows
     raise PromptError(f"custom prompts in JSON must be an object {{group: [prompts]}} or a list of "
                       f"{{group, prompt}} objects (got {_kind(data)})")

@@ -91,10 +91,12 @@ def source_texts(spec: str) -> list[str]:
 
 
 def counterfactual_source(spec: str, attributes: Sequence[str] | None = None,
-                          word_lists: str | Path | None = None) -> CounterfactualSet:
-    """The counterfactual set of a prompt source (see `source_texts`) with the shipped or the user's word lists."""
+                          word_lists: str | Path | None = None, crossed: bool = False) -> CounterfactualSet:
+    """The counterfactual set of a prompt source (see `source_texts`) with the shipped or the user's word lists;
+    `crossed`: a variant per combination of the attributes' groups (issue 46)."""
     lists = read_lists_file(word_lists)
-    return build_counterfactual(source_texts(spec), lists, attributes, name=f"counterfactual {Path(spec).name}")
+    return build_counterfactual(source_texts(spec), lists, attributes, name=f"counterfactual {Path(spec).name}",
+                                crossed=crossed)
 
 
 def prompt_set_json(prompt_set: PromptSet) -> str:
@@ -102,5 +104,6 @@ def prompt_set_json(prompt_set: PromptSet) -> str:
     a counterfactual set keeps its variants' shared source, so they stay paired)."""
     from fairness_core.store.manifest import strict_json
 
-    return strict_json([{"group": item.group, "family": item.family, "prompt": item.text, "source": item.source}
+    return strict_json([{"group": item.group, "family": item.family, "prompt": item.text, "source": item.source,
+                         **({"attributes": dict(item.attributes)} if item.attributes else {})}
                         for item in prompt_set.items], indent=1) + "\n"

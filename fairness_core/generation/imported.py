@@ -117,6 +117,7 @@ def plan_import(imported: ImportedGenerations, scorers: Sequence[tuple[str, dict
         rows.append({"id": imported_id(key, row.prompt, row.sample), "system": index, "prompt": row.prompt,
                      "group": row.group, "prompt_id": prompt_id, "family": row.family, "source": "imported",
                      "redact": [], "sample": row.sample, "seed": 0, "row_seed": 0, "raw": None,
+                     **({"attributes": [list(a) for a in row.attributes]} if row.attributes else {}),
                      "scorers": list(range(len(built))), "system_name": systems[index]["name"], "text": raw,
                      "line": row.line})
     if spaced and mode == "continue":

@@ -327,8 +327,9 @@ def plan_generation(request: GenerationRequest, store: Any) -> GenerationPlan:
 def repeated_items(items: Sequence[PromptItem]) -> list[list[str]]:
     """The request's items whose text an earlier item already has, under other labels: [text, family, group,
     template, id] each, in request order. A text is generated once (its generation id is the text's) and stored
-    under its first item's labels (`plan_generation`), so a reader rebuilds the others from this list — CAIRO's default request has
-    two paraphrase sets holding the same text, and Compare read 7 prompts of a set where the page used 8 (issue 43)."""
+    under its first item's labels (`plan_generation`), so a reader rebuilds the others from this list — CAIRO's
+    default request has two paraphrase sets holding the same text, and Compare read 7 prompts of a set where the
+    page used 8 (issue 43)."""
     first: dict[str, tuple[str, str, str, str]] = {}
     out = []
     for item in items:
@@ -362,6 +363,7 @@ def _shards(request: GenerationRequest, work: list[dict[str, Any]],
                 "rows": [{"id": r["id"], "system": r["system"], "prompt": r["item"].text, "group": r["item"].group,
                           "prompt_id": r["item"].prompt_id, "family": r["item"].family, "source": r["item"].source,
                           "redact": list(r["item"].redact), "sample": r["sample"], "seed": r["seed"],
+                          **({"attributes": [list(a) for a in r["item"].attributes]} if r["item"].attributes else {}),
                           "row_seed": row_seed(r["seed"], r["item"].text, r["sample"]), "raw": r["raw"],
                           "scorers": r["scorers"], "system_name": systems[r["system"]].name}
                          for r in chunk],
@@ -505,7 +507,9 @@ def generation_work(request: dict[str, Any], shard: dict[str, Any],
                               "sample": row["sample"], "seed": row["seed"], "row_seed": row["row_seed"],
                               "system_name": row["system_name"], "max_new_tokens": request["max_new_tokens"],
                               "truncate": request["truncate"], "mode": request["mode"], "stops": request["stops"],
-                              **({"usage": usages[i]} if usages.get(i) is not None else {})}})
+                              **({"usage": usages[i]} if usages.get(i) is not None else {}),
+                              # each attribute of a prompt about several at once (issue 46): {name: value}
+                              **({"attributes": dict(row["attributes"])} if row.get("attributes") else {})}})
     began, scored = time.perf_counter(), 0
     for j, described in enumerate(request["scorers"]):
         members = [i for i, r in enumerate(rows) if j in r["scorers"]]

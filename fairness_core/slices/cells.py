@@ -114,12 +114,16 @@ def slice_cells(sums: pd.DataFrame, attributes: Sequence[str], by: Sequence[Sequ
                 measure: str = "measure", rate: bool = True, worse: str = "higher",
                 min_units: int = DEFAULT_MIN_UNITS, fdr: float = DEFAULT_FDR,
                 n_resamples: int = DEFAULT_RESAMPLES, n_permutations: int = DEFAULT_PERMUTATIONS,
-                seed: int = 0) -> SliceTable:
+                seed: int = 0, crossed: Sequence[str] = (), default_sets: Sequence[Sequence[str]] | None = None
+                ) -> SliceTable:
     """The slice table of per-unit sums: `sums` has the `attributes` columns, `unit` (a `unit_key`), `total`, `n`.
 
-    `by` lists attribute sets (default: `attribute_sets` over the attributes that vary). Cells with the same rows as
-    a cell of fewer attributes (a group nested in its family) are shown once, under the fewer attributes, so the
-    multiplicity correction counts each distinct comparison once.
+    `by` lists attribute sets (default: `default_sets` where given, else `attribute_sets` over the attributes that
+    vary). Cells with the same rows as a cell of fewer attributes (a group nested in its family) are shown once,
+    under the fewer attributes, so the multiplicity correction counts each distinct comparison once. `crossed`
+    names attributes that are crossed by design (a prompt's several attributes, issue 46): a set of two or more of
+    them lists every combination of their values, an empty one with n = 0 (too small, never tested or flagged), as
+    fairlearn's MetricFrame shows empty intersections.
     """
     check_options(min_units, fdr)
     if worse not in ("higher", "lower"):
@@ -130,6 +134,8 @@ def slice_cells(sums: pd.DataFrame, attributes: Sequence[str], by: Sequence[Sequ
     for name in attributes:
         frame[name] = frame[name].astype("string").fillna("(none)")
     varying = [name for name in attributes if frame[name].nunique() > 1]
+    if by is None and default_sets is not None:
+        by = [list(names) for names in default_sets if all(name in varying for name in names)] or None
     sets = attribute_sets(list(attributes), varying, by)
     notes = []
     if not sets:
@@ -162,6 +168,8 @@ def slice_cells(sums: pd.DataFrame, attributes: Sequence[str], by: Sequence[Sequ
             t_in = np.bincount(where, weights=totals[positions], minlength=len(inside))
             n_in = np.bincount(where, weights=counts[positions], minlength=len(inside))
             rows.append(_cell({name: str(columns[name][positions[0]]) for name in names}, inside, t_in, n_in, run))
+        if len(names) > 1 and all(name in crossed for name in names):
+            rows += _empty_cells(frame, names)
     cells = pd.DataFrame(rows, columns=list(CELL_COLUMNS))
     if not cells.empty:
         cells["q_value"] = benjamini_hochberg(cells["p_value"].to_numpy(float))
@@ -174,6 +182,23 @@ def slice_cells(sums: pd.DataFrame, attributes: Sequence[str], by: Sequence[Sequ
             .sort_values(["_tested", "_bound", "n_units"], ascending=[True, True, False], kind="stable") \
             .drop(columns=["_tested", "_bound"]).reset_index(drop=True)
     return SliceTable(measure, [list(s) for s in sets], int(min_units), float(fdr), worse, cells, notes)
+
+
+def _empty_cells(frame: pd.DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The combinations of `names`' values (each value seen in the run) that no row has: listed with n = 0 as too
+    small, so an empty intersection is seen as empty rather than missing, and never counts as a test."""
+    present = set(map(tuple, frame[list(names)].drop_duplicates().to_numpy(object).tolist()))
+    values = [sorted(set(frame[name])) for name in names]
+    out = []
+    for combination in itertools.product(*values):
+        if combination in present:
+            continue
+        out.append({"attributes": dict(zip(names, map(str, combination), strict=True)), "n_units": 0, "n_rows": 0,
+                    "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "rest": math.nan, "gap": math.nan,
+                    "gap_ci_low": math.nan, "gap_ci_high": math.nan, "test": "", "n_unpaired": 0,
+                    "p_value": math.nan, "q_value": math.nan, "flagged": False, "too_small": True,
+                    "direction": ""})
+    return out
 
 
 @dataclass(frozen=True)

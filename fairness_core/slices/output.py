@@ -35,6 +35,9 @@ def table_json(table: SliceTable, record: dict[str, Any] | None = None) -> dict[
     if record is not None:
         out["run_id"] = record.get("run_id")
         out["examples"] = record.get("examples", [])
+        # the run's own attributes of prompts about several at once (gender, race), crossed by design: their
+        # marginals and intersections are cells, an empty intersection listed with 0 units (issue 46 §1)
+        out["attributes"] = list(record.get("attributes") or [])
         if record.get("read_with"):
             out["read_with"] = record["read_with"]  # thresholds, resamples, seed (`reading.settings`)
     return out

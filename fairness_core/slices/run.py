@@ -10,6 +10,8 @@ given, so a cell's value here is the page's value of the same cell.
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -39,8 +41,9 @@ LOWER_IS_WORSE = frozenset({"vader_compound", "quality_logprob", "quality_mean_l
 N_EXAMPLES = 5
 
 
-def parse_by(text: str | Sequence[str] | None) -> list[list[str]] | None:
-    """`--by family,group` (one set) or several `--by` (several sets) -> attribute sets; None for the default."""
+def parse_by(text: str | Sequence[str] | None, known: Sequence[str] = ATTRIBUTES) -> list[list[str]] | None:
+    """`--by family,group` (one set) or several `--by` (several sets) -> attribute sets; None for the default.
+    `known`: the attributes there are (a run's own, e.g. gender and race, besides `ATTRIBUTES`)."""
     if text is None:
         return None
     items = [text] if isinstance(text, str) else list(text)
@@ -49,23 +52,38 @@ def parse_by(text: str | Sequence[str] | None) -> list[list[str]] | None:
         names = [ALIASES.get(name.strip(), name.strip()) for name in str(item).split(",")]
         if not item.strip() or any(not name for name in names):
             raise SlicesError(f"--by takes attribute names separated by commas, e.g. family,group (got {item!r})")
-        unknown = [name for name in names if name not in ATTRIBUTES]
+        unknown = [name for name in names if name not in known]
         if unknown:
-            raise SlicesError(f"a generation run has no attribute {unknown[0]!r}; choose among: "
-                              + ", ".join(ATTRIBUTES))
+            raise SlicesError(f"this run has no attribute {unknown[0]!r}; choose among: " + ", ".join(known))
         sets.append(names)
     return sets or None
 
 
+def own_attributes(sums: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The per-unit sums with one column per attribute of prompts about several at once (their `attributes`
+    JSON: {"gender": "woman", "race": "Black"}), and those attributes' names in first-seen order; a prompt without
+    a value of one reads "(none)". A name that is already a column (family, group, ...) is prefixed "attribute "."""
+    if "attributes" not in sums or sums["attributes"].isna().all():
+        return sums.drop(columns=["attributes"], errors="ignore"), []
+    parsed = [json.loads(text) if isinstance(text, str) else {} for text in sums["attributes"]]
+    names = list(dict.fromkeys(str(name) for record in parsed for name in record))
+    taken = {*ATTRIBUTES, *sums.columns}
+    columns = {name: (f"attribute {name}" if name in taken else name) for name in names}
+    out = sums.drop(columns=["attributes"]).assign(**{
+        column: [str(record.get(name, "(none)")) for record in parsed] for name, column in columns.items()})
+    return out, list(columns.values())
+
+
 def slice_run(store: RunStore, run_id: str, by: str | Sequence[str] | None = None, measure: str = DEFAULT_MEASURE,
               min_units: int = DEFAULT_MIN_UNITS, fdr: float = DEFAULT_FDR, n_resamples: int | None = None,
-              n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, n_examples: int = 3
-              ) -> tuple[SliceTable, dict[str, Any]]:
+              n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, n_examples: int = 3,
+              thresholds: dict[str, float] | None = None) -> tuple[SliceTable, dict[str, Any]]:
     """The slice table of a stored generation run and a record of the run (id, what it is, examples of the top
     cells: up to `n_examples` tested cells, each with its worst generations and their scores) and the settings it was
-    read with (`reading.settings`: the run's own thresholds, and its resamples unless `n_resamples` is given)."""
+    read with (`reading.settings`: the run's own thresholds unless `thresholds` are given — a check reads at its
+    spec's — and its resamples unless `n_resamples` is given)."""
     check_options(min_units, fdr)
-    sets = parse_by(by)
+    parse_by(by, [*ATTRIBUTES, *_named(by)])  # the form of --by, before reading (its names are checked below)
     info = store.get_run(run_id.strip()) if store.path.exists() else None
     if info is None:
         raise SlicesError(f"no run {run_id!r} in {store.path}")
@@ -73,8 +91,8 @@ def slice_run(store: RunStore, run_id: str, by: str | Sequence[str] | None = Non
         raise SlicesError(f"run {info.run_id} is a {info.kind} run; slices reads generation runs (the decoding page, "
                           "`decoding`, `runs import generations`)")
     try:
-        settings = settings_of(store, info, n_resamples=n_resamples)
-        sums = read_run(store, info, ["family", "group", "source"], [measure], settings).sums
+        settings = settings_of(store, info, thresholds, n_resamples=n_resamples)
+        sums = read_run(store, info, ["family", "group", "source", "attributes"], [measure], settings).sums
     except ValueError as error:  # a run the readers cannot read as asked (ReadError), resamples below 1
         raise SlicesError(str(error)) from None
     sums = sums[sums["metric"] == measure] if not sums.empty else sums
@@ -84,16 +102,36 @@ def slice_run(store: RunStore, run_id: str, by: str | Sequence[str] | None = Non
                           + (", ".join(available) or "(none: the run has no scores)"))
     labels = setting_labels(info)
     sums = sums.assign(setting=sums["arm"].map(lambda key: labels.get(str(key), str(key))))
-    table = slice_cells(sums, ATTRIBUTES, sets, measure, rate=measure.endswith("_rate"),
+    sums, crossed = own_attributes(sums)
+    known = [*ATTRIBUTES, *crossed]
+    sets = parse_by(by, known)
+    default_sets = None
+    if crossed and not sums[crossed].eq("(none)").any().any():
+        # every prompt carries its attributes: its group is their combination and its family their names, so the
+        # cells are the marginals (each attribute) and the intersections (each pair of them), then the template
+        # and the setting (`group` would list each intersection a second time, under its joined name)
+        rest = [name for name in ("source", "setting") if name in known]
+        default_sets = ([[name] for name in (*crossed, *rest)]
+                        + [list(pair) for pair in itertools.combinations(crossed, 2)]
+                        + [[a, b] for a in crossed for b in rest])
+    table = slice_cells(sums, known, sets, measure, rate=measure.endswith("_rate"),
                         worse="lower" if measure in LOWER_IS_WORSE else "higher", min_units=min_units, fdr=fdr,
-                        n_resamples=settings.n_resamples, n_permutations=n_permutations, seed=seed)
+                        n_resamples=settings.n_resamples, n_permutations=n_permutations, seed=seed,
+                        crossed=crossed, default_sets=default_sets)
     record = {"run_id": info.run_id, "unit": "prompt (a template shared by a family's groups is one unit)",
-              "settings": labels, "read_with": settings.as_json(), "read_with_words": settings.words()}
+              "settings": labels, "read_with": settings.as_json(), "read_with_words": settings.words(),
+              "attributes": crossed}
     top = table.cells[table.cells["p_value"].notna()].head(n_examples)
     record["examples"] = [{"attributes": cell["attributes"],
                            "rows": examples(store, info, measure, cell["attributes"], labels)}
                           for _, cell in top.iterrows()]
     return table, record
+
+
+def _named(by: str | Sequence[str] | None) -> list[str]:
+    """Every name `--by` gives (their form is checked before the run is read, their existence after)."""
+    items = [] if by is None else [by] if isinstance(by, str) else list(by)
+    return [ALIASES.get(n.strip(), n.strip()) for item in items for n in str(item).split(",") if n.strip()]
 
 
 def setting_labels(info: RunInfo) -> dict[str, str]:
@@ -130,10 +168,14 @@ def examples(store: RunStore, info: RunInfo, measure: str, attributes: dict[str,
         if name == "setting":
             params[f"a{position}"] = [key for key, label in labels.items() if label == value] or [value]
             conditions.append(f"list_contains($a{position}, g.system)")
-        else:
+        elif name in ("group", "family", "source"):
             column = {"group": "g.grp", "family": "g.family", "source": "g.source"}[name]
             params[f"a{position}"] = value
             conditions.append(f"coalesce(CAST({column} AS VARCHAR), '(none)') = $a{position}")
+        else:  # one of the prompt's several attributes (`own_attributes`), read from its JSON by a bound path
+            own = name[len("attribute "):] if name.startswith("attribute ") else name
+            params[f"a{position}"], params[f"p{position}"] = value, '$."' + own.replace('"', '\\"') + '"'
+            conditions.append(f"coalesce(json_extract_string(g.attributes, $p{position}), '(none)') = $a{position}")
     # the generations that make the cell bad first: for negative sentiment the lowest compound scores
     order = "ASC" if low_is_bad else "DESC"
     params["limit"] = int(limit)

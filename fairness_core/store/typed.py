@@ -112,6 +112,8 @@ TYPED_KINDS: dict[str, TypedKind] = {spec.kind: spec for spec in (
         Field("prompt", "$.prompt", "VARCHAR", "the prompt text"),
         Field("prompt_id", "$.prompt_id", "VARCHAR", "the prompt's id"),
         Field("family", "$.family", "VARCHAR", "group family"),
+        Field("attributes", "$.attributes", "VARCHAR", "a prompt about several attributes at once: each one's value "
+              "as a JSON object ({\"gender\": \"woman\", \"race\": \"Black\"}; NULL for one attribute)"),
         Field("source", "$.source", "VARCHAR", "where the prompt comes from (a regard template, BOLD, custom)"),
         Field("sample", "$.sample", "INTEGER", "sample number"),
         Field("seed", "$.seed", "BIGINT", "seed"),

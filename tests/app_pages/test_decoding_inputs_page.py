@@ -147,3 +147,29 @@ def test_a_stored_check_opens_with_its_criteria(isolated_store: Path, tmp_path: 
     criteria = next(frame.value for frame in app.dataframe if "verdict" in frame.value.columns)
     assert list(criteria["verdict"]) == ["PASS"] and list(criteria["criterion"]) == ["judge FPR"]
     assert any("The check passed" in shown(m.value) for m in app.markdown)
+
+
+def test_an_import_with_two_group_columns_shows_marginals_and_intersections(page: AppTest, isolated_store: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46 §1: "gender, race" as the group columns; the run's groups are the intersections and its Worst cells
+    panel lists each attribute alone and every intersection (the empty one with 0 units), the planted one first."""
+    from fairness_core import decoding as dec
+    from tests.slices.test_intersections import _csv
+
+    monkeypatch.setattr(dec, "IMPORT_SCORERS", (("vader", {}),))
+    page.run()
+    page.text_input(key="imp_group").set_value("gender, race")
+    page.file_uploader(key="imp_upload").set_value(("people.csv", _csv(), "text/csv")).run()
+    assert not page.error, [shown(e.value) for e in page.error]
+    page.button(key="imp_run").click().run()
+    assert not page.exception, page.exception
+    groups = set(page.dataframe[-1].value["group"])
+    assert groups == {"female × Black", "female × White", "male × Black", "male × White", "male × Asian"}
+    page.number_input(key="imp_slices_min_units").set_value(3).run()
+    page.button(key="imp_slices_go").click().run()
+    assert not page.exception, page.exception
+    cells = next(d.value for d in page.dataframe if "verdict" in d.value.columns)
+    assert cells["cell"].iloc[0] == "gender=female × race=Black" and cells["verdict"].iloc[0] == "flagged (worse)"
+    assert {"gender=female", "race=Asian", "gender=male × race=White"} <= set(cells["cell"])
+    empty = cells[cells["cell"] == "gender=female × race=Asian"].iloc[0]
+    assert (empty["units"], empty["verdict"]) == (0, "too small to test")

@@ -345,3 +345,25 @@ def test_a_spec_builds_counterfactual_prompts_from_the_users_prompts(built: Buil
     prompts = spec.decoding.prompts
     assert prompts.families == {"gender": ["man", "woman"]} and len(prompts.items) == 4
     assert any("name no word of gender" in note for note in spec.decoding.notes)
+
+
+def test_a_criterion_on_the_worst_cell_judges_the_cell_slices_ranks_first(built: Built, no_generation: None) -> None:
+    """Issue 46: `group = "worst cell"` judges the cell `slices` ranks first over every group and, for prompts of
+    several attributes, every attribute and intersection — here the planted female × Black intersection."""
+    import fairness_core.decoding as dec
+    from tests.slices.test_intersections import _csv
+
+    imported = dec.read_generations("people.csv", _csv(), group_column=["gender", "race"])
+    run_id = dec.import_generations(dec.plan_import(imported, (("vader", {}),)), built.store).run_id
+    text = f"""[system]\ngenerations = "{run_id}"\n[decoding]\nscorers = ["vader"]\nresamples = 200
+[[criteria]]\nname = "worst"\nstudy = "decoding"\nmeasure = "negative_sentiment_rate"\ngroup = "worst cell"
+upper_at_most = 0.5\n"""
+    judged = check.run_check(built.spec("worst.toml", text), built.store).criteria[0]
+    assert not judged.passed and judged.value == pytest.approx(1.0)
+    assert judged.group.startswith("worst cell: gender=female × race=Black (q = "), judged.group
+    relaxed = check.run_check(built.spec("worst-relaxed.toml", text.replace("0.5", "1.0")), built.store)
+    assert relaxed.passed
+    # a disparity has no cells to rank: the spec says which groups it takes, naming the file and field
+    bad = text.replace('measure = "negative_sentiment_rate"', 'measure = "negative_sentiment_disparity"')
+    with pytest.raises(check.SpecError, match='worst-bad.toml.*"worst cell" goes with a rate or mean'):
+        built.spec("worst-bad.toml", bad)
