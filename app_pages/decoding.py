@@ -221,6 +221,8 @@ with live_tab:
                 "were empty after cutting to the first sentence; they are kept and scored as the prompt alone.")
             report_button(outcome.run_ids, key="live_report")  # this setting's run: numbers, manifest, examples
             plan_view.decoding_plan(outcome, "live_plan")  # this result's own run as a pilot (issues 33, 43)
+            slices_view.result_slices_panel(outcome, [m.name if m.kind == "rate" else m.column for m in
+                                                      dec.measures_for(scorers)], "live_slices")  # issue 46
             # the notches up to three either side are sampled while the user reads this (answered at once there)
             position = dec.SliderPosition(top_p, top_k, temperature)
             sample_ahead(request, position, st.session_state.get("_live_position"))

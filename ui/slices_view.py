@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from fairness_core import slices
+from fairness_core import planning, slices
 from ui import common
 
 
@@ -81,3 +81,17 @@ def slices_panel(run_ids: Sequence[str], measures: Sequence[str], key: str) -> N
             "a cell is flagged when q is at most the false discovery rate. Rows are ranked by the gap's interval "
             "bound on the worse side, not by the gap, so a cell of two prompts does not come first. Cells under the "
             "minimum are reported as too small and never tested. docs/slices.md.")
+
+
+def result_slices_panel(outcome: object, measures: Sequence[str], key: str) -> None:
+    """The panel for a decoding result on screen (the live tab): its own run (`planning.result_run`, not one whose
+    rows it reused, whose cells would be another request's); a result read whole from earlier runs says so."""
+    run_ids = list(getattr(outcome, "run_ids", None) or [])
+    if not run_ids:
+        return
+    own = planning.result_run(common.get_store(), run_ids, outcome.plan.plan)  # type: ignore[attr-defined]
+    if own is None:
+        st.caption("Worst cells: this result's generations were all stored by earlier runs of other requests; "
+                   "open one of them on the Run store page, or run a sweep, to rank its cells.")
+        return
+    slices_panel([own], measures, key)

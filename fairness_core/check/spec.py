@@ -6,6 +6,7 @@
                  scorers
     [audit]      scorer (or metric), column, threshold, templates, format, terms, resamples, seed
     [metric_bias] data, subset, file, metrics, model, resamples
+    [stereotypes] benchmark, subset, limit, seed, resamples (the [system] model is scored)
     [baseline]   run = ID | check = ID | model + setting (+ quantization)
     [[criteria]] name, study, measure, group, metric, against, value_at_most | upper_at_most | value_at_least |
                  lower_at_least | equivalent_within, undetectable + effect, alpha
@@ -29,7 +30,7 @@ from fairness_core.data.prompt_set import PromptError, PromptSet
 from fairness_core.data.quoting import quoted
 
 MAX_SPEC_BYTES = 1_000_000
-STUDIES = ("decoding", "audit", "metric-bias")
+STUDIES = ("decoding", "audit", "metric-bias", "stereotypes")
 #: which number a criterion compares with its threshold, and how
 CONDITIONS = {"value_at_most": ("value", "<="), "upper_at_most": ("ci_high", "<="),
               "value_at_least": ("value", ">="), "lower_at_least": ("ci_low", ">="),
@@ -44,6 +45,12 @@ WORST_CELL = "worst cell"
 EVERY_TERM, OVERALL, EVERY_ATTRIBUTE = "every term", "overall", "every attribute"
 AUDIT_MEASURES = ("fpr", "flip_rate", "shift", "subgroup_auc", "bpsn_auc", "bnsp_auc", "fped", "fpr_overall")
 METRIC_BIAS_MEASURES = ("bias",)
+#: what a stereotypes criterion reads, per benchmark (issue 44): CrowS-Pairs' share of pairs preferring the
+#: stereotype in percent (50: no preference) and its likelihood_diff; StereoSet's overall SS, LMS and ICAT; BBQ's
+#: bias scores and accuracy per context condition
+STEREOTYPE_MEASURES = {"crows-pairs": ("pct_stereotype", "likelihood_diff"), "stereoset": ("ss", "lms", "icat"),
+                       "bbq": ("bias_ambig", "bias_disambig", "accuracy_ambig", "accuracy_disambig")}
+EVERY_BIAS_TYPE, EVERY_CATEGORY = "every bias type", "every category"
 DEFAULT_ALPHA = 0.05
 #: the power the design must have at the criterion's `effect` for "no disparity detected" to pass (the decoding
 #: summary's smallest detectable disparity and the planner's sizes are both at this power)
@@ -56,6 +63,7 @@ KEYS = {
                  "seed", "threshold", "resamples", "scorers"),
     "audit": ("scorer", "metric", "column", "threshold", "templates", "format", "terms", "resamples", "seed"),
     "metric_bias": ("data", "subset", "file", "metrics", "model", "resamples"),
+    "stereotypes": ("benchmark", "subset", "limit", "seed", "resamples"),
     "baseline": ("run", "check", "model", "setting", "quantization"),
     "criteria": ("name", "study", "measure", "group", "metric", "against", *CONDITIONS, "undetectable", "effect",
                  "alpha"),
@@ -140,6 +148,20 @@ class MetricBiasSpec:
 
 
 @dataclass(frozen=True)
+class StereotypesSpec:
+    benchmark: str
+    subset: tuple[str, ...]
+    limit: int | None
+    seed: int
+    resamples: int
+    groups: tuple[str, ...] = ()  # CrowS-Pairs bias types or BBQ categories a criterion may name
+
+    def record(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "subset": list(self.subset), "limit": self.limit, "seed": self.seed,
+                "resamples": self.resamples}
+
+
+@dataclass(frozen=True)
 class BaselineSpec:
     run: str | None = None
     check: str | None = None
@@ -210,6 +232,7 @@ class CheckSpec:
     metric_bias: MetricBiasSpec | None = None
     baseline: BaselineSpec | None = None
     text_hash: str = ""
+    stereotypes: StereotypesSpec | None = None
 
     @property
     def studies(self) -> set[str]:
@@ -225,6 +248,7 @@ class CheckSpec:
                 "decoding": self.decoding.record() if self.decoding else None,
                 "audit": self.audit.record() if self.audit else None,
                 "metric_bias": self.metric_bias.record() if self.metric_bias else None,
+                **({"stereotypes": self.stereotypes.record()} if self.stereotypes else {}),
                 "baseline": self.baseline.record() if self.baseline else None,
                 "criteria": [c.record() for c in self.criteria]}
 
@@ -364,7 +388,10 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
                             f"{', '.join(STUDIES)}")
         studies.add(study)
     system = _system(_Table(name, "system", document.get("system", {}), KEYS["system"]), endpoint_model,
-                     needs_model="decoding" in studies)
+                     needs_model=bool({"decoding", "stereotypes"} & studies))
+    if "stereotypes" in studies and system.generations:
+        raise SpecError(f"{name}: [system] generations = RUN_ID holds texts, and the stereotypes study scores a "
+                        "model's likelihoods: give [system] model")
     decoding = _decoding(_Table(name, "decoding", document.get("decoding", {}), KEYS["decoding"]), spec_dir,
                          system) if "decoding" in studies else None
     audit = _audit(_Table(name, "audit", document.get("audit", {}), KEYS["audit"]), spec_dir) \
@@ -373,7 +400,9 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
                                spec_dir) if "metric-bias" in studies else None
     baseline = _baseline(_Table(name, "baseline", document["baseline"], KEYS["baseline"])) \
         if "baseline" in document else None
-    criteria = tuple(_criterion(table, decoding, audit, metric_bias) for table in criteria_tables)
+    stereotypes = _stereotypes(_Table(name, "stereotypes", document.get("stereotypes", {}), KEYS["stereotypes"])) \
+        if "stereotypes" in studies else None
+    criteria = tuple(_criterion(table, decoding, audit, metric_bias, stereotypes) for table in criteria_tables)
     if decoding is not None and decoding.prompts is not None:  # the decoding study's limits, as its page applies them
         from fairness_core.decoding import LimitError, check_limits
 
@@ -391,7 +420,7 @@ def parse_spec(text: str, name: str, spec_dir: Path, endpoint_model: str | None 
         raise SpecError(f"{name}: [baseline] model generates on the check's prompts, but [system] reads stored "
                         "generations; name a baseline run or check instead")
     return CheckSpec(check.text("name") or Path(name).stem, name, system, criteria, decoding, audit, metric_bias,
-                     baseline, text_hash)
+                     baseline, text_hash, stereotypes)
 
 
 def _setting(table: _Table, key: str, default: str | None) -> str | None:
@@ -592,6 +621,28 @@ def _metric_bias(table: _Table, spec_dir: Path) -> MetricBiasSpec:
                           table.integer("resamples", 1000, 100, 100_000), attributes, dataset.content_hash())
 
 
+def _stereotypes(table: _Table) -> StereotypesSpec:
+    """The benchmark and its sample, checked as the `stereotypes` command checks them (the data is read: a subset
+    or limit it lacks is said here, before any model loads)."""
+    from fairness_core import stereotypes as ster
+
+    benchmark = table.text("benchmark", "crows-pairs") or "crows-pairs"
+    if benchmark not in ster.BENCHMARKS:
+        raise SpecError(f"{table.where('benchmark')} must be one of {', '.join(ster.BENCHMARKS)} (got "
+                        f"{quoted(benchmark)})")
+    subset = table.words("subset", ())
+    # the page's default sample (a stated sample: the whole benchmark is limit = 0)
+    limit: int | None = table.integer("limit", ster.DEFAULT_LIMITS[benchmark], 0, 100_000) or None
+    seed = table.integer("seed", 0, 0, 2**31 - 1)
+    resamples = table.integer("resamples", 1000, 100, ster.MAX_RESAMPLES)
+    try:  # the model is [system]'s; a placeholder here checks only the benchmark, subset and sample
+        ster.build_request(benchmark, "check-spec", list(subset) or None, limit, int(seed), int(resamples))
+    except ster.StereotypeInputError as error:
+        raise SpecError(f"{table.spec_name}: [stereotypes] {error}") from None
+    groups = {"crows-pairs": ster.CROWS_BIAS_TYPES, "bbq": ster.BBQ_CATEGORIES}.get(benchmark, ())
+    return StereotypesSpec(benchmark, tuple(subset), limit, int(seed), int(resamples), tuple(groups))
+
+
 def _baseline(table: _Table) -> BaselineSpec:
     given = [k for k in ("run", "check", "model") if table.has(k)]
     if len(given) != 1:
@@ -618,7 +669,7 @@ def _decoding_measures(decoding: DecodingSpec) -> dict[str, str]:
 
 
 def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | None,
-               metric_bias: MetricBiasSpec | None) -> CriterionSpec:
+               metric_bias: MetricBiasSpec | None, stereotypes: StereotypesSpec | None = None) -> CriterionSpec:
     study = str(table.text("study"))
     measure = table.text("measure")
     if measure is None:
@@ -686,6 +737,21 @@ def _criterion(table: _Table, decoding: DecodingSpec | None, audit: AuditSpec | 
             allowed = [EVERY_TERM, EVERY_GROUP, *audit.groups, *terms]
         if undetectable:
             raise SpecError(f"{table.where('undetectable')} goes with a decoding disparity")
+    elif study == "stereotypes":
+        assert stereotypes is not None
+        measures = STEREOTYPE_MEASURES[stereotypes.benchmark]
+        if measure not in measures:
+            raise SpecError(f"{table.where('measure')} {quoted(measure)} is not a {stereotypes.benchmark} measure; "
+                            f"choose one of {', '.join(measures)}")
+        every = {"crows-pairs": EVERY_BIAS_TYPE, "bbq": EVERY_CATEGORY}.get(stereotypes.benchmark)
+        group = group or OVERALL
+        allowed = [OVERALL, *([every] if every else []), *stereotypes.groups]
+        if undetectable:
+            raise SpecError(f"{table.where('undetectable')} goes with a decoding disparity; a stereotype score is "
+                            "judged by its value or interval (e.g. upper_at_most = 60 for pct_stereotype)")
+        if condition == "equivalent_within" and measure in ("pct_stereotype", "ss"):
+            raise SpecError(f"{table.where('equivalent_within')}: {measure} is 50 with no preference, not 0; give "
+                            "two criteria, upper_at_most = 50 + x and lower_at_least = 50 - x")
     else:
         assert metric_bias is not None
         if measure not in METRIC_BIAS_MEASURES:

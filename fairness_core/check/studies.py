@@ -27,6 +27,8 @@ from fairness_core.check.spec import (
     ALL_FAMILIES,
     ALL_GROUPS,
     EVERY_ATTRIBUTE,
+    EVERY_BIAS_TYPE,
+    EVERY_CATEGORY,
     EVERY_FAMILY,
     EVERY_GROUP,
     EVERY_TERM,
@@ -37,6 +39,7 @@ from fairness_core.check.spec import (
     CriterionSpec,
     DecodingSpec,
     MetricBiasSpec,
+    StereotypesSpec,
 )
 
 
@@ -480,3 +483,81 @@ def judge_metric_bias(spec: CriterionSpec, outcome: MetricBiasOutcome) -> Criter
     return evaluate(spec, members, outcome.run_ids, f"bias of {spec.metric}" + ("" if every else f" on {spec.group}"),
                     every)
 
+
+
+# ------------------------------------------------------------------------------------------------ stereotypes
+@dataclass
+class StereotypesOutcome:
+    summary: dict[str, Any] = field(default_factory=dict)  # the study's statistics (`stereotypes.stereotype_json`)
+    run_ids: list[str] = field(default_factory=list)
+    unavailable: str = ""  # why the benchmark could not be scored here
+
+
+def run_stereotypes_study(spec: StereotypesSpec, model: str | None, store: Any,
+                          on_progress: Callable[[Any], None] | None = None, executor: Any = None
+                          ) -> StereotypesOutcome:
+    """The [system] model scored on the benchmark's sample, as the Stereotype benchmarks page scores it (stored,
+    resumable, read back on a second check)."""
+    from fairness_core import stereotypes as ster
+    from fairness_core.models import ModelUnavailableError
+
+    try:
+        request = ster.build_request(spec.benchmark, model, list(spec.subset) or None, spec.limit, spec.seed,
+                                     spec.resamples)
+        result = ster.run_stereotypes(request, store, on_progress=on_progress, executor=executor)
+    except (ster.StereotypeInputError, ModelUnavailableError) as error:
+        return StereotypesOutcome(unavailable=str(error))
+    if result.status != "complete":
+        return StereotypesOutcome(run_ids=[result.run_id] if result.run_id else [],
+                                  unavailable=f"the scoring stopped ({result.status})")
+    return StereotypesOutcome(dict(result.summary), [result.run_id])
+
+
+def stereotype_numbers(spec: CriterionSpec, summary: dict[str, Any], benchmark: str) -> list[Numbers]:
+    """The members a stereotypes criterion judges (one, or every bias type / category), each with its 95% interval
+    (CrowS-Pairs' pct_stereotype in percent: Wilson over pairs; StereoSet over target terms; BBQ over templates)."""
+    if benchmark == "crows-pairs":
+        cells = ({"overall": summary["overall"]} if spec.group == OVERALL else dict(summary["by_bias_type"])
+                 if spec.group == EVERY_BIAS_TYPE else {spec.group: summary["by_bias_type"].get(spec.group)})
+        scale = 100.0 if spec.measure == "pct_stereotype" else 1.0
+        out = []
+        for name, cell in cells.items():
+            if cell is None:
+                raise LookupError(f"bias type {name!r} has no pairs in this sample (types: "
+                                  f"{', '.join(summary['by_bias_type'])})")
+            out.append(Numbers.of(f"{name} ({cell['n']} pairs)", cell[spec.measure] * scale,
+                                  cell[f"{spec.measure}_ci_low"] * scale, cell[f"{spec.measure}_ci_high"] * scale,
+                                  missing_interval="no interval (too few pairs)"))
+        return out
+    if benchmark == "stereoset":
+        cell = summary["overall"]
+        return [Numbers.of(f"overall ({cell['count']} clusters, {cell['n_terms']} target terms)", cell[spec.measure],
+                           cell.get(f"{spec.measure}_ci_low"), cell.get(f"{spec.measure}_ci_high"),
+                           missing_interval="no interval (too few target terms)")]
+    what, condition = spec.measure.rsplit("_", 1)  # bias_ambig -> ("bias", "ambig")
+    groups = ({"overall": summary["overall"]} if spec.group == OVERALL else dict(summary["by_category"])
+              if spec.group == EVERY_CATEGORY else {spec.group: summary["by_category"].get(spec.group)})
+    out = []
+    for name, cells in groups.items():
+        cell = (cells or {}).get(condition)
+        if cell is None:
+            raise LookupError(f"category {name!r} has no {condition} items in this sample")
+        out.append(Numbers.of(f"{name} ({cell['n']} items, {cell['n_templates']} templates)", cell[what],
+                              cell[f"{what}_ci_low"], cell[f"{what}_ci_high"],
+                              missing_interval="no interval (fewer than two templates)"))
+    return out
+
+
+def judge_stereotypes(spec: CriterionSpec, outcome: StereotypesOutcome, stereotypes: StereotypesSpec
+                      ) -> CriterionResult:
+    if outcome.unavailable:
+        return unevaluated(spec, f"{stereotypes.benchmark} could not be scored here: {outcome.unavailable}",
+                           outcome.run_ids)
+    try:
+        members = stereotype_numbers(spec, outcome.summary, stereotypes.benchmark)
+    except LookupError as error:
+        return unevaluated(spec, str(error).strip("'\""), outcome.run_ids)
+    every = {EVERY_BIAS_TYPE: "bias types", EVERY_CATEGORY: "categories"}.get(spec.group)
+    what = f"{stereotypes.benchmark} {spec.measure}" + ("" if every or spec.group == OVERALL else
+                                                         f" of {spec.group}")
+    return evaluate(spec, members, outcome.run_ids, what, every)

@@ -31,13 +31,16 @@ from fairness_core.check.studies import (
     CheckInputError,
     GenerationSet,
     MetricBiasOutcome,
+    StereotypesOutcome,
     generate,
     judge_audit,
     judge_decoding,
     judge_metric_bias,
     judge_relative,
+    judge_stereotypes,
     run_audit_study,
     run_metric_bias_study,
+    run_stereotypes_study,
     settings_note,
     stored_check_inputs,
     stored_run,
@@ -132,6 +135,7 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
     base_why, base_label = "", None
     audit = AuditOutcome()
     metric_bias = MetricBiasOutcome()
+    stereotypes = StereotypesOutcome()
     if "decoding" in studies:
         assert spec.decoding is not None
         if spec.system.generations:
@@ -155,6 +159,10 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
     if "metric-bias" in studies:
         assert spec.metric_bias is not None
         metric_bias = run_metric_bias_study(spec.metric_bias, store, _bound(on_progress, "metric bias"), executor)
+    if "stereotypes" in studies:
+        assert spec.stereotypes is not None
+        stereotypes = run_stereotypes_study(spec.stereotypes, spec.system.model, store,
+                                            _bound(on_progress, f"{spec.stereotypes.benchmark}"), executor)
     judged: list[CriterionResult | Pending] = []  # in the spec's order; a Pending waits for its family's Holm
     for criterion in spec.criteria:
         if criterion.study == "decoding":
@@ -165,6 +173,9 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
             judged.append(judge_audit(criterion, audit))
         elif criterion.study == "metric-bias":
             judged.append(judge_metric_bias(criterion, metric_bias))
+        elif criterion.study == "stereotypes":
+            assert spec.stereotypes is not None
+            judged.append(judge_stereotypes(criterion, stereotypes, spec.stereotypes))
         else:  # the spec allows no other study; kept so a new one fails loudly instead of passing
             judged.append(unevaluated(criterion, f"the study {criterion.study!r} is not available here"))
     # Every p-value the verdicts read is one family, Holm-adjusted before any verdict: the chance that one of
@@ -180,7 +191,8 @@ def run_check(spec: CheckSpec, store: Any, baseline: str | None = None, on_progr
     digests = {"system": system.digest() if system is not None else None,
                "baseline": base.digest() if base is not None else base_why,
                "audit": audit.run_ids or audit.unavailable, "metric_bias": [metric_bias.run_ids,
-                                                                            metric_bias.unavailable]}
+                                                                            metric_bias.unavailable],
+               **({"stereotypes": stereotypes.run_ids or stereotypes.unavailable} if spec.stereotypes else {})}
     request = {"schema": SCHEMA, "name": spec.name, "spec": spec.record(), "spec_file": spec.path,
                "system_label": result.system, "model": result.system, "baseline_label": base_label,
                "inputs": digests, "notes": notes,

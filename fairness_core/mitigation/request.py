@@ -165,8 +165,9 @@ TRAIN_KIND, EVALUATE_KIND = "mitigation-train", "mitigation-evaluate"
 TRAIN_FIXED_S = 4.0
 #: scoring one candidate with a MiniLM-sized backbone on the quiet reference machine: a WinoBias / CrowS-Pairs
 #: sentence (~12 words), a REALSumm summary (~70 words, against a ~56-word reference); measured 2026-11-28 at load
-#: 0.5 (`python -m bench.job_estimates`: 792 pairs and 480 summaries, both sides, 35.7 s with the bootstraps)
-PAIR_CANDIDATE_S, SUMMARY_CANDIDATE_S = 0.0075, 0.021
+#: 0.5 (`python -m bench.job_estimates`: 792 pairs and 480 summaries, both sides, 35.7 s with the bootstraps);
+#: re-measured quiet 2026-11-29 (load 1.1-1.6): 21.7 and 23.9 s, so scaled by 0.63 (the estimate was 1.5-1.7x high)
+PAIR_CANDIDATE_S, SUMMARY_CANDIDATE_S = 0.0047, 0.013
 #: the paired bootstraps after scoring (bias per attribute, agreement over documents), per resample
 EVALUATE_SECONDS_PER_RESAMPLE = 0.002
 

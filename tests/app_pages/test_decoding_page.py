@@ -35,6 +35,8 @@ def test_live_mode_generates_per_group_and_reacts_to_sliders(page: AppTest) -> N
     assert "no disparity detectable here (p = " in shown(_texts(page))
     assert {"ci_low", "ci_high"} <= set(summary.columns)
     assert "The woman worked as" in _texts(page)
+    # the live result's own run opens to its worst cells too (issue 46)
+    assert any(e.label.startswith("Worst cells") for e in page.expander), [e.label for e in page.expander]
     before = _texts(page)
     page.slider(key="live_top_p").set_value(0.3).run()
     assert not page.exception, page.exception

@@ -7,6 +7,7 @@ exit codes. Prompts carry VADER words so the groups' negative rates differ (the 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -367,3 +368,34 @@ upper_at_most = 0.5\n"""
     bad = text.replace('measure = "negative_sentiment_rate"', 'measure = "negative_sentiment_disparity"')
     with pytest.raises(check.SpecError, match='worst-bad.toml.*"worst cell" goes with a rate or mean'):
         built.spec("worst-bad.toml", bad)
+
+
+def test_a_criterion_reads_a_stereotype_score(built: Built) -> None:
+    """Issue 44: a check criterion reads a stereotype benchmark's score — the [system] model scored on a sample of
+    CrowS-Pairs as the Stereotype benchmarks page scores it — with the study's own numbers and intervals."""
+    from fairness_core import stereotypes as ster
+
+    text = f"""[system]\nmodel = "{built.model}"\n[stereotypes]\nbenchmark = "crows-pairs"\nlimit = 12
+resamples = 200\n[[criteria]]\nname = "preference"\nstudy = "stereotypes"\nmeasure = "pct_stereotype"
+upper_at_most = 100\n[[criteria]]\nname = "per type"\nstudy = "stereotypes"\nmeasure = "likelihood_diff"
+group = "every bias type"\nvalue_at_most = 0.000001\n"""
+    result = check.run_check(built.spec("crows.toml", text), built.store)
+    preference, per_type = result.criteria
+    own = ster.run_stereotypes(ster.build_request("crows-pairs", str(built.model), None, 12, 0, 200), built.store)
+    assert own.from_cache and preference.run_id == own.run_id  # the check's scores are the study's stored run
+    overall = own.summary["overall"]
+    assert preference.passed and preference.value == pytest.approx(100 * overall["pct_stereotype"])
+    assert (preference.ci_low, preference.ci_high) == pytest.approx(
+        (100 * overall["pct_stereotype_ci_low"], 100 * overall["pct_stereotype_ci_high"]))
+    assert not per_type.passed and per_type.value == pytest.approx(
+        max(c["likelihood_diff"] for c in own.summary["by_bias_type"].values()))
+    # bad criteria are one sentence naming the file and field, before any model loads
+    for bad, words in ((text.replace('measure = "pct_stereotype"', 'measure = "ss"'),
+                        "'ss' is not a crows-pairs measure; choose one of pct_stereotype, likelihood_diff"),
+                       (text.replace("upper_at_most = 100", "equivalent_within = 5"),
+                        "pct_stereotype is 50 with no preference, not 0"),
+                       (text.replace('"every bias type"', '"colour"'), "'colour' is not in the stereotypes study"),
+                       (text.replace('benchmark = "crows-pairs"', 'benchmark = "crows"'),
+                        "[stereotypes] benchmark must be one of crows-pairs, stereoset, bbq")):
+        with pytest.raises(check.SpecError, match=re.escape(words)):
+            built.spec("crows-bad.toml", bad)
