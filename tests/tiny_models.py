@@ -65,13 +65,21 @@ def build_tiny_bart(directory: Path) -> Path:
     return directory
 
 
-def build_tiny_bert(directory: Path, num_labels: int | None = None) -> Path:
-    """A tiny BERT encoder (or, with num_labels, a sequence classifier) with a WordPiece vocab."""
+def build_tiny_bert(directory: Path, num_labels: int | None = None, masked_lm: bool = False,
+                    extra_words: tuple[str, ...] = ()) -> Path:
+    """A tiny BERT encoder (or, with num_labels, a sequence classifier; with masked_lm, a masked LM) with a
+    WordPiece vocab (of the corpus, and `extra_words`' words)."""
     from tokenizers.implementations import BertWordPieceTokenizer
-    from transformers import BertConfig, BertForSequenceClassification, BertModel, PreTrainedTokenizerFast
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        BertForSequenceClassification,
+        BertModel,
+        PreTrainedTokenizerFast,
+    )
 
     directory.mkdir(parents=True, exist_ok=True)
-    words = sorted({w.strip(".,;").lower() for line in CORPUS for w in line.split()})
+    words = sorted({w.strip(".,;").lower() for line in (*CORPUS, *extra_words) for w in line.split()} - {""})
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz"]
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
     wordpiece = BertWordPieceTokenizer(str(directory / "vocab.txt"), lowercase=True)
@@ -79,7 +87,9 @@ def build_tiny_bert(directory: Path, num_labels: int | None = None) -> Path:
                                         cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=3, num_attention_heads=2,
                         intermediate_size=128, max_position_embeddings=128)
-    if num_labels is None:
+    if masked_lm:
+        model = BertForMaskedLM(config)
+    elif num_labels is None:
         model = BertModel(config)
     else:
         config.num_labels = num_labels

@@ -3,10 +3,11 @@
     python -m fairness_core slices RUN_ID [--by ATTR[,ATTR]] [--measure NAME] [--min-units K] [--fdr Q] [--json]
 
 Prints the cells over the run's attributes (family, group, source template, setting, and for prompts of several
-attributes each of them, e.g. gender and race; default: each that varies and every pair — with several attributes per
-prompt, each attribute and every intersection, an empty intersection listed with 0 units), ranked by the worse side's bound of the gap's interval, flagged cells marked, too-small cells said so,
-then the top cells' generations with their scores. --json gives {measure, by, min_units, fdr, method, cells: [...],
-examples}. docs/slices.md says what each test's null is and what the intervals generalise over. Nothing is written.
+attributes each of them, e.g. gender and race; default: each that varies and every pair — with several attributes
+per prompt, each attribute and every intersection, an empty intersection listed with 0 units), ranked by the worse
+side's bound of the gap's interval, flagged cells marked, too-small cells said so, then the top cells' generations
+with their scores. --json gives {measure, by, min_units, fdr, method, attributes, cells: [...], examples}.
+docs/slices.md says what each test's null is and what the intervals generalise over. Nothing is written.
 """
 
 from __future__ import annotations

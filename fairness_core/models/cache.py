@@ -23,5 +23,9 @@ def load_model(spec: ModelSpec) -> ModelBase:
         return endpoint_client(spec.source, spec.cache_key())
     from fairness_core.models.hf import BACKENDS
 
+    if spec.task == "masked-lm":  # CrowS-Pairs' pseudo-log-likelihood (`models.masked_lm`)
+        from fairness_core.models.masked_lm import HFMaskedLM
+
+        return cached(spec.cache_key(), lambda: HFMaskedLM(spec))
     backend = BACKENDS[spec.task]
     return cached(spec.cache_key(), lambda: backend(spec))

@@ -19,6 +19,7 @@ _AUTO_CLASSES = {
     "seq2seq-lm": "AutoModelForSeq2SeqLM",
     "encoder": "AutoModel",
     "classifier": "AutoModelForSequenceClassification",
+    "masked-lm": "AutoModelForMaskedLM",
 }
 
 # transformers will happily build e.g. BertLMHeadModel from a BERT checkpoint, but a
@@ -31,6 +32,7 @@ _TASK_WORDS = {
     "seq2seq-lm": "a sequence-to-sequence model",
     "encoder": "an encoder",
     "classifier": "a text classifier",
+    "masked-lm": "a masked language model",
 }
 
 

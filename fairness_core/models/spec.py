@@ -11,7 +11,7 @@ from pathlib import Path
 from fairness_core import config
 from fairness_core.store.manifest import file_fingerprint
 
-TASKS = ("causal-lm", "seq2seq-lm", "encoder", "classifier")
+TASKS = ("causal-lm", "seq2seq-lm", "encoder", "classifier", "masked-lm")
 DTYPES = ("auto", "fp32", "fp16", "bf16")
 QUANTIZATIONS = ("none", "8bit", "4bit")
 DEVICES = ("auto", "cpu", "cuda")

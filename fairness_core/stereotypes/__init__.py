@@ -45,9 +45,10 @@ from fairness_core.stereotypes.task import (
 
 #: what differs from the papers and their released code, one sentence each (page expander, docs/stereotypes.md)
 DEVIATIONS = (
-    "CrowS-Pairs is scored as lm-evaluation-harness scores causal LMs (summed log-probability of ' ' + sentence "
-    "after BOS, both sentences whole), not by the paper's masked-LM pseudo-log-likelihood of the unmodified "
-    "tokens; masked LMs are not supported here yet.",
+    "CrowS-Pairs with a causal LM is scored as lm-evaluation-harness scores it (summed log-probability of ' ' + "
+    "sentence after BOS, both sentences whole); a masked LM (BERT, RoBERTa, …) by the paper's own metric, the "
+    "pseudo-log-likelihood of the tokens both sentences share, each masked in turn (StereoSet and BBQ take causal "
+    "LMs only).",
     "CrowS-Pairs adds a Wilson 95% interval over pairs, a bootstrap interval for likelihood_diff and an exact sign "
     "test against 50% on the untied pairs; the paper and lm-eval report point values.",
     "StereoSet intersentence is scored as log p(sentence | context) per token by the same LM; the paper's GPT-2 "

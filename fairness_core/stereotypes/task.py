@@ -41,6 +41,13 @@ PROTOCOLS = {
     "bbq": {"context": "{context}\n\nQ: {question}\nA:", "continuation": " {answer}",
             "score": "sum of token log-probs; prediction = argmax"},
 }
+#: CrowS-Pairs with a masked LM, as its paper scores it (`models.masked_lm`): the tokens both sentences share,
+#: each masked in turn, their log-probabilities summed
+MASKED_PROTOCOL = {"context": "", "continuation": "{sentence}",
+                   "score": "pseudo-log-likelihood of the unmodified tokens (Nangia et al. 2020), each masked in turn"}
+MASKED_PROTOCOL_TEXT = ("each sentence scored by the pseudo-log-likelihood of the tokens both sentences share, each "
+                        "masked in turn and scored given the rest ([CLS]/[SEP] and the group words not scored; "
+                        "Nangia et al. 2020's metric for masked LMs)")
 #: the protocols in words (the page's caption)
 PROTOCOL_TEXT = {
     "crows-pairs": "each sentence scored by its summed log-probability of ' ' + sentence after BOS alone "
@@ -90,6 +97,13 @@ def scoring_requests(request: StereotypeRequest) -> list[tuple[str, str, str, st
     return out
 
 
+def uses_masked_lm(request: StereotypeRequest) -> bool:
+    """Whether the request's model is a masked LM, scored by pseudo-log-likelihood (CrowS-Pairs only)."""
+    from fairness_core.models.masked_lm import is_masked_lm
+
+    return request.predictions is None and bool(request.model) and is_masked_lm(str(request.model))
+
+
 def score_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str, Any]]:
     """Score one shard: summed log-probability and token count per text (or the imported score as it is)."""
     from fairness_core.jobs import checkpoint
@@ -99,6 +113,19 @@ def score_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str,
         checkpoint(len(texts), len(texts))
         return [{"item": item, "grp": None, "variant": variant, "metric": "score", "value": float(score),
                  "text": None, "attrs": {}} for (item, variant), score in zip(texts, shard["scores"], strict=True)]
+    if shard.get("masked"):  # a pair's two sentences sit together in a shard (SHARD is even)
+        model = load_masked_lm(shard["model"])
+        sentences: dict[str, dict[str, str]] = {}
+        for item, variant, _, continuation in texts:
+            sentences.setdefault(item, {})[variant] = continuation.strip()
+        items = list(sentences)
+        scored = model.pseudo_log_likelihoods([(sentences[i]["more"], sentences[i]["less"]) for i in items],
+                                              on_progress=lambda done, total: checkpoint(done, total))
+        checkpoint(len(texts), len(texts))
+        return [{"item": item, "grp": None, "variant": variant, "metric": "pseudo_logprob", "value": value,
+                 "text": sentences[item][variant], "attrs": {}}
+                for item, pair in zip(items, scored, strict=True) for variant, value in zip(("more", "less"), pair,
+                                                                                        strict=True)]
     model = load_causal_lm(shard["model"])
     contexts, continuations = [t[2] for t in texts], [t[3] for t in texts]
     if model.reports_scoring_progress:
@@ -125,6 +152,20 @@ def load_causal_lm(model: str) -> Any:
     return loaded
 
 
+def load_masked_lm(model: str) -> Any:
+    """The masked LM for a model id through the process cache; one sentence when it cannot score pairs."""
+    from fairness_core.models import ModelUnavailableError, load_model, resolve_model
+
+    try:
+        loaded = load_model(resolve_model(model, "masked-lm"))
+    except (ModelUnavailableError, ValueError) as error:
+        raise StereotypeInputError(f"--model {model}: {error}") from None
+    why = loaded.cannot("pseudo-log-likelihood")
+    if why:
+        raise StereotypeInputError(f"--model {model}: {why}")
+    return loaded
+
+
 def check_lengths(model: Any, texts: list[tuple[str, str, str, str]], name: str) -> None:
     """One sentence when the longest texts (by characters; only they are tokenised) exceed the model's window,
     instead of an index error deep in a batch. Models without a known window (endpoints) are not checked."""
@@ -148,7 +189,8 @@ def model_record(request: StereotypeRequest) -> dict[str, Any]:
     from fairness_core.models import resolve_model
 
     try:
-        return {"model": resolve_model(request.model or "", "causal-lm").to_manifest()}
+        task = "masked-lm" if uses_masked_lm(request) else "causal-lm"
+        return {"model": resolve_model(request.model or "", task).to_manifest()}
     except Exception as error:  # an unknown id or a model of another task: the user's input, one sentence
         raise StereotypeInputError(f"--model {request.model}: {error}") from None
 
@@ -163,7 +205,13 @@ def score_task(request: StereotypeRequest) -> Any:
     from fairness_core.jobs import Task
 
     texts = scoring_requests(request)
-    payload = {"schema": SCHEMA, "benchmark": request.benchmark, "protocol": PROTOCOLS[request.benchmark],
+    masked = uses_masked_lm(request)
+    if masked and request.benchmark != "crows-pairs":
+        raise StereotypeInputError(f"--model {request.model} is a masked language model, which scores CrowS-Pairs "
+                                   f"(its paper's pseudo-log-likelihood); {request.benchmark} is scored by causal "
+                                   "LMs here")
+    payload = {"schema": SCHEMA, "benchmark": request.benchmark,
+               "protocol": MASKED_PROTOCOL if masked else PROTOCOLS[request.benchmark],
                "data": {"name": _data_name(request), "hash": request.items_hash(), "n": len(request.items)},
                "selection": request.selection(),
                **model_record(request)}
@@ -177,6 +225,8 @@ def score_task(request: StereotypeRequest) -> Any:
                      "scores": [request.predictions[f"{t[0]}\t{t[1]}"] for t in part]}
         else:
             shard["model"] = request.model
+            if masked:
+                shard["masked"] = True
         shards.append(shard)
     return Task(KIND, payload, shards, score_work)
 
@@ -188,6 +238,10 @@ def stereotype_work(request: StereotypeRequest) -> Any:
 
     if request.predictions is not None:
         return Work(JOB_KIND, len(request.items), 1e-4, "items read", 0.5)
+    if uses_masked_lm(request):  # a pass of the whole sentence per token it scores: tokens² per sentence
+        passes = sum((len(c) / CHARS_PER_TOKEN) ** 2 for _, _, _, c in scoring_requests(request))
+        # an estimate at the causal rate per token (not measured on a real masked LM here: none is installed)
+        return Work(JOB_KIND, passes, SECONDS_PER_TOKEN["crows-pairs"], "token positions scored", LOAD_SECONDS)
     seen: set[str] = set()
     chars = 0
     for _, _, context, continuation in scoring_requests(request):
@@ -243,7 +297,10 @@ def run_stereotypes(request: StereotypeRequest, store: Any, on_progress: Callabl
     task = score_task(request)
     if request.predictions is None and store.find_complete(task.manifest) is None:
         # refuse a model that cannot score, or a text past its window, before a run record exists
-        check_lengths(load_causal_lm(request.model or ""), scoring_requests(request), request.model or "")
+        if uses_masked_lm(request):
+            load_masked_lm(request.model or "")
+        else:
+            check_lengths(load_causal_lm(request.model or ""), scoring_requests(request), request.model or "")
     outcome = run_task(task, store, on_progress=on_progress, cancel=cancel, executor=executor)
     result = StereotypeResult(request, outcome.status, outcome.run_id, outcome.from_cache,
                               manifest=dict(outcome.run.manifest or {}))

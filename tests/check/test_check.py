@@ -366,7 +366,7 @@ upper_at_most = 0.5\n"""
     assert relaxed.passed
     # a disparity has no cells to rank: the spec says which groups it takes, naming the file and field
     bad = text.replace('measure = "negative_sentiment_rate"', 'measure = "negative_sentiment_disparity"')
-    with pytest.raises(check.SpecError, match='worst-bad.toml.*"worst cell" goes with a rate or mean'):
+    with pytest.raises(check.SpecError, match=r'worst-bad\.toml.*"worst cell" goes with a rate or mean'):
         built.spec("worst-bad.toml", bad)
 
 

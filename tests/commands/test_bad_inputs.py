@@ -564,8 +564,9 @@ CASES = [
     BadInput("decoding --word-lists without --counterfactual", ("decoding", "--word-lists", "{tmp}/w.txt"),
              "--word-lists goes with --counterfactual ATTRIBUTE"),
     # groups of several attributes (issue 46): crossed counterfactuals and several group columns
-    BadInput("counterfactual --cross with one attribute", ("counterfactual", "--prompts", "regard", "--attribute",
-                                                          "gender", "--cross"), "crossing needs two or more attributes"),
+    BadInput("counterfactual --cross with one attribute",
+             ("counterfactual", "--prompts", "regard", "--attribute", "gender", "--cross"),
+             "crossing needs two or more attributes"),
     BadInput("counterfactual --cross with prompts naming one attribute only",
              ("counterfactual", "--prompts", "{tmp}/p.txt", "--attribute", "gender", "--attribute", "race",
               "--cross"), "names one group of each of gender, race",

@@ -83,3 +83,47 @@ def test_a_text_past_the_models_window_is_one_sentence(tiny_gpt2: Path, store: R
     with pytest.raises(stereotypes.StereotypeInputError, match="takes 128 tokens, but item"):
         stereotypes.run_stereotypes(request, store)
     assert store.list_runs() == []
+
+
+def test_a_masked_lm_scores_crows_pairs_by_the_papers_pseudo_log_likelihood(tmp_path: Path, store: RunStore) -> None:
+    """Issue 44: a masked LM (here a tiny BERT the test builds, with the sampled pairs' words in its vocabulary) is
+    scored as Nangia et al. score one — the tokens both sentences share, each masked in turn — equal to a plain
+    one-mask-at-a-time loop written here; the group words are never scored; another benchmark is refused."""
+    import difflib
+
+    import torch
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    from tests.tiny_models import build_tiny_bert
+
+    request = stereotypes.build_request("crows-pairs", model="placeholder", limit=4, resamples=100)
+    words = tuple(s for pair in request.items for s in (pair.sent_more, pair.sent_less))
+    model_dir = build_tiny_bert(tmp_path / "tiny-mlm", masked_lm=True, extra_words=words)
+    request = stereotypes.build_request("crows-pairs", model=str(model_dir), limit=4, resamples=100)
+    result = stereotypes.run_stereotypes(request, store)
+    assert result.complete and len(result.items) == 4
+    assert result.manifest["request"]["protocol"]["score"].startswith("pseudo-log-likelihood")
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = BertForMaskedLM.from_pretrained(model_dir).eval()
+
+    def pll(ids: list[int], shared: list[int]) -> float:
+        total = 0.0
+        for position in shared:
+            masked = list(ids)
+            masked[position] = tokenizer.mask_token_id
+            with torch.no_grad():
+                logits = model(torch.tensor([masked])).logits[0, position].double()
+            total += float(torch.log_softmax(logits, -1)[ids[position]])
+        return total
+
+    for row in result.items.itertuples():
+        more, less = (tokenizer(s)["input_ids"] for s in (row.sent_more, row.sent_less))
+        blocks = [op for op in difflib.SequenceMatcher(None, more, less).get_opcodes() if op[0] == "equal"]
+        shared_more = [i for op in blocks for i in range(op[1], op[2])][1:-1]
+        shared_less = [i for op in blocks for i in range(op[3], op[4])][1:-1]
+        assert len(shared_more) < len(more) - 2  # the group words differ: they are not scored
+        assert row.logprob_more == pytest.approx(pll(more, shared_more), abs=1e-4)
+        assert row.logprob_less == pytest.approx(pll(less, shared_less), abs=1e-4)
+    with pytest.raises(stereotypes.StereotypeInputError, match="masked language model, which scores CrowS-Pairs"):
+        stereotypes.run_stereotypes(stereotypes.build_request("bbq", model=str(model_dir), limit=3), store)
