@@ -127,8 +127,8 @@ common.how_to_read({
            "no bias, +1 = always the stereotype. Intervals resample templates.",
 }[shown_benchmark])
 st.dataframe(ster.breakdown(result).round(4), hide_index=True, width="stretch", key="st_breakdown")
-if shown_benchmark == "crows-pairs":  # this run as a pilot: the pairs a preference needs (issue 44)
-    plan_view.stereotype_plan(result.run_id)
+# this run as a pilot: the pairs, target terms or templates a preference needs (issue 44)
+plan_view.stereotype_plan(result.run_id, benchmark=shown_benchmark)
 
 st.subheader("Items, largest gap first")
 items = ster.drill_down(result)

@@ -54,6 +54,11 @@ EXACT_HOW_TO_READ = (
     "the curve gives the chance that the study's own test (α = 0.05) detects the effect you typed, counted out "
     "over every result the study could have; the answer is the size from which it stays at or above your target "
     "(the dashed line). The pilot gives only the share of tied pairs, which the test leaves out.")
+UNITS_HOW_TO_READ = (
+    "The pilot is the run above. Its score is a mean over {units}, read with a bootstrap over them: the plan takes "
+    "the pilot's standard error and lets it shrink as one over the square root of the number of {units} (a normal "
+    "approximation); the curve gives the chance that a study of that many {units} tells the score from no "
+    "preference at α = 0.05, and the answer is where it reaches your target (the dashed line).")
 
 
 def show_plan(plan: Any, units: str, reading: str = HOW_TO_READ) -> None:
@@ -181,21 +186,33 @@ def imported_plan(run_id: str, samples: int = 1, key: str = "imp_plan") -> None:
                samples=int(samples), choices={"System": settings} if len(settings) > 1 else None)
 
 
-def stereotype_plan(run_id: str, key: str = "st_plan") -> None:
-    """Below a CrowS-Pairs result: the pairs a preference for the stereotyped sentence needs (the sign test's exact
-    power, `stereotypes.plan_stored_crows`)."""
+def stereotype_plan(run_id: str, key: str = "st_plan", benchmark: str = "crows-pairs") -> None:
+    """Below a stereotype benchmark's result: the pairs a preference for the stereotyped sentence needs
+    (CrowS-Pairs: the sign test's exact power), or the target terms (StereoSet's SS) or templates (BBQ's bias
+    scores) a distance from "no preference" needs (`stereotypes.plan_stored_crows`)."""
     store = common.get_store()
 
-    def compute(effect: float, power: float, samples: int | None, **_: str) -> Any:
+    def compute(effect: float, power: float, samples: int | None, **chosen: str) -> Any:
         try:
-            return planning.Plan(**ster.plan_stored_crows(store, run_id, effect, power))
+            return planning.Plan(**ster.plan_stored_crows(store, run_id, effect, power, chosen.get("Score")))
         except ster.StereotypePlanError as error:  # the panel says a refusal in one sentence
             raise planning.PlanError(str(error)) from None
 
-    plan_panel(key, run_id, compute, units="pairs", effect=0.05,
-               effect_label="Preference to detect (share of pairs above 50%)",
-               effect_help="How far above one half the share of pairs preferring the stereotyped sentence is, e.g. "
-                           "0.05 for pct_stereotype 55%.", reading=EXACT_HOW_TO_READ)
+    if benchmark == "stereoset":
+        plan_panel(key, run_id, compute, units="target terms", effect=5.0,
+                   effect_label="SS distance from 50 to detect (points)",
+                   effect_help="How far from 50 (no preference) the stereotype score SS is, e.g. 5 for SS 55.",
+                   reading=UNITS_HOW_TO_READ)
+    elif benchmark == "bbq":
+        plan_panel(key, run_id, compute, units="templates", effect=0.1,
+                   effect_label="Bias score to detect (distance from 0)",
+                   effect_help="How far from 0 (no bias) the bias score is, e.g. 0.1.",
+                   choices={"Score": ["bias_disambig", "bias_ambig"]}, reading=UNITS_HOW_TO_READ)
+    else:
+        plan_panel(key, run_id, compute, units="pairs", effect=0.05,
+                   effect_label="Preference to detect (share of pairs above 50%)",
+                   effect_help="How far above one half the share of pairs preferring the stereotyped sentence is, "
+                               "e.g. 0.05 for pct_stereotype 55%.", reading=EXACT_HOW_TO_READ)
 
 
 def _result_key(generation: Any, run_ids: Sequence[str]) -> str:

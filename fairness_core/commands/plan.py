@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         info = store.get_run(args.run_id.strip()) if store.path.exists() else None
         if info is not None and info.kind == STEREOTYPE_KIND:
             _check_stereotype_options(args, info.run_id)
-            plan = planning.Plan(**stereotypes.plan_stored_crows(store, info.run_id, args.effect, args.power))
+            plan = planning.Plan(**stereotypes.plan_stored_crows(store, info.run_id, args.effect, args.power,
+                                                                 args.measure))
         elif info is not None and info.kind == AUDIT_KIND and args.against is None:
             _check_audit_options(args, info.run_id)
             plan = audit.plan_stored_audit(store, info.run_id, args.effect, args.power, args.measure or "shift",
@@ -97,7 +98,6 @@ def _check_stereotype_options(args: argparse.Namespace, run_id: str) -> None:
     for option, value in (("--against", args.against), ("--family", args.family), ("--arm", args.arm),
                           ("--term", args.term), ("--samples", args.samples)):
         if value is not None:
-            raise StereotypePlanError(f"run {run_id} is a stereotype-benchmark run, planned on its share of pairs "
-                                      f"preferring the stereotyped sentence (pct_stereotype): {option} does not apply")
-    if args.measure not in (None, "pct_stereotype"):
-        raise StereotypePlanError(f"run {run_id} is planned on pct_stereotype (got --measure {args.measure!r})")
+            raise StereotypePlanError(f"run {run_id} is a stereotype-benchmark run, planned on its own score "
+                                      "(CrowS-Pairs: pct_stereotype; StereoSet: ss; BBQ: bias_disambig or "
+                                      f"bias_ambig): {option} does not apply")

@@ -9,8 +9,11 @@ the test, so n pairs give about n·(1 − ties) untied ones), and its own size, 
 is given. The exact test's power zigzags with m (the critical count moves in whole steps), so the answer is the size
 from which the power stays at or above the target, not the first size that touches it.
 
-Only CrowS-Pairs: StereoSet's and BBQ's statistics are bootstrap means over target terms and templates, whose plan
-needs a simulation from the pilot's spread (not built; the planner says so in one sentence).
+StereoSet's SS and BBQ's bias scores are means over target terms and over templates, read with a bootstrap over
+those units: their plans (`plan_by_units`) take the pilot's standard error (its bootstrap interval's width over
+2·1.96) and let it shrink as 1/√units, the normal approximation n = n₀·((z₁₋α/₂ + z_power)·se₀/effect)² for a
+two-sided test of "no preference" (SS = 50, a bias score of 0) at α = 0.05; `tests/stereotypes/test_plan.py`
+simulates studies of the planned size through the study's own statistics to check the power it reaches.
 """
 
 from __future__ import annotations
@@ -148,8 +151,10 @@ def plan_crows(gaps: np.ndarray, run_id: str, effect: float, power: float) -> di
             "pilot_run": run_id, "extra": {"ties": ties}}
 
 
-def plan_stored_crows(store: Any, run_id: str, effect: float, power: float) -> dict[str, Any]:
-    """`plan_crows` from a stored run of this study: a CrowS-Pairs run (a StereoSet or BBQ one is one sentence)."""
+def plan_stored_crows(store: Any, run_id: str, effect: float, power: float, measure: str | None = None
+                      ) -> dict[str, Any]:
+    """The plan from a stored run of this study: `plan_crows` for a CrowS-Pairs run (the exact sign test), and
+    `plan_stored_by_units` for a StereoSet or BBQ run (`measure`: ss; bias_disambig or bias_ambig)."""
     from fairness_core.stereotypes.summary import stored_crows_gaps
     from fairness_core.stereotypes.task import KIND
 
@@ -157,11 +162,109 @@ def plan_stored_crows(store: Any, run_id: str, effect: float, power: float) -> d
     if info is None or info.kind != KIND:
         raise StereotypePlanError(f"run {run_id} is not a run of the stereotype benchmarks")
     benchmark = (info.manifest.get("request") or {}).get("benchmark")
-    if benchmark != "crows-pairs":
-        raise StereotypePlanError(
-            f"run {run_id} is a {benchmark} run: the planner answers for CrowS-Pairs (the exact sign test of "
-            "pct_stereotype); StereoSet's and BBQ's scores are bootstrap means over target terms and templates, "
-            "whose plan needs a simulation that is not built")
     if info.status != "complete":
         raise StereotypePlanError(f"run {run_id} is {info.status}: plan from a complete run")
+    if benchmark != "crows-pairs":
+        return plan_stored_by_units(store, info, effect, power, measure)
+    if measure not in (None, "pct_stereotype"):
+        raise StereotypePlanError(f"run {run_id} is a CrowS-Pairs run, planned on pct_stereotype (got {measure!r})")
     return plan_crows(stored_crows_gaps(store, run_id).to_numpy(), run_id, effect, power)
+
+
+#: what each benchmark's plan reads: the statistic, its "no preference" value, its unit, and the words for it
+UNIT_PLANS = {
+    "stereoset": {"measures": ("ss",), "null": 50.0, "unit": "target term", "units": "target terms",
+                  "words": "an SS of {value} instead of 50 (overall over both splits)"},
+    "bbq": {"measures": ("bias_disambig", "bias_ambig"), "null": 0.0, "unit": "template", "units": "templates",
+            "words": "a bias score {name} of {value} instead of 0 (overall)"},
+}
+
+
+def _z(p: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
+
+
+def _normal_power(effect: float, se: float, alpha: float = ALPHA) -> float:
+    from statistics import NormalDist
+
+    z, shift = _z(1 - alpha / 2), abs(effect) / se
+    return NormalDist().cdf(shift - z) + NormalDist().cdf(-shift - z)
+
+
+def plan_by_units(se: float, units: int, effect: float, power: float, run_id: str, measure: str,
+                  benchmark: str, most: int) -> dict[str, Any]:
+    """A plan for a mean over units (StereoSet's target terms, BBQ's templates) from the pilot's standard error
+    `se` at `units` units (module docstring); `most`: how many units the whole benchmark has."""
+    spec = UNIT_PLANS[benchmark]
+    if not (math.isfinite(se) and se > 0):
+        raise StereotypePlanError(f"run {run_id} has no interval for {measure} (too few {spec['units']} to resample):"
+                                  f" it cannot be a pilot; run more {spec['units']}")
+    multiplier = _z(1 - ALPHA / 2) + _z(power)
+    needed = math.ceil(units * (multiplier * se / effect) ** 2)
+    mde = multiplier * se
+    sizes = sorted({max(2, int(np.rint(x))) for x in np.geomspace(2, max(8, needed * 2), 12)})
+    curve = tuple((n, round(_normal_power(effect, se * math.sqrt(units / n)), 4)) for n in sizes)
+    value = spec["null"] + effect
+    words = spec["words"].format(value=f"{value:g}", name=measure)
+    shown = (lambda x: f"{x:.1f} points") if benchmark == "stereoset" else (lambda x: f"{x:.3f}")
+    pilot = f"the pilot's {units:,} {spec['units']} detect {shown(mde)}"
+    answer = (f"To detect {words} with {power:.0%} power, plan about {needed:,} {spec['units']} (a normal "
+              f"approximation from the pilot's bootstrap standard error, {se:.3g} at {units:,} "
+              f"{spec['units']}, shrinking as 1/√{spec['units'].split()[-1]}; α = {ALPHA:g}; {pilot}).")
+    if needed > most:
+        answer += f" {benchmark} has {most:,} {spec['units']} here: the whole benchmark is not enough."
+    return {"measure": measure, "effect": effect, "power": power, "n_units": needed, "n_samples": None,
+            "mde_at_pilot_size": mde, "unit": spec["unit"], "pilot_units": units, "curve": curve, "answer": answer,
+            "method": f"normal approximation: the pilot's bootstrap standard error over {spec['units']}, scaled by "
+                      f"√(pilot {spec['units']} / planned {spec['units']})",
+            "pilot_run": run_id, "extra": {"standard_error": se, "benchmark": benchmark}}
+
+
+def plan_stored_by_units(store: Any, info: Any, effect: float, power: float, measure: str | None = None
+                         ) -> dict[str, Any]:
+    """`plan_by_units` from a stored StereoSet or BBQ run: its request rebuilt from the manifest's selection (the
+    same items, checked by their hash), its statistics read from its stored rows as its page reads them, with the
+    page's default 1,000 resamples (a run does not record the resamples it was first shown with)."""
+    from dataclasses import replace
+
+    from fairness_core.stereotypes import data as D
+    from fairness_core.stereotypes.request import StereotypeInputError, build_request
+    from fairness_core.stereotypes.task import summarise
+
+    request_record = info.manifest.get("request") or {}
+    benchmark = request_record.get("benchmark")
+    spec = UNIT_PLANS[benchmark]
+    measure = measure or spec["measures"][0]
+    if measure not in spec["measures"]:
+        raise StereotypePlanError(f"run {info.run_id} is a {benchmark} run, planned on "
+                                  f"{' or '.join(spec['measures'])} (got --measure {measure!r})")
+    limit_effect = 50.0 if benchmark == "stereoset" else 2.0
+    if not 0 < effect < limit_effect:
+        raise StereotypePlanError(f"--effect for {benchmark} {measure} is a distance from "
+                                  f"{spec['null']:g}, between 0 and {limit_effect:g} (got {effect!r}): e.g. "
+                                  + ("5 for SS 55" if benchmark == "stereoset" else "0.1 for a bias score of 0.1"))
+    selection = request_record.get("selection") or {}
+    try:
+        request = build_request(benchmark, "stored", selection.get("subset") or None, selection.get("limit"),
+                                int(selection.get("seed") or 0), 1000)
+    except StereotypeInputError as error:
+        raise StereotypePlanError(f"run {info.run_id} cannot be read back: {error}") from None
+    if request.items_hash() != (request_record.get("data") or {}).get("hash"):
+        raise StereotypePlanError(f"run {info.run_id} was made from data this lab no longer selects the same way; "
+                                  "run the benchmark again to plan from it")
+    if "predictions" in request_record:  # imported scores are read as given, not as log-probabilities
+        request = replace(request, model=None, predictions={})
+    _, summary = summarise(request, store.rows(info.run_id))
+    if benchmark == "stereoset":
+        cell = summary["overall"]
+        low, high, units = cell.get("ss_ci_low", math.nan), cell.get("ss_ci_high", math.nan), int(cell["n_terms"])
+        splits = set(request.subset) or set(D.STEREOSET_SPLITS)
+        most = len({c.target for c in D.stereoset() if c.split in splits})
+    else:
+        cell = summary["overall"][measure.rsplit("_", 1)[1]]
+        low, high, units = cell["bias_ci_low"], cell["bias_ci_high"], int(cell["n_templates"])
+        most = len({item.template for category in (request.subset or D.BBQ_CATEGORIES) for item in D.bbq(category)})
+    se = (high - low) / (2 * _z(0.975))
+    return plan_by_units(se, units, effect, power, info.run_id, measure, benchmark, max(most, units))

@@ -77,3 +77,55 @@ def test_plan_answers_for_a_stored_crows_pairs_run(tmp_path: Path, capsys: pytes
                                "pairs")
     assert main(["--store", str(store), "plan", run_id, "--effect", "0.05", "--family", "race"]) == 2
     assert "--family does not apply" in capsys.readouterr().err
+
+
+def test_a_plan_over_units_reaches_its_power_in_simulated_studies() -> None:
+    """StereoSet's and BBQ's plans (`plan_by_units`): from a pilot's standard error at n₀ units, the units a
+    distance from "no preference" needs. Over 40 simulated pilots (12 units of spread 1, a true effect of 0.5), the
+    planned size's own studies — a mean over units, told from 0 by its 95% interval — reach 80% power on average."""
+    from fairness_core.stereotypes.plan import plan_by_units
+
+    rng = np.random.default_rng(3)
+    reached = []
+    for pilot_number in range(40):
+        pilot = rng.normal(0.5, 1.0, 12)
+        se = pilot.std(ddof=1) / math.sqrt(len(pilot))
+        plan = plan_by_units(se, len(pilot), 0.5, 0.8, f"pilot {pilot_number}", "bias_disambig", "bbq", 10_000)
+        n = plan["n_units"]
+        studies = rng.normal(0.5, 1.0, (400, n))
+        half = 1.96 * studies.std(axis=1, ddof=1) / math.sqrt(n)
+        reached.append(float((np.abs(studies.mean(axis=1)) > half).mean()))
+    assert 0.74 <= float(np.mean(reached)) <= 0.86, np.mean(reached)
+
+
+@pytest.mark.parametrize("benchmark, measure, effect", [("bbq", "bias_disambig", 0.2), ("stereoset", "ss", 5.0)])
+def test_plan_answers_for_stored_stereoset_and_bbq_runs(tiny_gpt2_long: Path, tmp_path: Path, benchmark: str,
+                                                       measure: str, effect: float,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A stored StereoSet or BBQ run as the pilot: the plan's standard error is the run's own interval's (as its
+    page shows it, `breakdown`), and its answer names the study's unit."""
+    from fairness_core import stereotypes as ster
+    from fairness_core.store import RunStore
+
+    store = RunStore(tmp_path / "s.duckdb")
+    result = ster.run_stereotypes(ster.build_request(benchmark, str(tiny_gpt2_long), None, 40 if benchmark == "bbq"
+                                                     else 24, 0, 1000), store)  # the page's default
+    assert result.complete
+    assert main(["--store", str(store.path), "plan", result.run_id, "--effect", str(effect), "--measure", measure,
+                 "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    table = ster.breakdown(result)
+    if benchmark == "bbq":
+        row = table[(table["category"] == "overall") & (table["condition"] == "disambig")].iloc[0]
+        low, high, units = row["bias_low"], row["bias_high"], int(row["templates"])
+    else:
+        overall = result.summary["overall"]
+        low, high, units = overall["ss_ci_low"], overall["ss_ci_high"], int(overall["n_terms"])
+    se = (high - low) / (2 * 1.959963984540054)
+    assert plan["pilot_units"] == units and plan["standard_error"] == pytest.approx(se, rel=1e-9)
+    assert plan["n_units"] == math.ceil(units * ((1.959963984540054 + 0.8416212335729143) * se / effect) ** 2)
+    words = {"bbq": "templates", "stereoset": "target terms"}[benchmark]
+    assert f"plan about {plan['n_units']:,} {words}" in plan["answer"]
+    assert main(["--store", str(store.path), "plan", result.run_id, "--effect", str(effect), "--measure",
+                 "pct_stereotype"]) == 2
+    assert "planned on" in capsys.readouterr().err
