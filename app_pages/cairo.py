@@ -193,7 +193,8 @@ if n_systems < 10:
     st.warning(common.escape_markdown(
         f"Only {n_systems} systems: a correlation across few systems is weak evidence, and more so when the "
                "systems are similar (here decoding settings of one model can be). The best of many combinations "
-               "is high by selection alone: compare it with the held-out r and the permutation p-value."))
+               "is high by selection alone: compare it with the table's held-out r and p search (the permutation p "
+               "that redoes the search)."))
 st.subheader(common.escape_markdown(cairo_charts.correlation_title(pair["metric_a"], pair["metric_b"], n_systems)))
 st.altair_chart(cairo_charts.correlation_vs_size(sizes, n_systems, pair["metric_a"], pair["metric_b"]),
                 width="stretch")
@@ -202,10 +203,24 @@ common.how_to_read(
     "same-size combinations (the original plus other sets), *average* the mean r over all those pairs (the "
     "paper's Fig. 6 baseline), and *held-out r* the r of systems whose combination was chosen without them "
     "(leave-one-system-out). A CAIRO line far above its held-out line means the selection fits noise.")
+# short headers, the meaning in each header's tooltip: at 1280 px the long ones pushed the permutation p, the number
+# the warning above points to, past the table's right edge (issue 43's walk)
 st.dataframe(sizes, hide_index=True, width="stretch",
-             column_config={"p_value": st.column_config.NumberColumn("p (pearsonr, in-sample)", format="%.4f"),
-                            "p_search": st.column_config.NumberColumn("p (permutation, redoes search)",
-                                                                      format="%.3f")})
+             column_config={
+                 "CAIRO (best pair)": st.column_config.NumberColumn(
+                     "CAIRO", help="the best Pearson r over every pair of same-size combinations", format="%.4f"),
+                 "average over pairs": st.column_config.NumberColumn(
+                     "average", help="the mean r over all those pairs (the paper's Fig. 6 baseline)", format="%.4f"),
+                 "original prompts": st.column_config.NumberColumn(
+                     "original", help="r on the original prompts alone", format="%.4f"),
+                 "held-out r (LOSO)": st.column_config.NumberColumn(
+                     "held-out r", help="r of systems whose combination was chosen without them "
+                                        "(leave-one-system-out)", format="%.4f"),
+                 "p_value": st.column_config.NumberColumn(
+                     "p in-sample", help="scipy's pearsonr p of the best pair, ignoring the search", format="%.4f"),
+                 "p_search": st.column_config.NumberColumn(
+                     "p search", help="permutation p that redoes the whole search on shuffled systems: the one to "
+                                      "read", format="%.3f")})
 shipped = meta.get("search" if combination == "weighted" else "search_released", [])
 uncertainty = next((p.get("uncertainty") for p in shipped
                     if (p["metric_a"], p["metric_b"]) == (pair["metric_a"], pair["metric_b"])), None)

@@ -70,7 +70,8 @@ def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
 
 with presenter.folded("Model, prompts and measures", expander=True):  # closed in presenter view: results first
     st.caption("Dhamala et al., *An Analysis of the Effects of Decoding Algorithms on Fairness in Open-Ended "
-               "Language Generation*. Generations are truncated to their first sentence; every run is stored.")
+               "Language Generation*. Each generation is at most the chosen number of new tokens (so it can stop "
+               "mid-phrase), then cut to its first sentence; every run is stored.")
     model_column, quant_column = st.columns([3, 1])
     with model_column:
         model = common.model_picker("causal-lm", "Generator (causal LM)", key="dec_model",

@@ -339,14 +339,17 @@ st.subheader("Score shift per term")
 st.dataframe(table[[c for c in SHIFT_COLUMNS if c in table]].round(4), hide_index=True, width="stretch",
              key="au_table", column_config=column_labels(SHIFT_COLUMNS))
 rule = result.table.extra["term_rule"]
-st.caption(common.escape_markdown(
-    f"**shift**: the term's mean score minus its template's average identity, with its 95% interval ({unit_text}); "
-    f"**p**: the test of 'shift 0' that interval inverts, unadjusted; **q (BH)** and **flagged**: the terms are "
-    f"screened together, so a term is flagged when its {rule['rule']} is below {rule['alpha']:g} — among flagged "
-    f"terms, at most {rule['alpha']:.0%} are expected to be false alarms; {rule['flagged']} of "
-    f"{len(terms)} terms flagged ({rule['unadjusted_below_alpha']} with p < {rule['alpha']:g} before adjustment). "
-    "Groups are adjusted among themselves. **flip rate**: the share of the term's texts whose label at the "
-    "threshold differs from the template's background label."))
+# the bold names are this caption's own markdown; only the numbers and words it quotes are escaped (the whole caption
+# escaped showed its asterisks literally)
+st.caption(
+    f"**shift**: the term's mean score minus its template's average identity, with its 95% interval "
+    f"({common.escape_markdown(unit_text)}); **p**: the test of 'shift 0' that interval inverts, unadjusted; "
+    f"**q (BH)** and **flagged**: the terms are screened together ({common.escape_markdown(rule['rule'])}), so a "
+    f"term is flagged when its q-value is below {rule['alpha']:g} — among flagged terms, at most "
+    f"{rule['alpha']:.0%} are expected to be false alarms; {int(rule['flagged'])} of {len(terms)} terms flagged "
+    f"({int(rule['unadjusted_below_alpha'])} with p < {rule['alpha']:g} before adjustment). Groups are adjusted among "
+    "themselves. **flip rate**: the share of the term's texts whose label at the threshold differs from the "
+    "template's background label.")
 st.subheader("Flagged and separated: FPR and AUCs")
 st.caption("**FPR** (Dixon et al. 2018): the share of the term's *non-toxic* templates the judge flags — a fair judge "
            "gives every term the same. **Subgroup AUC** (Borkan et al. 2019): how well the judge separates toxic from "
@@ -363,12 +366,12 @@ if "fped" in extra and extra["fped"]["value"] is not None:
     fped = extra["fped"]
     st.caption(common.escape_markdown(
         f"False-positive equality difference (Dixon et al.: Σ over terms of |FPR − FPR_t|): {fped['headline']}. "
-        f"FPED {fped['value']:.3f} {common.interval_text(fped['ci_low'], fped['ci_high'])}"
-        + (f"; chance alone gives {fped['null_mean']:.3f} on average (the mean of {fped['n_permutations']} "
-           f"permutations of the terms within {resampled['unit']}): a sum of absolute differences is above 0 even "
-           "for a judge that treats every term alike, so the test, not the interval, says whether the rates "
-           "differ (no 'corrected' FPED is given: subtracting the chance level over-corrects when the rates do "
-           "differ)" if fped["p_value"] is not None else "")
+        f"FPED {fped['value']:.3f} {common.interval_text(fped['ci_low'], fped['ci_high'])} (95% interval)"
+        + (f". The chance level is the mean over {fped['n_permutations']} permutations of the terms within "
+           f"{resampled['unit']}: a sum of absolute differences is above 0 even for a judge that treats every term "
+           "alike, so the test, not the interval, says whether the rates differ (no 'corrected' FPED is given: "
+           "subtracting the chance level over-corrects when the rates do differ)" if fped["p_value"] is not None
+           else "")
         + f"; overall FPR {extra['fpr_overall']['value']:.3f}."))
 plan_view.audit_plan(result)  # this audit as a pilot: the patterns a term's shift or FPED needs (issue 33)
 

@@ -28,6 +28,19 @@ from ui.metric_bias_view import (
 )
 from ui.report import report_button
 
+#: the Appendix-E table's headers in words (its column names are the table's fields; issue 43's walk)
+STEREO_COLUMNS = {
+    "stereo_diff": st.column_config.NumberColumn("difference", format="%.3f",
+                                                 help="Ŝ(stereotypical) − Ŝ(anti-stereotypical), mean over pairs"),
+    "stereo_ci_low": st.column_config.NumberColumn("95% low", format="%.3f"),
+    "stereo_ci_high": st.column_config.NumberColumn("95% high", format="%.3f"),
+    "stereo_p_value": st.column_config.NumberColumn("p", format="%.3f",
+                                                    help="the test of no difference, unadjusted"),
+    "stereo_q_value": st.column_config.NumberColumn("q", format="%.3f",
+                                                    help="Benjamini-Hochberg over the cells shown"),
+    "n_stereo": st.column_config.NumberColumn("pairs", format="%d"),
+}
+
 JOB_KIND = "metric-bias"
 
 
@@ -191,7 +204,8 @@ with tab_bias:
         presenter.table(charts.stereo_frame(shown_primary), intervals={"stereo_diff": ("stereo_ci_low",
                                                                                        "stereo_ci_high")})
     else:
-        st.dataframe(charts.stereo_table(shown_primary), hide_index=True, width="stretch", key="mb_stereo")
+        st.dataframe(charts.stereo_table(shown_primary), hide_index=True, width="stretch", key="mb_stereo",
+                     column_config=STEREO_COLUMNS)
     plan_view.metric_bias_plan(runs)  # these runs as a pilot: the pairs a question needs (issue 33)
 
 with tab_norm:

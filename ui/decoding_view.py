@@ -168,7 +168,10 @@ def first_visit(model_name: str, quantization: str) -> None:
 def card(row: pd.Series, negative: bool, show_full: bool) -> None:
     """One generation as literal text with a coloured negative/neutral label (no emoji)."""
     body = (row["prompt"] + " " + str(row["raw"]).strip()) if show_full else row["scored_text"]
-    st.markdown((":red-badge[negative] " if negative else ":gray-badge[not negative] ") + common.escape_markdown(body)
+    # the badge is the sentiment measure's label (VADER), not the toxicity scorers': a card the table counts toxic can
+    # read "sentiment: not negative" (issue 43's walk: a bare "not negative" beside a toxic row read as a contradiction)
+    st.markdown((":red-badge[sentiment: negative] " if negative else ":gray-badge[sentiment: not negative] ")
+                + common.escape_markdown(body)
                 + (" *(empty after truncation)*" if row["empty"] else ""))
 
 

@@ -12,52 +12,21 @@ model finds likelier given its group words is preferred.
     model = load_model(resolve_model("path/to/bert", "masked-lm"))
     more, less = model.pseudo_log_likelihoods([("Poor people steal.", "Rich people steal.")])[0]
 
-`is_masked_lm(model)` says from the model's config alone (offline) whether an id names such a model.
+`models.presets.is_masked_lm(model)` says from the model's config alone (offline) whether an id names such a model.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from fairness_core.models.hf import _HFModel
-from fairness_core.models.loading import _ENCODER_ONLY_TYPES
 from fairness_core.models.threads import uses_model_threads
 
 #: masked copies of sentences per forward pass (CrowS sentences are ~15 tokens: ~1 MB of activations a batch)
 BATCH_ROWS = 128
-
-
-def is_masked_lm(model: str) -> bool:
-    """Whether `model` (a local directory or a hub id in the cache; presets and .gguf files are causal here) is an
-    encoder-only masked language model, from its config.json alone; False where no config can be read offline."""
-    from fairness_core.models.presets import _BY_KEY
-
-    if model in _BY_KEY or model.startswith("endpoint:"):
-        return False
-    path = Path(model).expanduser()
-    if path.suffix == ".gguf":
-        return False
-    config_path = path / "config.json"
-    if not config_path.exists():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            found = try_to_load_from_cache(model, "config.json")
-        except Exception:  # any hub problem means: not known here
-            return False
-        if not isinstance(found, str):
-            return False
-        config_path = Path(found)
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return config.get("model_type") in _ENCODER_ONLY_TYPES and not config.get("is_decoder", False)
 
 
 def unmodified_positions(first: Sequence[int], second: Sequence[int]) -> tuple[list[int], list[int]]:

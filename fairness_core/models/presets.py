@@ -251,3 +251,31 @@ def lm_task(model: str) -> str:
                                         "Hugging Face cache, so its architecture cannot be checked offline.")
         config_path = Path(found)
     return "seq2seq-lm" if json.loads(config_path.read_text()).get("is_encoder_decoder") else "causal-lm"
+
+
+def is_masked_lm(model: str) -> bool:
+    """Whether `model` (a local directory or a hub id in the cache; presets and .gguf files are causal here) is an
+    encoder-only masked language model, from its config.json alone; False where no config can be read offline."""
+    from fairness_core.models.loading import _ENCODER_ONLY_TYPES
+
+    if model in _BY_KEY or model.startswith("endpoint:"):
+        return False
+    path = Path(model).expanduser()
+    if path.suffix == ".gguf":
+        return False
+    config_path = path / "config.json"
+    if not config_path.exists():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(model, "config.json")
+        except Exception:  # any hub problem means: not known here
+            return False
+        if not isinstance(found, str):
+            return False
+        config_path = Path(found)
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return config.get("model_type") in _ENCODER_ONLY_TYPES and not config.get("is_decoder", False)

@@ -99,7 +99,7 @@ def scoring_requests(request: StereotypeRequest) -> list[tuple[str, str, str, st
 
 def uses_masked_lm(request: StereotypeRequest) -> bool:
     """Whether the request's model is a masked LM, scored by pseudo-log-likelihood (CrowS-Pairs only)."""
-    from fairness_core.models.masked_lm import is_masked_lm
+    from fairness_core.models.presets import is_masked_lm
 
     return request.predictions is None and bool(request.model) and is_masked_lm(str(request.model))
 

@@ -53,7 +53,10 @@ def test_the_default_audit_shows_the_jigsaw_judges_identity_shift(page: AppTest)
     assert "allowing for this term being the largest of 50 (max-T over the 50 terms" in help_text
     assert {"p_value", "q_value", "flagged"} <= set(shift.columns)
     assert (shift["q_value"] >= shift["p_value"] - 1e-12).all() and shift["flagged"].equals(shift["q_value"] < 0.05)
-    assert "Benjamini-Hochberg q-values (false discovery rate) is below 0.05" in captions
+    assert "(Benjamini-Hochberg q-values (false discovery rate)), so a term is flagged when its q-value is below " \
+        "0.05" in captions
+    raw = " ".join(c.value for c in page.caption)  # the caption's own bold renders, its asterisks not escaped
+    assert "**shift**" in raw and "\\*\\*shift" not in raw  # (issue 43's walk: they showed literally)
     assert "FPED" in captions and "the terms' false-positive rates differ (p = " in captions
     page.selectbox(key="au_drill").set_value("gay").run()
     examples = next(d.value for d in page.dataframe if "background" in d.value.columns)

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-LABELS = ("negative ", "not negative ")
+LABELS = ("sentiment: negative ", "sentiment: not negative ")
 #: Stamps when streamed text ("writing…") and when the result header of top-p 0.85 first appear.
 STREAM_OBSERVER = """
 window.__marks = {};
