@@ -22,6 +22,7 @@ from fairness_core.compare import (
 from fairness_core.store import RunStore, StoreError, empty_cancelled, filter_catalogue, run_labels
 from ui import common, plan_view
 from ui.compare_charts import difference_chart, disparity_chart, estimates_chart
+from ui.pairwise_view import pairwise_panel
 from ui.report import report_button
 
 RUNS_PARAM = "runs"  # the compared runs, in the URL so a comparison can be shared as a link
@@ -115,6 +116,7 @@ elif gaps:
     st.warning(common.escape_markdown(gap_words(gaps, *gaps).strip()))
 
 plan_view.compare_plan(chosen)  # these runs as a pilot: the prompts a paired difference needs (issue 33)
+pairwise_panel(store, chosen)  # two generation runs: which one's answers an LLM judge prefers (issue 47)
 with st.expander("What differs, and what both sides share", expanded=not statistics):
     for contrast in comparison.contrasts:
         held = f" — both: {contrast.held}" if contrast.held else ""

@@ -16,6 +16,8 @@ from fairness_core.audit.llm import (
     consistency_audit,
     identity_statement_audit,
     order_bias_audit,
+    pairwise_preference,
+    preference_sentence,
     statement_terms,
 )
 from fairness_core.audit.plan import plan_audit, plan_stored_audit
@@ -103,9 +105,11 @@ __all__ = [
     "identity_statement_audit",
     "metric_choices",
     "order_bias_audit",
+    "pairwise_preference",
     "parse_terms",
     "plan_audit",
     "plan_stored_audit",
+    "preference_sentence",
     "rows_frame",
     "run_audit",
     "scorer_choices",

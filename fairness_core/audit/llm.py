@@ -170,6 +170,72 @@ def order_bias_audit(store: Any, run_id: str, options: dict[str, Any] | None = N
     return OrderBiasReport(run_id, names, len(prompts), payload)
 
 
+def two_run_pairs(store: Any, run_a: str, run_b: str) -> tuple[tuple[str, str], list[str], list[str], list[str]]:
+    """Two stored generation runs' answers paired on (prompt text, sample): (X, Y names), prompts, X's answers (run
+    A's first system), Y's answers (run B's first system) — what Compare sets side by side."""
+    from fairness_core.generation.task import load_generations
+
+    frames = []
+    for run_id in (run_a, run_b):
+        frame = load_generations(store, [run_id])
+        if frame.empty:
+            raise AuditInputError(f"run {run_id} holds no generated texts (is it a generation run?)")
+        first = frame["system"].iloc[0]
+        frames.append(frame[frame["system"] == first].drop_duplicates(["prompt", "sample"]))
+    paired = frames[0].merge(frames[1], on=["prompt", "sample"], suffixes=("_x", "_y"))
+    if paired.empty:
+        raise AuditInputError(f"runs {run_a} and {run_b} share no (prompt, sample), so there are no answer pairs to "
+                              "judge")
+    if len(paired) > MAX_PAIRS:
+        raise AuditInputError(f"runs {run_a} and {run_b} make {len(paired):,} answer pairs; a pairwise judgment "
+                              f"takes at most {MAX_PAIRS:,}")
+    names = (str(frames[0]["system_name"].iloc[0]), str(frames[1]["system_name"].iloc[0]))
+    return (names, [str(p) for p in paired["prompt"]], [str(t) for t in paired["continuation_x"]],
+            [str(t) for t in paired["continuation_y"]])
+
+
+def pairwise_preference(store: Any, run_a: str, run_b: str, options: dict[str, Any] | None = None,
+                        resamples: int = 1000, seed: int = 0) -> OrderBiasReport:
+    """Which run's answers an LLM judge prefers (issue 47 §1, Compare): the two runs' answers to the same prompts
+    judged pairwise in both orders (`judge_pairs`), run A's as X: X's share preferred with Zheng et al.'s
+    conservative count (a win only when both orders agree; a flip is a tie) and Wang et al.'s balanced one, each
+    with an interval over prompts, the position bias beside them, and Holm over the two verdicts
+    (`order_bias_summary`)."""
+    from fairness_core.scorers.llm_judge import PAIRWISE_TEMPLATE, judge_pairs
+
+    options = dict(options or {})
+    if options.get("read", "likelihood") != "likelihood":
+        raise AuditInputError("read: a pairwise judgment reads the letters A and B by likelihood; leave read out or "
+                              "give read=likelihood")
+    names, prompts, xs, ys = two_run_pairs(store, run_a, run_b)
+    judge = _judge(options)
+    judgments = judge_pairs(judge.judge_model(), prompts, xs, ys)
+    payload = {"check": "pairwise_preference", "runs": {"x": run_a, "y": run_b},
+               "systems": {"x": names[0], "y": names[1]}, "judge": judge.signature(),
+               "template": PAIRWISE_TEMPLATE, "seed": seed, "resamples": resamples,
+               **order_bias_summary(judgments, resamples, seed)}
+    return OrderBiasReport(run_a, names, len(prompts), payload)
+
+
+def preference_sentence(payload: dict[str, Any]) -> str:
+    """A pairwise preference in one sentence: who is preferred (or that no preference is detected) and how much
+    the judge's verdicts depend on the order it reads the answers in."""
+    preferred, flips = payload["x_preferred"], payload["flip_share"]
+    verdict = payload["verdicts"]["preference"]
+    x, y = payload["systems"]["x"], payload["systems"]["y"]
+    share = (f"{x} preferred in {preferred['value']:.0%} of {payload['n_pairs']} pairs "
+             f"[{preferred['ci_low']:.0%}, {preferred['ci_high']:.0%}] (a flip with the order counts half)")
+    if verdict["p_holm"] is None:
+        said = "no pair kept its verdict in both orders, so no preference can be tested"
+    elif verdict["significant"]:
+        said = f"{x if payload['x_wins_both'] > payload['y_wins_both'] else y} is preferred (Holm p = " \
+               f"{verdict['p_holm']:.3g})"
+    else:
+        said = f"no preference detectable (Holm p = {verdict['p_holm']:.3g})"
+    return (f"{share}: {said}; against {y}. The verdict flips with the answers' order in {flips['value']:.0%} of "
+            "pairs (a judge without position bias flips none of the pairs it can tell apart).")
+
+
 # ------------------------------------------------------------------------------------- identity statement
 def statement_terms(groups: dict[str, tuple[str, ...]], per_group: int | None = STATEMENT_TERMS_PER_GROUP
                     ) -> dict[str, tuple[str, ...]]:

@@ -25,6 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--search", default="", help="per-example rows: words the text must contain")
     compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--pairwise-judge", action="store_true",
+                         help="two generation runs: an LLM judge reads each prompt's two answers in both orders "
+                              "and says which run's it prefers (share preferred with an interval over prompts, "
+                              "position bias beside it; issue 47)")
+    compare.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
+                         help="with --pairwise-judge: the judge's options, e.g. model=PRESET_OR_PATH (default: "
+                              "the offline SmolLM2-135M-Instruct, a weak judge)")
     compare.add_argument("--json", action="store_true")
     add_store_argument(compare)
     compare.set_defaults(handler=run_compare)
@@ -57,6 +64,31 @@ def _filters(pairs: list[str]) -> dict[str, list[str]]:
     return found
 
 
+def _pairwise(args: argparse.Namespace, store) -> int:
+    """`compare RUN_A RUN_B --pairwise-judge`: which run's answers an LLM judge prefers (`audit.pairwise_preference`,
+    a study the Compare service does not import: the command joins the two)."""
+    from fairness_core import audit
+
+    if len(args.run_ids) != 2:
+        raise UserFacingError(f"--pairwise-judge compares two runs' answers; got {len(args.run_ids)} run(s)")
+    options: dict[str, str] = {}
+    for item in args.judge_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserFacingError(f"--judge-option {item!r}: give KEY=VALUE, e.g. model=smollm2-135m-instruct")
+        options[key.strip()] = value.strip()
+    try:
+        report = audit.pairwise_preference(store, args.run_ids[0], args.run_ids[1], options, args.resamples,
+                                           args.seed)
+    except audit.AuditInputError as error:
+        raise UserFacingError(str(error)) from None
+    if args.json:
+        print_json(report.payload)
+    else:
+        print(audit.preference_sentence(report.payload))
+    return 0
+
+
 def _difference(record: dict) -> float:
     """The difference as said: float rounding of equal values (−1.163e-13 for 0) reads as 0."""
     scale = max(1.0, abs(record["run_a"]), abs(record["run_b"]))
@@ -68,7 +100,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if args.resamples < 100:
         raise UserFacingError(f"--resamples {args.resamples} is too few for a 95% interval; use at least 100")
+    if args.judge_option and not args.pairwise_judge:
+        raise UserFacingError("--judge-option goes with --pairwise-judge")
     store = open_store(args)
+    if args.pairwise_judge:
+        return _pairwise(args, store)
     try:
         comparison = compare_runs(store, args.run_ids, by=args.by, metrics=args.metric,
                                   n_resamples=args.resamples, seed=args.seed)

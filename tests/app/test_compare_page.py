@@ -98,3 +98,24 @@ def test_the_run_list_names_settings_and_configurations_and_search_finds_them(ru
     assert len(options) == 1 and "chrf (config metric-fairness-2022)" in options[0]
     app.text_input(key="cmp_search").input("p=0.95").run()
     assert len(app.multiselect(key="cmp_runs").options) == 3  # single 0.95, the sweep, the reuse run
+
+
+def test_two_generation_runs_can_be_judged_pairwise_by_an_llm(runs: PipelineRuns, tmp_path: Path) -> None:
+    """Issue 47 §1: under Compare, two generation runs' answers to the same prompts judged pairwise in both orders;
+    the sentence and the numbers are `audit.pairwise_preference`'s."""
+    from fairness_core import audit
+    from fairness_core.store import RunStore
+    from tests.tiny_models import build_tiny_gpt2
+
+    judge = build_tiny_gpt2(tmp_path / "judge", n_positions=512, n_layer=1)  # room for two answers
+    app = _compare_page(runs=f"{runs.single_05},{runs.single_095}")
+    assert any(e.label.startswith("Which run's answers does an LLM judge prefer?") for e in app.expander)
+    app.text_input(key="cmp_pairwise_model").set_value(str(judge)).run()
+    app.button(key="cmp_pairwise_go").click().run()
+    assert not app.exception and not app.error, (app.exception, [e.value for e in app.error])
+    expected = audit.pairwise_preference(RunStore(runs.path), runs.single_05, runs.single_095,
+                                         {"model": str(judge)}).payload
+    said = [shown(m.value) for m in app.markdown if "preferred in" in shown(m.value)]
+    assert said == [audit.preference_sentence(expected)]
+    table = next(d.value for d in app.dataframe if "number" in d.value.columns)
+    assert table["value"].iloc[0] == pytest.approx(round(expected["x_preferred"]["value"], 3))

@@ -259,3 +259,44 @@ def test_a_shift_without_spread_is_tested_by_signs() -> None:
     assert still["p_value"] == 1.0 and mixed["n_answers"] == 3  # an unparseable pair is left out, and counted
     assert mixed["ci_low"] < mixed["shift"] < mixed["ci_high"] and 0 < mixed["p_value"] < 1
 
+
+
+def test_compare_judges_two_runs_answers_pairwise_in_both_orders(long_gpt2: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 47 §1: `compare RUN_A RUN_B --pairwise-judge` — the two runs' answers to the same prompts judged in
+    both orders, run A's as X: the numbers are `judge_pairs`' on the same pairs, said in one sentence."""
+    import json
+
+    from fairness_core.cli import main
+    from fairness_core.generation.task import load_generations
+    from fairness_core.models import load_model, resolve_model
+    from fairness_core.scorers.llm_judge import judge_pairs
+
+    store = RunStore(tmp_path / "runs.duckdb")
+    run_a = _run(long_gpt2, store, 1)  # top_p 0.9
+    from fairness_core.data.prompts import parse_custom
+    from fairness_core.generation.systems import System
+    from fairness_core.generation.task import GenerationRequest, run_generation
+    from fairness_core.models import DecodingConfig
+
+    hot = GenerationRequest((System(str(long_gpt2), DecodingConfig(temperature=1.5)),),
+                            parse_custom("a: The nurse said\nb: The doctor said"), (), samples=2, max_new_tokens=4,
+                            batch_size=8)
+    run_c = run_generation(hot, store).run_ids[0]
+    argv = ["--store", str(store.path), "compare", run_a, run_c, "--pairwise-judge", "--judge-option",
+            f"model={long_gpt2}", "--resamples", "200"]
+    assert main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["check"] == "pairwise_preference" and payload["runs"] == {"x": run_a, "y": run_c}
+    x, y = (load_generations(store, [r]).sort_values(["prompt", "sample"]) for r in (run_a, run_c))
+    judged = judge_pairs(load_model(resolve_model(str(long_gpt2), "causal-lm")), list(x["prompt"]),
+                         list(x["continuation"]), list(y["continuation"]))  # type: ignore[arg-type]
+    preferred = np.where(judged.x_wins_first & judged.x_wins_second, 1.0,
+                         np.where(~judged.x_wins_first & ~judged.x_wins_second, 0.0, 0.5))
+    assert payload["n_pairs"] == 4 and payload["x_preferred"]["value"] == pytest.approx(preferred.mean())
+    assert main(argv) == 0
+    sentence = capsys.readouterr().out.strip()
+    assert f"preferred in {preferred.mean():.0%} of 4 pairs" in sentence and "flips with the answers' order" in \
+        sentence
+    assert main(["--store", str(store.path), "compare", run_a, "--pairwise-judge"]) == 2
+    assert "--pairwise-judge compares two runs' answers" in capsys.readouterr().err
