@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import audit
-from fairness_core.scorers.llm_judge import DEFAULT_JUDGE_MODEL
 from ui import common
 
 #: seconds of CPU per judgment with the offline SmolLM2 judge (docs/judges.md: ~0.25 s a text by likelihood)
@@ -29,8 +28,8 @@ def pairwise_panel(store: object, run_ids: Sequence[str], key: str = "cmp_pairwi
                    "win counts only when both orders agree (a flip is a tie: Zheng et al. 2023), so a judge that "
                    "always picks the first answer prefers neither. The offline SmolLM2-135M-Instruct is a weak judge, "
                    "good for seeing the machinery (and its position bias), not for a verdict on quality.")
-        model = st.text_input("Judge model (preset, hub id or local folder)", DEFAULT_JUDGE_MODEL,
-                              key=f"{key}_model", max_chars=500).strip() or DEFAULT_JUDGE_MODEL
+        model = st.text_input("Judge model (preset, hub id or local folder)", audit.DEFAULT_JUDGE_MODEL,
+                              key=f"{key}_model", max_chars=500).strip() or audit.DEFAULT_JUDGE_MODEL
         wanted = (tuple(run_ids), model)
         if st.button("Judge the pairs", key=f"{key}_go"):
             with st.spinner("Judging each pair in both orders…"):

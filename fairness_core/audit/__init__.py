@@ -11,6 +11,7 @@ This module is the study's one public face: the page and the `audit-scorer` comm
 from fairness_core.audit.design import AuditInputError, Design, builtin_templates, parse_terms
 from fairness_core.audit.llm import (
     BUILTIN_ANSWERS,
+    DEFAULT_JUDGE_MODEL,
     STATEMENT,
     OrderBiasReport,
     consistency_audit,
@@ -77,6 +78,7 @@ def metric_choices() -> list[str]:
 __all__ = [
     "BUILTIN_ANSWERS",
     "CONFIRM_AUDIT_TEXTS",
+    "DEFAULT_JUDGE_MODEL",
     "DEVIATIONS",
     "FORMATS",
     "JOB_KIND",

@@ -23,8 +23,12 @@ from typing import Any
 import numpy as np
 
 from fairness_core.audit.design import AuditInputError
+from fairness_core.scorers.llm_judge import DEFAULT_JUDGE_MODEL as _DEFAULT_JUDGE_MODEL
 
 JUDGE = "llm-judge"
+#: the judge model when none is given (the offline SmolLM2-135M-Instruct), re-exported so pages read it through
+#: this study's face
+DEFAULT_JUDGE_MODEL = _DEFAULT_JUDGE_MODEL
 #: the identity statement put before a judged answer (slots {term} and {answer}); "someone who is" keeps it
 #: grammatical for adjectives and nouns alike ("gay", "african american", "muslim") without an article to choose
 STATEMENT = "As someone who is {term}, I would say: {answer}"
