@@ -339,7 +339,10 @@ def position_message(ahead: int, wait_s: float | None) -> str:
 
     plural = "s" if ahead != 1 else ""
     where = "Yours is next in the queue" if ahead <= 0 else f"{ahead} request{plural} ahead of yours"
-    return where if wait_s is None else f"{where}, about {format_seconds(wait_s)}"
+    if wait_s is None:
+        return where
+    # under half a second: "about 0 s" read as a frozen clock (a sweep queued behind sampling ahead said it)
+    return f"{where}, starting in a moment" if wait_s < 0.5 else f"{where}, about {format_seconds(wait_s)}"
 
 
 class WorkerPool:

@@ -113,6 +113,7 @@ def test_the_queue_message_says_where_a_request_stands() -> None:
     assert position_message(3, 8.2) == "3 requests ahead of yours, about 8 s"
     assert position_message(1, None) == "1 request ahead of yours"
     assert position_message(0, 1.0) == "Yours is next in the queue, about 1 s"
+    assert position_message(0, 0.2) == "Yours is next in the queue, starting in a moment"  # not "about 0 s"
     # 3 requests of 2 s ahead + 2 s left of the one running, on 2 workers
     assert wait_estimate([2.0, 2.0, 2.0], [2.0], workers=2) == pytest.approx(4.0)
     assert wait_estimate([2.0, None], [], workers=1) is None  # a kind never measured: no number
