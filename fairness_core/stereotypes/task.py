@@ -140,29 +140,24 @@ def score_work(request: dict[str, Any], shard: dict[str, Any]) -> list[dict[str,
 
 def load_causal_lm(model: str) -> Any:
     """The causal LM for a model id through the process cache; one sentence when it cannot score texts."""
-    from fairness_core.models import ModelUnavailableError, load_model, resolve_model
-
-    try:
-        loaded = load_model(resolve_model(model, "causal-lm"))
-    except (ModelUnavailableError, ValueError) as error:
-        raise StereotypeInputError(f"--model {model}: {error}") from None
-    why = loaded.cannot("loglikelihood")
-    if why:
-        raise StereotypeInputError(f"--model {model} cannot score texts by likelihood: {why}")
-    return loaded
+    return _load_scoring_model(model, "causal-lm", "loglikelihood", " cannot score texts by likelihood")
 
 
 def load_masked_lm(model: str) -> Any:
     """The masked LM for a model id through the process cache; one sentence when it cannot score pairs."""
+    return _load_scoring_model(model, "masked-lm", "pseudo-log-likelihood", "")
+
+
+def _load_scoring_model(model: str, task: str, capability: str, cannot_words: str) -> Any:
     from fairness_core.models import ModelUnavailableError, load_model, resolve_model
 
     try:
-        loaded = load_model(resolve_model(model, "masked-lm"))
+        loaded = load_model(resolve_model(model, task))
     except (ModelUnavailableError, ValueError) as error:
         raise StereotypeInputError(f"--model {model}: {error}") from None
-    why = loaded.cannot("pseudo-log-likelihood")
+    why = loaded.cannot(capability)
     if why:
-        raise StereotypeInputError(f"--model {model}: {why}")
+        raise StereotypeInputError(f"--model {model}{cannot_words}: {why}")
     return loaded
 
 
