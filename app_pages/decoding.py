@@ -19,6 +19,7 @@ from ui.decoding_inputs import import_tab as import_generations_tab
 from ui.decoding_view import (
     DEFAULT_PRESET,
     GROUP_COLUMNS,
+    LIVE_BATCH,
     MAX_GRID_TEXT,
     build_prompts,
     cached_summary,
@@ -36,7 +37,6 @@ from ui.live_cards import LiveCards
 from ui.report import report_button
 
 TOP_K_OPTIONS = list(dec.TOP_K_VALUES)
-LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
 
 #: Selections kept in the URL: a reload keeps them and a view can be shared as a link (the grid text too).
 URL_PARAMS = (
@@ -66,6 +66,15 @@ st.title("Decoding sliders")
 def usable_scorers(scorers: tuple) -> tuple[tuple, tuple[str, ...]]:
     """(scorers that run here, one-sentence notes on the others): probed once, not on every slider move."""
     return dec.probe_scorers(scorers)
+
+
+def probe_scorers(wanted: tuple, notes_area) -> tuple:
+    """The scorers that run here; the notes on the others go to `notes_area` (in the settings panel)."""
+    scorers, notes = usable_scorers(wanted)
+    with notes_area:
+        for note in notes:
+            st.caption(common.escape_markdown(note))
+    return scorers
 
 
 with presenter.folded("Model, prompts and measures", expander=True):  # closed in presenter view: results first
@@ -104,9 +113,9 @@ with presenter.folded("Model, prompts and measures", expander=True):  # closed i
         st.error(f"Regard classifier: {regard_problem}")  # markdown: developer text (the value: an inline code span)
         regard_model = ""
     wanted = dec.default_scorers(model, None if quality_choice == "off" else "same", regard_model.strip() or None)
-    scorers, scorer_notes = usable_scorers(wanted)
-    for note in scorer_notes:
-        st.caption(common.escape_markdown(note))
+    # probing loads the scorers' models (the quality proxy loads the generator itself: ~5 s on a first visit), so
+    # it runs once the sliders are drawn and its notes land here (issue 45 §2: the controls painted ~4.5 s later)
+    scorer_notes_area = st.container()
 
 
 live_tab, sweep_tab, import_tab = st.tabs(["Live: one setting", "Sweep: a grid", "Imported: your generations"])
@@ -145,7 +154,9 @@ with live_tab:
                             top_p=None if top_p >= 1.0 else top_p, max_new_tokens=int(max_new))
     common.sync_url(URL_PARAMS)  # before any generation: the link is right while the model works
     if auto or clicked:
-        first_visit(model, quantization)
+        first_visit(model, quantization)  # its progress bar, before the probe below waits for the same load
+    scorers = probe_scorers(wanted, scorer_notes_area)
+    if auto or clicked:
         live_set = dec.live_subset(prompts, int(per_group))
         if common.served():
             try:
@@ -175,7 +186,7 @@ with live_tab:
                     status.info(common.escape_markdown(generating))
                     if plan.plan.n_to_generate < plan.plan.n_wanted:
                         cards.show_stored(dec.stored_generations(plan, common.get_store()))
-                    ahead = dec.rows_sampled_ahead(plan)  # rows the model sampled while the last result was read
+                    ahead = dec.rows_sampled_ahead(plan)  # rows the model sampled before this move asked
                     live_job, outcome = run_live(plan, cards, lambda where: status.info(
                         common.escape_markdown(f"Queued: {where}. {generating}")))
                     status.info(common.escape_markdown(generating))
@@ -192,8 +203,9 @@ with live_tab:
             configs = summary.configs
             source = "served from the run store" if outcome.from_cache else f"generated now in {elapsed:.1f} s"
             if ahead[0] and not outcome.from_cache:
-                source += (" from rows sampled ahead while the last result was read" if ahead[0] == ahead[1]
-                           else f" ({ahead[0]} of {ahead[1]} rows sampled ahead while the last result was read)")
+                # ahead of the move: while the last result was read, or, on a first visit, while the server started
+                source += (" from rows sampled ahead, before you asked" if ahead[0] == ahead[1]
+                           else f" ({ahead[0]} of {ahead[1]} rows sampled ahead, before you asked)")
             if live_job is not None and live_job.shared_with:
                 source += " (shared with another session that asked for the same)"
             status.markdown(f"**{common.escape_markdown(config.label())}** — {common.escape_markdown(source)}; "

@@ -88,6 +88,11 @@ def get_store() -> RunStore:
     return _store_for(str(store_path()))
 
 
+def store_for_server() -> RunStore:
+    """The server's configured store (no session's sidebar choice): for work the server starts on its own."""
+    return _store_for(str(config.store_path()))
+
+
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _store_for(path: str) -> RunStore:
     return RunStore(path, warm=True)  # reads share a warm connection, given back after 2 s idle or before a write

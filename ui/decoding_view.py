@@ -196,6 +196,34 @@ def machine_busy() -> bool:
     return dec.cores_busy()
 
 
+LIVE_BATCH = 512  # every live row in one shard, i.e. one sampler call
+
+
+def default_live_request(model: str, quantization: str = "none") -> dec.DecodingRequest:
+    """The request the live tab makes on a first visit with every control at its default (the regard templates,
+    one prompt per group, one sample, 15 new tokens, top-p 0.9, seed 0, the scorers that run here), built without
+    widgets so the server can sample its rows while it starts (`sample_default_ahead`).
+    `tests/app_pages/test_decoding_page.py` checks it is the page's own request, manifest for manifest."""
+    templates, families = dec.default_templates()
+    prompts = dec.regard_prompts(templates, dec.parse_families(dec.families_text(families)))
+    config = dec.DecodingConfig(temperature=1.0, top_k=None, top_p=0.9, max_new_tokens=15)
+    scorers, _ = dec.probe_scorers(dec.default_scorers(model, "same", "regard-v3"))
+    return dec.build_request(model, dec.live_subset(prompts, 1), (config,), samples=1, max_new_tokens=15, seed=0,
+                             quantization=quantization, scorers=scorers,
+                             batch_size=LIVE_BATCH)
+
+
+def sample_default_ahead(model: str, store: Any) -> int:
+    """Sample the rows of the page's default live request into the model's record while the server starts (issue
+    45 §2): the first visit's result then comes from them, as a move's does after sampling ahead. Nothing is
+    stored; it stops before its next decoding step once a visitor's job is queued or running (that job then does
+    the work), and it is off with sampling ahead (`FAIRNESS_LAB_SAMPLE_AHEAD=0`). Returns the rows sampled."""
+    if not sample_ahead_enabled():
+        return 0
+    return dec.sample_ahead([default_live_request(model)], store, should_stop=lambda: not jobs.pool().idle(),
+                            threads=jobs.threads_now())
+
+
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,
                  previous: dec.SliderPosition | None) -> None:
     """After a live move: sample every notch of the three sliders (`AHEAD_RINGS`: along the knob that moved one

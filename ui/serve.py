@@ -13,6 +13,8 @@ FAIRNESS_LAB_PREWARM=0 turns the start-up load off, as it does the app's own pre
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import sys
 import threading
@@ -27,17 +29,32 @@ def prewarm_enabled(environ: Mapping[str, str] | None = None) -> bool:
     return (os.environ if environ is None else environ).get("FAIRNESS_LAB_PREWARM", "1") != "0"
 
 
+#: What the first paint of the home page and the decoding page imports (pandas, altair, scipy.stats, the pages'
+#: helpers: ~1.6 s here), imported before the server listens (issue 45 §2). Imported by the background warm-up
+#: instead, they competed for the interpreter with the visitor's own script, and the decoding page's controls painted
+#: 2.9 s after it was opened; imported here, the server answers ~1.6 s later and nothing the page draws waits for them.
+FIRST_PAINT_MODULES = ("ui.common", "ui.presenter", "ui.decoding_view", "ui.decoding_inputs", "ui.jobs",
+                       "ui.plan_view", "ui.slices_view", "ui.live_cards", "ui.report", "fairness_core.decoding")
+
+
+def import_first_paint_modules() -> None:
+    for name in FIRST_PAINT_MODULES:
+        importlib.import_module(name)
+
+
 def warm_up() -> None:
     """What a first visit would otherwise wait for: the generator and its scorers (`decoding.prewarm`, the very
     load the app starts on a first visit, so the two never load twice), the decoding page's own modules, and the
     load gauges' first probes (only a gauge's first reading is taken while its caller waits, ~0.5 s; later ones
     are taken in the background). The probes come after the load, so they read the machine, not the loading."""
     from fairness_core.decoding import prewarm
+    from ui import common, decoding_view, jobs
 
-    loading = prewarm(DEFAULT_GENERATOR)
-    from ui import decoding_view, jobs  # noqa: F401  pandas, altair, the charts and the page's helpers
-
-    loading.join()
+    prewarm(DEFAULT_GENERATOR).join()
+    # then the first visit's own rows (the page's default live request), which it then reads instead of waiting for
+    # a first generation (~3 s on a warm server: its first sampler call builds the kernels for its shapes)
+    with contextlib.suppress(Exception):  # a store or model problem is the page's to report, in its own sentence
+        decoding_view.sample_default_ahead(DEFAULT_GENERATOR, common.store_for_server())
     jobs.LOAD.slowdown()
     jobs.SHARE_LOAD.slowdown()
 
@@ -49,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     from streamlit.web import cli
 
     if prewarm_enabled():
+        import_first_paint_modules()
         threading.Thread(target=warm_up, name="warm-up-at-start", daemon=True).start()
 
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]

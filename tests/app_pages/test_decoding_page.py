@@ -73,7 +73,7 @@ def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samp
     page.slider(key="live_top_p").set_value(0.85).run()
     assert not page.exception, page.exception
     assert calls == [] and "generated now" in _texts(page)  # a new run, its rows sampled ahead
-    assert "from rows sampled ahead while the last result was read" in shown(_texts(page))
+    assert "from rows sampled ahead, before you asked" in shown(_texts(page))
     assert "top\\_p=0\\.85" in _texts(page) and len(page.dataframe[0].value) == 11
     # the top-p notches are kept; the other two sliders' notches at top-p 0.85 are new
     assert AHEAD.finished.wait(240) and AHEAD.last_sampled == (10 + 28) * 11
@@ -83,6 +83,32 @@ def test_the_next_notches_are_sampled_while_the_user_reads_and_a_move_there_samp
     assert len(calls) == sampled_ahead and "from rows sampled ahead" in shown(_texts(page))
     page.slider(key="live_top_p").set_value(0.3).run()  # two sliders away from where the sampler stood
     assert calls[sampled_ahead:] == [11] and "sampled ahead" not in shown(_texts(page))
+
+
+def test_the_rows_the_server_samples_at_start_are_the_first_visits_own(
+        page: AppTest, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45 §2: while the server starts, the warm-up samples the rows of the page's default live request
+    (`decoding_view.default_live_request`, built without widgets); the first visit then samples nothing, and the
+    request the warm-up built is the one the page made (its run is what the store now holds for it)."""
+    from fairness_core import decoding as dec
+    from fairness_core.jobs.queue import WorkerPool
+    from fairness_core.models import sampling
+    from ui import common, decoding_view, jobs
+
+    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "1")
+    monkeypatch.setattr(jobs, "_POOL", WorkerPool(2, on_drop=jobs._dropped, run_batch=jobs._run_batch))
+    store = common.store_for_server()
+    assert decoding_view.sample_default_ahead(str(tiny_gpt2), store) == 11  # one row per group
+    calls: list[int] = []
+    real = sampling.sample_rows_detailed
+    monkeypatch.setattr(sampling, "sample_rows_detailed", lambda model, tokenizer, prompts, *args, **kwargs:
+                        calls.append(len(prompts)) or real(model, tokenizer, prompts, *args, **kwargs))
+    monkeypatch.setenv("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # nothing sampled after the visit
+    page.run()
+    assert not page.exception, page.exception
+    assert calls == [] and "from rows sampled ahead, before you asked" in shown(_texts(page))
+    assert dec.plan_decoding(decoding_view.default_live_request(str(tiny_gpt2)), store).from_store
+    assert decoding_view.sample_default_ahead(str(tiny_gpt2), store) == 0  # off with sampling ahead
 
 
 def test_editing_the_groups_box_reuses_stored_generations(page: AppTest) -> None:
