@@ -11,24 +11,17 @@ run:
 	$(PY) -m ui.serve --server.headless true --server.address 127.0.0.1 \
 		--server.port 8501 --browser.gatherUsageStats false
 
-# Numbers that go through a model forward pass must not depend on the CPU: the second pass runs the pinned
-# results and the model tests again on another kernel path (one thread, oneDNN limited to AVX2), so a bound
-# too tight for another machine fails here first (issue 18).
-NUMERIC_TESTS := tests/decoding/test_pin.py tests/metric_bias/test_pinned_results.py tests/models/test_packed_encoder.py \
-	tests/models/test_cpu_linear.py tests/models/test_sampling.py tests/models/test_sentence_embeddings.py \
-	--deselect tests/models/test_sampling.py::test_smollm2_texts_do_not_depend_on_batch_size_or_refill
-
 # The suite runs on several workers (pytest-xdist): a test file is one unit (its module fixtures are built once), each
 # field of the browser bad-input battery is one; the browser tests mostly wait, so there are more workers than cores.
-# Budget: 20 minutes from a fresh clone on the 2-core machine, set-up included (docs/testing.md).
+# Budget: 20 minutes from a fresh clone on the 2-core machine, set-up included (docs/testing.md). The numeric pins
+# run a second time on another kernel path (one thread, oneDNN limited to AVX2) inside the same pass, as one unit:
+# tests/test_second_numeric_pass.py (issue 18).
 PYTEST_WORKERS ?= 4
 XDIST := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test:
 	@scripts/setup.sh --browser
 	$(PY) -m pytest $(XDIST)
-	@echo "second pass: numeric pins and model tests with OMP_NUM_THREADS=1 ONEDNN_MAX_CPU_ISA=AVX2"
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PY) -m pytest -q -p no:cacheprovider $(NUMERIC_TESTS)
 
 # The contributors' inner loop: everything but the real-browser tests and the tests marked slow (a real model, a
 # server), on two workers: under 5 minutes on the 2-core machine (4 min 41 s). CI still runs everything (`make test`).

@@ -120,9 +120,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                      "seconds": seconds}, indent=1) + "\n", encoding="utf-8")
 
 
-#: the files `make test` runs twice (its NUMERIC_TESTS): in the main pass at two threads, though the worker's others run
-#: at one, and in the second pass at one thread with AVX2 kernels, so the pins meet two reduction orders and two kernel
-#: paths, as they did before the suite ran on workers
+#: the files the suite runs twice: on a worker at two threads, though the worker's others run at one, and again at
+#: one thread with AVX2 kernels in a fresh interpreter (tests/test_second_numeric_pass.py), so the pins meet two
+#: reduction orders and two kernel paths, as they did before the suite ran on workers
 NUMERIC_PIN_FILES = ("tests/decoding/test_pin.py", "tests/metric_bias/test_pinned_results.py",
                      "tests/models/test_packed_encoder.py", "tests/models/test_cpu_linear.py",
                      "tests/models/test_sampling.py", "tests/models/test_sentence_embeddings.py")
