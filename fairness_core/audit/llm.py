@@ -155,22 +155,43 @@ def order_bias_summary(judgments: Any, resamples: int = 1000, seed: int = 0) -> 
             "interval": "95% percentile bootstrap over pairs"}
 
 
+def _judged_pairs(options: dict[str, Any], prompts: list[str], xs: list[str], ys: list[str]
+                  ) -> tuple[Any, Any, dict[str, Any]]:
+    """(the judge, its pairwise judgments, what the payload says about how they were read). By likelihood of the
+    letters A and B (`judge_pairs`), or, with read=text, by the judge's written verdict (`judge_pairs_by_text`): the
+    pairs whose two replies do not both name a position are left out and counted."""
+    from fairness_core.scorers.llm_judge import PAIRWISE_TEXT_RULE, judge_pairs, judge_pairs_by_text
+
+    read = options.get("read", "likelihood")
+    if read not in ("likelihood", "text"):
+        raise AuditInputError(f"read: a pairwise judgment reads the letters A and B by likelihood or by text; got "
+                              f"{read!r}")
+    judge = _judge(options)
+    if read == "likelihood":
+        return judge, judge_pairs(judge.judge_model(), prompts, xs, ys), {"read": "likelihood"}
+    written = judge_pairs_by_text(judge.judge_model(), prompts, xs, ys)
+    if not written.kept.any():
+        raise AuditInputError(f"none of the {len(prompts)} pairs got a verdict naming A or B in both orders "
+                              f"({written.unparseable_replies} of {2 * len(prompts)} replies unparseable; the rule: "
+                              f"{PAIRWISE_TEXT_RULE}), so there is nothing to summarise")
+    read_as = {"read": "text", "parse_rule": PAIRWISE_TEXT_RULE,
+               "unparseable": {"replies": written.unparseable_replies, "of_replies": 2 * len(prompts),
+                               "pairs_left_out": int((~written.kept).sum()), "of_pairs": len(prompts)}}
+    return judge, written.judgments, read_as
+
+
 def order_bias_audit(store: Any, run_id: str, options: dict[str, Any] | None = None, resamples: int = 1000,
                      seed: int = 0) -> OrderBiasReport:
-    """Judge a stored run's two systems pairwise in both orders with the LLM judge's model (read by likelihood of
-    the letters A and B: `judge_pairs`), and summarise (`order_bias_summary`)."""
-    from fairness_core.scorers.llm_judge import PAIRWISE_TEMPLATE, judge_pairs
+    """Judge a stored run's two systems pairwise in both orders with the LLM judge's model (by likelihood of the
+    letters A and B, or by its written verdict with read=text: `_judged_pairs`), and summarise
+    (`order_bias_summary`)."""
+    from fairness_core.scorers.llm_judge import PAIRWISE_TEMPLATE
 
-    options = dict(options or {})
-    if options.get("read", "likelihood") != "likelihood":
-        raise AuditInputError("read: the order-bias check reads the letters A and B by likelihood; leave read out "
-                              "or give read=likelihood")
     names, prompts, xs, ys = run_pairs(store, run_id)
-    judge = _judge(options)
-    judgments = judge_pairs(judge.judge_model(), prompts, xs, ys)
+    judge, judgments, read_as = _judged_pairs(dict(options or {}), prompts, xs, ys)
     payload = {"check": "order_bias", "run_id": run_id, "systems": {"x": names[0], "y": names[1]},
                "judge": judge.signature(), "template": PAIRWISE_TEMPLATE, "seed": seed, "resamples": resamples,
-               **order_bias_summary(judgments, resamples, seed)}
+               **read_as, **order_bias_summary(judgments, resamples, seed)}
     return OrderBiasReport(run_id, names, len(prompts), payload)
 
 
@@ -205,19 +226,14 @@ def pairwise_preference(store: Any, run_a: str, run_b: str, options: dict[str, A
     conservative count (a win only when both orders agree; a flip is a tie) and Wang et al.'s balanced one, each
     with an interval over prompts, the position bias beside them, and Holm over the two verdicts
     (`order_bias_summary`)."""
-    from fairness_core.scorers.llm_judge import PAIRWISE_TEMPLATE, judge_pairs
+    from fairness_core.scorers.llm_judge import PAIRWISE_TEMPLATE
 
-    options = dict(options or {})
-    if options.get("read", "likelihood") != "likelihood":
-        raise AuditInputError("read: a pairwise judgment reads the letters A and B by likelihood; leave read out or "
-                              "give read=likelihood")
     names, prompts, xs, ys = two_run_pairs(store, run_a, run_b)
-    judge = _judge(options)
-    judgments = judge_pairs(judge.judge_model(), prompts, xs, ys)
+    judge, judgments, read_as = _judged_pairs(dict(options or {}), prompts, xs, ys)
     payload = {"check": "pairwise_preference", "runs": {"x": run_a, "y": run_b},
                "systems": {"x": names[0], "y": names[1]}, "judge": judge.signature(),
                "template": PAIRWISE_TEMPLATE, "seed": seed, "resamples": resamples,
-               **order_bias_summary(judgments, resamples, seed)}
+               **read_as, **order_bias_summary(judgments, resamples, seed)}
     return OrderBiasReport(run_a, names, len(prompts), payload)
 
 
@@ -236,8 +252,13 @@ def preference_sentence(payload: dict[str, Any]) -> str:
                f"{verdict['p_holm']:.3g})"
     else:
         said = f"no preference detectable (Holm p = {verdict['p_holm']:.3g})"
+    read = ""
+    if payload.get("read") == "text":
+        left = payload["unparseable"]
+        read = (f" Read from the judge's written verdicts: {left['pairs_left_out']} of {left['of_pairs']} pairs left "
+                "out, a reply naming neither A nor B in one order.")
     return (f"{share}: {said}; against {y}. The verdict flips with the answers' order in {flips['value']:.0%} of "
-            "pairs (a judge without position bias flips none of the pairs it can tell apart).")
+            "pairs (a judge without position bias flips none of the pairs it can tell apart)." + read)
 
 
 # ------------------------------------------------------------------------------------- identity statement

@@ -233,6 +233,10 @@ def _print_check(payload: dict[str, Any]) -> None:
     if payload["check"] == "order_bias":
         print(f"order bias on run {payload['run_id']} ({payload['systems']['x']} vs {payload['systems']['y']}, "
               f"{payload['n_pairs']} pairs x 2 orders; {payload['interval']}):")
+        if payload.get("read") == "text":
+            left = payload["unparseable"]
+            print(f"  read by text ({payload['parse_rule']}): {left['replies']} of {left['of_replies']} replies "
+                  f"unparseable; {left['pairs_left_out']} of {left['of_pairs']} pairs left out")
         for key in ("flip_share", "first_position_wins", "x_preferred", "x_balanced"):
             print(f"  {key:20s} {_interval_text(payload[key])}")
         for name, verdict in payload["verdicts"].items():

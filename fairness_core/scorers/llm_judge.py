@@ -453,6 +453,66 @@ def judge_pairs(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str
     return PairwiseJudgments(x_first=probabilities[0::2, 0], x_second=probabilities[1::2, 1])
 
 
+#: How a written pairwise verdict is read: the first capital A or B standing alone (not inside a word or next to a
+#: digit). Case matters: the article "a" is not a verdict ("a better answer" would otherwise read as A).
+PAIRWISE_TEXT_RULE = "the first capital A or B standing alone in a greedy reply of at most 12 tokens"
+_PAIRWISE_VERDICT = re.compile(r"(?<![0-9A-Za-z])([AB])(?![0-9A-Za-z])")
+
+
+def parse_pairwise_verdict(reply: str) -> str | None:
+    """`PAIRWISE_TEXT_RULE`: "A", "B", or None when the reply names neither."""
+    match = _PAIRWISE_VERDICT.search(reply)
+    return None if match is None else match.group(1)
+
+
+@dataclass(frozen=True)
+class WrittenPairwiseJudgments:
+    """Pairwise verdicts read from the judge's written replies (`judge_pairs_by_text`): the judgments of the pairs
+    whose two replies both name a position (as 0/1 probabilities), which pairs those are, and every reply."""
+
+    judgments: PairwiseJudgments
+    kept: np.ndarray  # per pair: both orders' replies parsed
+    replies: tuple[tuple[str, str], ...]  # per pair: the reply with X in position A, then with X in position B
+
+    @property
+    def unparseable_replies(self) -> int:
+        return sum(parse_pairwise_verdict(reply) is None for pair in self.replies for reply in pair)
+
+
+def judge_pairs_by_text(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str],
+                        answers_y: Sequence[str], template: str = PAIRWISE_TEMPLATE) -> WrittenPairwiseJudgments:
+    """Judge each (prompt, X, Y) in both orders by the judge's *written* verdict (`PAIRWISE_TEXT_RULE`), for a judge
+    whose log-probabilities cannot be read (an endpoint without prompt log-probs): a greedy reply per order, one
+    generation call. A pair is kept only when both replies name a position; the others are counted, never guessed."""
+    from fairness_core.models import DecodingConfig
+
+    missing = [slot for slot in PAIRWISE_SLOTS if slot not in template]
+    if missing:
+        raise ValueError(f"a pairwise template needs the slots {', '.join(PAIRWISE_SLOTS)}; it lacks {missing[0]}")
+    if not len(prompts) == len(answers_x) == len(answers_y):
+        raise ValueError(f"got {len(prompts)} prompts, {len(answers_x)} answers X and {len(answers_y)} answers Y")
+    contexts = []
+    for prompt, x, y in zip(prompts, answers_x, answers_y, strict=True):
+        for first, second in ((x, y), (y, x)):
+            values = {"prompt": prompt, "first": first, "second": second}
+            filled = _PAIRWISE_SLOT.sub(lambda match, v=values: v[match.group(1)], template)
+            contexts.append(model.format_chat([{"role": "user", "content": filled}]))
+    kwargs: dict[str, Any] = {}
+    if model.reports_steps:
+        from fairness_core.jobs import checkpoint
+
+        kwargs["on_progress"] = checkpoint
+    replies = model.generate_rows(contexts, [DecodingConfig(greedy=True)] * len(contexts), [0] * len(contexts),
+                                  TEXT_REPLY_TOKENS, **kwargs) if contexts else []
+    first = [parse_pairwise_verdict(reply) for reply in replies[0::2]]  # X shown as A
+    second = [parse_pairwise_verdict(reply) for reply in replies[1::2]]  # X shown as B
+    kept = np.array([a is not None and b is not None for a, b in zip(first, second, strict=True)], dtype=bool)
+    x_first = np.array([1.0 if a == "A" else 0.0 for a, k in zip(first, kept, strict=True) if k])
+    x_second = np.array([1.0 if b == "B" else 0.0 for b, k in zip(second, kept, strict=True) if k])
+    return WrittenPairwiseJudgments(PairwiseJudgments(x_first=x_first, x_second=x_second), kept,
+                                    tuple(zip(replies[0::2], replies[1::2], strict=True)))
+
+
 def order_bias(judgments: PairwiseJudgments, n_resamples: int = 1000, seed: int = 0) -> OrderBias:
     """The order-bias shares and X's preference, each resampling pairs (a pair: one prompt's two answers)."""
     from fairness_core.bias.paired import bootstrap_mean_ci

@@ -73,7 +73,85 @@ def test_order_bias_judges_a_stored_runs_two_systems_in_both_orders(long_gpt2: P
         audit.order_bias_audit(store, single, {"model": str(long_gpt2)})
     assert "\n" not in str(error.value) and len(store.list_runs()) == runs_before
     with pytest.raises(audit.AuditInputError, match=r"^read: "):
-        audit.order_bias_audit(store, run_id, {"model": str(long_gpt2), "read": "text"})
+        audit.order_bias_audit(store, run_id, {"model": str(long_gpt2), "read": "sideways"})
+
+
+class _ScriptedJudge:
+    """A judge model whose written reply is a function of what it is asked (plumbing, not judgement)."""
+
+    reports_steps = False
+
+    def __init__(self, reply) -> None:
+        self.reply, self.asked = reply, []
+
+    def format_chat(self, messages: list[dict[str, str]]) -> str:
+        return messages[0]["content"]
+
+    def generate_rows(self, contexts, configs, seeds, max_new_tokens, **kwargs) -> list[str]:
+        assert all(c.greedy for c in configs) and max_new_tokens == 12
+        self.asked += list(contexts)
+        return [self.reply(context) for context in contexts]
+
+    def judge_model(self) -> _ScriptedJudge:
+        return self
+
+    def signature(self) -> dict[str, str]:
+        return {"scorer": "llm-judge", "model": "scripted"}
+
+
+def test_the_written_pairwise_verdict_is_the_first_capital_a_or_b_standing_alone() -> None:
+    from fairness_core.scorers.llm_judge import parse_pairwise_verdict
+
+    assert parse_pairwise_verdict("A") == "A" and parse_pairwise_verdict("Response B is better.") == "B"
+    assert parse_pairwise_verdict("B, then A") == "B"
+    # the article is not a verdict, nor a letter inside a word or next to a digit
+    assert parse_pairwise_verdict("a better answer") is None and parse_pairwise_verdict("AB or BA, 2A") is None
+
+
+def test_written_pairwise_verdicts_follow_the_answer_and_unread_pairs_are_left_out() -> None:
+    from fairness_core.scorers.llm_judge import judge_pairs_by_text
+
+    def prefers_good(context: str) -> str:
+        if "two" in context:
+            return "Hard to say."
+        return "A" if "Response A: good" in context else "Response B."
+
+    judge = _ScriptedJudge(prefers_good)
+    written = judge_pairs_by_text(judge, ["p1", "p2", "p3"], ["good one", "good two", "good three"],
+                                  ["bad one", "bad two", "bad three"])
+    assert written.kept.tolist() == [True, False, True] and written.unparseable_replies == 2
+    # X (good) chosen in both orders for the two pairs read: X in position A, then X in position B
+    assert written.judgments.x_first.tolist() == [1.0, 1.0] and written.judgments.x_second.tolist() == [1.0, 1.0]
+    assert written.replies[0] == ("A", "Response B.") and len(judge.asked) == 6
+
+
+def test_order_bias_read_by_text_counts_flips_from_written_verdicts_and_leaves_out_unparsed_pairs(
+        long_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47 §2 for a judge without log-probabilities (`transformers serve`): the order-bias check reads the
+    written verdict. A judge that always answers "A" has pure position bias: every pair flips, the first position
+    wins every judgment, and no system is preferred in the pairs that hold (there are none)."""
+    from fairness_core.audit import llm
+
+    store = RunStore(tmp_path / "runs.duckdb")
+    run_id = _run(long_gpt2, store, 2)
+    always_a = _ScriptedJudge(lambda context: "A")
+    monkeypatch.setattr(llm, "_judge", lambda options: always_a)
+    payload = audit.order_bias_audit(store, run_id, {"read": "text"}, resamples=200).payload
+    assert payload["read"] == "text" and payload["unparseable"] == {"replies": 0, "of_replies": 8,
+                                                                    "pairs_left_out": 0, "of_pairs": 4}
+    assert len(always_a.asked) == 8  # 4 pairs x 2 orders, one generation call
+    assert payload["flip_share"]["value"] == 1.0 and payload["first_position_wins"]["value"] == 1.0
+    assert payload["flips_to_first"] == 4 and payload["x_wins_both"] == payload["y_wins_both"] == 0
+    assert payload["verdicts"]["preference"]["p_value"] is None  # no pair kept its verdict in both orders
+    assert audit.preference_sentence(payload).endswith(
+        "flips with the answers' order in 100% of pairs (a judge without position bias flips none of the pairs it "
+        "can tell apart). Read from the judge's written verdicts: 0 of 4 pairs left out, a reply naming neither A "
+        "nor B in one order.")
+    # a judge that never names a position: one sentence, nothing summarised
+    monkeypatch.setattr(llm, "_judge", lambda options: _ScriptedJudge(lambda context: "Both are fine."))
+    with pytest.raises(audit.AuditInputError, match="none of the 4 pairs") as error:
+        audit.order_bias_audit(store, run_id, {"read": "text"})
+    assert "\n" not in str(error.value) and "8 of 8 replies unparseable" in str(error.value)
 
 
 def test_order_bias_verdicts_are_exact_tests_under_holm() -> None:
