@@ -65,6 +65,7 @@ class Session:
     shared_results: int = 0
     queue_messages: int = 0
     error_texts: list[str] = field(default_factory=list)
+    sent: list[float] = field(default_factory=list)  # when each move was sent (monotonic)
 
 
 def free_port() -> int:
@@ -85,22 +86,58 @@ def rss_and_threads(pid: int) -> tuple[float, int]:
     return rss, threads
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) has used, from /proc."""
+    with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return float("nan")
+
+
 class Monitor(threading.Thread):
-    """Samples the server's memory and threads twice a second."""
+    """Samples the server's memory and threads twice a second, and its CPU use each second."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
         self.peak_rss = 0.0
         self.peak_threads = 0
+        self.cpu_rates: list[float] = []  # cores the server used, each second
         self.stop = threading.Event()
 
     def run(self) -> None:
+        last_cpu, last_at, tick = cpu_seconds(self.pid), time.monotonic(), 0
         while not self.stop.is_set():
             rss, threads = rss_and_threads(self.pid)
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_threads = max(self.peak_threads, threads)
             self.stop.wait(0.5)
+            tick += 1
+            if tick % 2 == 0:
+                cpu, at = cpu_seconds(self.pid), time.monotonic()
+                self.cpu_rates.append((cpu - last_cpu) / max(at - last_at, 1e-6))
+                last_cpu, last_at = cpu, at
+
+
+def floor_line(work_s: float, rates: list[float], sessions: list[Session], moves: int) -> str:
+    """The floor under load (issue 45 §1): the server's CPU work for the sessions' moves, the share of the machine it
+    gets when it has work (the 90th percentile of its per-second CPU use), and what that share allows."""
+    sent = sorted(t for s in sessions for t in s.sent)
+    if not sent or not rates or work_s != work_s:
+        return "    floor: not measured"
+    share = percentile(rates, 90)
+    window = sent[-1] - sent[0]
+    # what it computed: the moves not answered from the store or another session's job, and the first visits (the
+    # shared sessions' one setting, once; each other session's own seed)
+    first_visits = int(any(s.shared for s in sessions)) + sum(not s.shared for s in sessions)
+    distinct = max(1, moves - sum(s.shared_results for s in sessions) + first_visits)
+    need = work_s / share if share > 0 else float("inf")
+    return (f"    floor: the server used {work_s:.0f} s of CPU for {moves} moves and {len(sessions)} first visits "
+            f"({distinct} computed: {work_s / distinct:.2f} s each); its share of the machine when busy "
+            f"{share:.2f} cores (p90 of its per-second use); at that share the work needs {need:.0f} s of wall "
+            f"against the {window:.0f} s the moves were sent over (a backlog of at least "
+            f"{max(0.0, need - window):.0f} s by the last move); one computed move alone at that share "
+            f"{work_s / distinct / share:.1f} s")
 
 
 class Client:
@@ -213,6 +250,7 @@ async def drive(session: Session, port: int, moves: int, interval: tuple[float, 
             await asyncio.sleep(rng.uniform(*interval))
             value = values[move % len(values)]
             sent = time.monotonic()
+            session.sent.append(sent)
             await client.rerun({client.slider_id: value})
             finished, result, shared = await client.run_until_finished(session, sent + timeout)
             if finished and result:
@@ -298,7 +336,9 @@ def run_one(n: int, args: argparse.Namespace) -> str:
             asyncio.run(warm_up(port, args.timeout))  # the teacher opens the page first: the model is loaded
             start_rss, _ = rss_and_threads(server.pid)
             monitor.start()
+            work_start = cpu_seconds(server.pid)
             sessions = asyncio.run(classroom(n, port, args.moves, args.interval, args.timeout, args.seed))
+            work_s = cpu_seconds(server.pid) - work_start
             settle_rss = []  # sessions closed: let the server let go of them (RSS every 15 s meanwhile)
             settle_start = time.monotonic()
             while time.monotonic() - settle_start < args.settle:
@@ -325,6 +365,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
               f"queue {sum(s.queue_messages for s in sessions)}, peak threads {monitor.peak_threads}, final threads "
               f"{final_threads}, server tracebacks {server_errors}")
     detail += "\n" + breakdown(log_text, times)
+    detail += "\n" + floor_line(work_s, monitor.cpu_rates, sessions, len(times))
     if len(settle_rss) > 1:
         detail += "\n    RSS after the sessions closed: " + ", ".join(f"{t:.0f} s {r:.0f} MiB" for t, r in settle_rss)
     texts = sorted({text for s in sessions for text in s.error_texts})
