@@ -126,12 +126,14 @@ def floor_line(work_s: float, rates: list[float], sessions: list[Session], moves
     if not sent or not rates or work_s != work_s:
         return "    floor: not measured"
     share = percentile(rates, 90)
+    if not share > 0:
+        return "    floor: not measured (the server used no CPU in any second)"
     window = sent[-1] - sent[0]
     # what it computed: the moves not answered from the store or another session's job, and the first visits (the
     # shared sessions' one setting, once; each other session's own seed)
     first_visits = int(any(s.shared for s in sessions)) + sum(not s.shared for s in sessions)
     distinct = max(1, moves - sum(s.shared_results for s in sessions) + first_visits)
-    need = work_s / share if share > 0 else float("inf")
+    need = work_s / share
     return (f"    floor: the server used {work_s:.0f} s of CPU for {moves} moves and {len(sessions)} first visits "
             f"({distinct} computed: {work_s / distinct:.2f} s each); its share of the machine when busy "
             f"{share:.2f} cores (p90 of its per-second use); at that share the work needs {need:.0f} s of wall "

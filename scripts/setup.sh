@@ -38,7 +38,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # pulling several GB of CUDA packages for the unpinned torch that accelerate/bitsandbytes ask for.
   # (The grep drops pip's warnings about a missing local find-links folder in this machine's pip config.)
   # --no-compile, then compileall on every core: pip writes the bytecode of ~60k modules one file after another
-  # (70 of its 119 s here); compileall -j 0 does the same files in ~32 s on 2 cores. The bytecode must be written
+  # (70 of its 119 s here); compileall on every core does the same files in ~32 s on 2. The bytecode must be written
   # at install time: a process run with PYTHONDONTWRITEBYTECODE (as here) would otherwise compile every module it
   # imports, every time (torch + transformers + streamlit: 5.4 s -> 12 s a process).
   "$VENV/bin/python" -m pip install -q --no-compile --disable-pip-version-check torch==2.13.0 -r requirements.txt \
@@ -48,8 +48,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$VENV/bin/python" -m pip install -q --no-compile --disable-pip-version-check --no-deps \
     -r requirements-nodeps.txt 2>&1 \
     | { grep -v "^WARNING: Location" || true; }
-  "$VENV/bin/python" -m compileall -j 0 -q "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
-    >/dev/null 2>&1 || true  # a module that does not compile (a py2 test file in a package) is not ours to fix
+  # (a few packages ship files that do not compile, e.g. Python 2 test files: compileall then exits 1, which is
+  # theirs; what must not pass silently is no bytecode at all, checked on torch below)
+  sites=$("$VENV/bin/python" -c 'import sysconfig; print(*{sysconfig.get_path(k) for k in ("purelib", "platlib")})')
+  for site in $sites; do
+    "$VENV/bin/python" -m compileall -j "$(nproc)" -q "$site" >/dev/null 2>&1 || true
+  done
+  if ! "$VENV/bin/python" -c 'import importlib.util, os, sys; spec = importlib.util.find_spec("torch")
+sys.exit(0 if os.path.exists(importlib.util.cache_from_source(spec.origin)) else 1)'; then
+    echo "setup: compileall wrote no bytecode for site-packages; every process will compile what it imports" >&2
+  fi
   echo "$want" > "$stamp"
 fi
 

@@ -13,8 +13,8 @@ os.environ.setdefault("FAIRNESS_LAB_PREWARM", "0")  # tests load the models they
 os.environ.setdefault("FAIRNESS_LAB_SAMPLE_AHEAD", "0")  # no background sampling beside a test (but its own)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # `make test` runs several workers on a 2-core machine: one BLAS/OpenMP thread each (servers they start inherit
-    # it), so workers do not stall each other's thread pools; model results hold at one thread (the second pass of
-    # `make test` runs the numeric pins at one thread with AVX2 kernels too)
+    # it), so workers do not stall each other's thread pools; model results hold at one thread (the numeric pins run
+    # again at one thread with AVX2 kernels too: tests/test_second_numeric_pass.py)
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
 

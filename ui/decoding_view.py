@@ -216,12 +216,13 @@ def default_live_request(model: str, quantization: str = "none") -> dec.Decoding
 def sample_default_ahead(model: str, store: Any) -> int:
     """Sample the rows of the page's default live request into the model's record while the server starts (issue
     45 §2): the first visit's result then comes from them, as a move's does after sampling ahead. Nothing is
-    stored; it stops before its next decoding step once a visitor's job is queued or running (that job then does
-    the work), and it is off with sampling ahead (`FAIRNESS_LAB_SAMPLE_AHEAD=0`). Returns the rows sampled."""
+    stored; it stops before its next decoding step once a visitor's job is queued or running or any model call
+    decides its threads (that call then has the cores; the job does the work), and it is off with sampling ahead
+    (`FAIRNESS_LAB_SAMPLE_AHEAD=0`). Returns the rows sampled."""
     if not sample_ahead_enabled():
         return 0
-    return dec.sample_ahead([default_live_request(model)], store, should_stop=lambda: not jobs.pool().idle(),
-                            threads=jobs.threads_now())
+    return dec.sample_ahead_here([default_live_request(model)], store, should_stop=lambda: not jobs.pool().idle(),
+                                 threads=jobs.threads_now())
 
 
 def sample_ahead(request: dec.DecodingRequest, position: dec.SliderPosition,

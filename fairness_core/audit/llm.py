@@ -192,7 +192,7 @@ def order_bias_audit(store: Any, run_id: str, options: dict[str, Any] | None = N
     payload = {"check": "order_bias", "run_id": run_id, "systems": {"x": names[0], "y": names[1]},
                "judge": judge.signature(), "template": PAIRWISE_TEMPLATE, "seed": seed, "resamples": resamples,
                **read_as, **order_bias_summary(judgments, resamples, seed)}
-    return OrderBiasReport(run_id, names, len(prompts), payload)
+    return OrderBiasReport(run_id, names, payload["n_pairs"], payload)
 
 
 def two_run_pairs(store: Any, run_a: str, run_b: str) -> tuple[tuple[str, str], list[str], list[str], list[str]]:
@@ -234,7 +234,7 @@ def pairwise_preference(store: Any, run_a: str, run_b: str, options: dict[str, A
                "systems": {"x": names[0], "y": names[1]}, "judge": judge.signature(),
                "template": PAIRWISE_TEMPLATE, "seed": seed, "resamples": resamples,
                **read_as, **order_bias_summary(judgments, resamples, seed)}
-    return OrderBiasReport(run_a, names, len(prompts), payload)
+    return OrderBiasReport(run_a, names, payload["n_pairs"], payload)
 
 
 def preference_sentence(payload: dict[str, Any]) -> str:

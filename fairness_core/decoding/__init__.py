@@ -70,6 +70,7 @@ from fairness_core.decoding.prefetch import (
     on_notch,
     rows_sampled_ahead,
     sample_ahead,
+    sample_ahead_here,
 )
 from fairness_core.decoding.request import (
     LIMITS,
@@ -199,6 +200,7 @@ __all__ = [
     "run_batched",
     "run_decoding",
     "sample_ahead",
+    "sample_ahead_here",
     "shipped_lists",
     "source_texts",
     "stored_generations",

@@ -223,6 +223,28 @@ def sample_ahead(requests: Sequence[Any], store: Any, should_stop: Callable[[], 
     return sampled
 
 
+def sample_ahead_here(requests: Sequence[Any], store: Any, should_stop: Callable[[], bool],
+                      threads: int | None = None) -> int:
+    """`sample_ahead` on the calling thread (the server's warm-up samples the first visit's rows so), giving way as
+    `AheadSampler` does: a model call that decides its threads meanwhile stops it before its next decoding step and
+    waits for that (up to a second), so the call does not count this work as another program's and take fewer
+    threads."""
+    from fairness_core.models.threads import make_way_with
+
+    stop, done, me = threading.Event(), threading.Event(), threading.get_ident()
+
+    def make_way(timeout_s: float = 1.0) -> None:
+        if threading.get_ident() != me and not done.is_set():
+            stop.set()
+            done.wait(timeout_s)
+
+    make_way_with(make_way)  # a no-op once `done` is set
+    try:
+        return sample_ahead(requests, store, lambda: stop.is_set() or should_stop(), threads)
+    finally:
+        done.set()
+
+
 class AheadSampler:
     """One background sampler per process, on one long-lived thread (model work on a new thread each time would
     leave the C heap an arena per thread): each `submit` replaces the work not yet done (the newest move's

@@ -453,16 +453,33 @@ def judge_pairs(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str
     return PairwiseJudgments(x_first=probabilities[0::2, 0], x_second=probabilities[1::2, 1])
 
 
-#: How a written pairwise verdict is read: the first capital A or B standing alone (not inside a word or next to a
-#: digit). Case matters: the article "a" is not a verdict ("a better answer" would otherwise read as A).
-PAIRWISE_TEXT_RULE = "the first capital A or B standing alone in a greedy reply of at most 12 tokens"
-_PAIRWISE_VERDICT = re.compile(r"(?<![0-9A-Za-z])([AB])(?![0-9A-Za-z])")
+#: How a written pairwise verdict is read (`parse_pairwise_verdict`).
+PAIRWISE_TEXT_RULE = (f"a greedy reply of at most {TEXT_REPLY_TOKENS} tokens names the position: a capital A or B "
+                      "standing alone (the article, as in 'A better answer', is not one); where it names both, the "
+                      "one it starts with or that follows 'Response', 'answer is' or 'Answer:'; else unparseable")
+_PAIRWISE_LETTER = re.compile(r"(?<![0-9A-Za-z])([AB])(?![0-9A-Za-z])")
+#: "A good answer": an article, not a verdict (a letter followed by one of these words is a verdict: "A is better")
+_ARTICLE_AFTER = re.compile(r" (?!(?:is|was|wins|seems|and|or|over|than|vs|because)\b)[a-z]")
+_ECHO = re.compile(r"(?<![0-9A-Za-z])A\s*(?:or|and|/)\s*B(?![0-9A-Za-z])")  # the question's "A or B" repeated
+_NAMED = re.compile(r"(?:\bResponse|\banswer is|\bAnswer:)\s*\**\s*$")
 
 
 def parse_pairwise_verdict(reply: str) -> str | None:
-    """`PAIRWISE_TEXT_RULE`: "A", "B", or None when the reply names neither."""
-    match = _PAIRWISE_VERDICT.search(reply)
-    return None if match is None else match.group(1)
+    """`PAIRWISE_TEXT_RULE`: "A", "B", or None when the reply names neither or both without saying which. A rule
+    that took the first capital A would read "A better response would be B." as A whatever the order, which is the
+    position bias the order check measures."""
+    reply = _ECHO.sub(lambda match: " " * len(match.group(0)), reply)
+    found = [m for m in _PAIRWISE_LETTER.finditer(reply)
+             if not (m.group(1) == "A" and _ARTICLE_AFTER.match(reply, m.end()))]
+    letters = {m.group(1) for m in found}
+    if len(letters) < 2:
+        return found[0].group(1) if found else None
+    start = len(reply) - len(reply.lstrip(" \t\n\"'*("))
+    for m in found:
+        if m.start() == start:
+            return m.group(1)
+    named = [m.group(1) for m in found if _NAMED.search(reply, 0, m.start())]
+    return named[0] if named else None
 
 
 @dataclass(frozen=True)

@@ -99,13 +99,20 @@ class _ScriptedJudge:
         return {"scorer": "llm-judge", "model": "scripted"}
 
 
-def test_the_written_pairwise_verdict_is_the_first_capital_a_or_b_standing_alone() -> None:
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ("A", "A"), ("A.", "A"), ('"B"', "B"), ("**B**", "B"), ("Response B is better.", "B"), ("A is better than B", "A"),
+    ("B, then A", "B"), ("The answer is B.", "B"), ("Answer: A. B is worse", "A"), ("I prefer Response A over B", "A"),
+    # the article is not a verdict: a first-capital-A rule read these as A in either order, i.e. as position bias
+    ("A better response would be B.", "B"), ("A good answer is B", "B"),
+    # the question's "A or B" repeated is not a verdict
+    ("A or B? B.", "B"), ("Both A and B", None),
+    # nor a letter inside a word or next to a digit, nor a lower-case a
+    ("a better answer", None), ("AB or BA, 2A", None), ("Both are fine.", None),
+])
+def test_the_written_pairwise_verdict_names_a_position_or_none(reply: str, verdict: str | None) -> None:
     from fairness_core.scorers.llm_judge import parse_pairwise_verdict
 
-    assert parse_pairwise_verdict("A") == "A" and parse_pairwise_verdict("Response B is better.") == "B"
-    assert parse_pairwise_verdict("B, then A") == "B"
-    # the article is not a verdict, nor a letter inside a word or next to a digit
-    assert parse_pairwise_verdict("a better answer") is None and parse_pairwise_verdict("AB or BA, 2A") is None
+    assert parse_pairwise_verdict(reply) == verdict
 
 
 def test_written_pairwise_verdicts_follow_the_answer_and_unread_pairs_are_left_out() -> None:

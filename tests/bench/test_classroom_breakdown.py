@@ -39,4 +39,5 @@ def test_the_floor_is_the_servers_work_at_the_share_it_gets_against_the_window_t
     assert "0.50 cores" in line and "needs 240 s of wall against the 100 s" in line
     assert "a backlog of at least 140 s" in line and "alone at that share 48.0 s" in line
     assert floor_line(float("nan"), rates, [shared], 2) == "    floor: not measured"
+    assert "not measured" in floor_line(10.0, [0.0, 0.0], [shared], 2)  # no share: no division by it
     assert cpu_seconds(os.getpid()) > 0  # this very process has used some CPU

@@ -187,3 +187,38 @@ def test_a_model_call_choosing_its_threads_stops_the_background_first(tiny_gpt2:
     finally:
         sampler.cancel()
         sampler._resting.wait(60)  # never leave a thread inside torch behind
+
+
+def test_sampling_on_the_callers_thread_gives_way_to_a_model_call_choosing_its_threads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's warm-up samples the first visit's rows on its own thread (`sample_ahead_here`, issue 45 §2): a
+    visitor's model call that decides its threads meanwhile stops it first, as it stops the background sampler."""
+    import time
+
+    from fairness_core.decoding import prefetch
+    from fairness_core.models import threads
+
+    steps: list[int] = []
+
+    def sampling(requests, store, should_stop, threads_now=None) -> int:  # a decoding step every 10 ms
+        while not should_stop() and len(steps) < 3000:
+            steps.append(1)
+            time.sleep(0.01)
+        return len(steps)
+
+    monkeypatch.setattr(prefetch, "sample_ahead", sampling)
+    result: list[int] = []
+    sampler = threading.Thread(target=lambda: result.append(prefetch.sample_ahead_here([], None, lambda: False)))
+    sampler.start()
+    while not steps:
+        time.sleep(0.01)
+    caller = threading.Thread(target=threads.decide)  # a fresh thread: it has made no earlier choice
+    caller.start()
+    caller.join(30)
+    sampler.join(30)
+    assert not caller.is_alive() and result and result[0] < 3000  # stopped part-way, before the call went on
+    hook = threads._MAKE_WAY[-1]
+    waited: list[float] = []
+    monkeypatch.setattr(threading.Event, "wait", lambda self, timeout=None: waited.append(timeout) or True)
+    hook()  # once the sampling is done, the hook it left waits for nothing
+    assert waited == []
