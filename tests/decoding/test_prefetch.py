@@ -206,6 +206,8 @@ def test_sampling_on_the_callers_thread_gives_way_to_a_model_call_choosing_its_t
             time.sleep(0.01)
         return len(steps)
 
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # the policy decides (the test workers fix one thread)
+    monkeypatch.delenv(threads.FIXED_ENV, raising=False)
     monkeypatch.setattr(prefetch, "sample_ahead", sampling)
     result: list[int] = []
     sampler = threading.Thread(target=lambda: result.append(prefetch.sample_ahead_here([], None, lambda: False)))
