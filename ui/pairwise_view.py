@@ -12,8 +12,12 @@ import streamlit as st
 from fairness_core import audit
 from ui import common
 
-#: seconds of CPU per judgment with the offline SmolLM2 judge (docs/judges.md: ~0.25 s a text by likelihood)
-SECONDS_PER_JUDGMENT = 0.25
+#: seconds of CPU per judgment with the offline SmolLM2 judge (docs/judges.md: ~0.25 s a text by likelihood, about
+#: twice that for a written reply)
+SECONDS_PER_JUDGMENT = {"likelihood": 0.25, "text": 0.5}
+#: how the verdict is read: by the likelihood of the letters, or from the written reply (a served judge whose
+#: endpoint returns no log-probabilities can only be read so)
+READINGS = {"likelihood": "likelihood of A and B", "text": "its written reply"}
 
 
 def pairwise_panel(store: object, run_ids: Sequence[str], key: str = "cmp_pairwise") -> None:
@@ -30,11 +34,15 @@ def pairwise_panel(store: object, run_ids: Sequence[str], key: str = "cmp_pairwi
                    "good for seeing the machinery (and its position bias), not for a verdict on quality.")
         model = st.text_input("Judge model (preset, hub id or local folder)", audit.DEFAULT_JUDGE_MODEL,
                               key=f"{key}_model", max_chars=500).strip() or audit.DEFAULT_JUDGE_MODEL
-        wanted = (tuple(run_ids), model)
+        read = st.radio("Read the judge's verdict by", list(READINGS), format_func=READINGS.get, horizontal=True,
+                        key=f"{key}_read", help="A written reply is read by its first capital A or B standing alone "
+                                                "(not the article 'A'); a pair with an unread reply is left out and "
+                                                "counted.")
+        wanted = (tuple(run_ids), model, read)
         if st.button("Judge the pairs", key=f"{key}_go"):
             with st.spinner("Judging each pair in both orders…"):
                 try:
-                    report = audit.pairwise_preference(store, run_ids[0], run_ids[1], {"model": model})
+                    report = audit.pairwise_preference(store, run_ids[0], run_ids[1], {"model": model, "read": read})
                 except audit.AuditInputError as error:
                     st.session_state.pop(key, None)
                     st.error(common.escape_markdown(str(error)))
@@ -43,7 +51,7 @@ def pairwise_panel(store: object, run_ids: Sequence[str], key: str = "cmp_pairwi
         found = st.session_state.get(key)
         if found is None or found[0] != wanted:
             st.caption(common.escape_markdown(
-                f"About {SECONDS_PER_JUDGMENT:g} s of CPU per judgment with the offline judge, two per pair."))
+                f"About {SECONDS_PER_JUDGMENT[read]:g} s of CPU per judgment with the offline judge, two per pair."))
             return
         payload = found[1]
         st.markdown(common.escape_markdown(audit.preference_sentence(payload)))
@@ -64,3 +72,8 @@ def pairwise_panel(store: object, run_ids: Sequence[str], key: str = "cmp_pairwi
             f"Intervals: {payload['interval']} ({payload['n_pairs']} pairs). Two verdicts on this screen, Holm-"
             f"adjusted: a preference (p = {p_of('preference')}) and a first-position bias "
             f"(p = {p_of('first_position')})."))
+        if payload.get("read") == "text":
+            left = payload["unparseable"]
+            st.caption(common.escape_markdown(
+                f"Read from the written replies ({payload['parse_rule']}): {left['replies']} of {left['of_replies']} "
+                f"replies unread, {left['pairs_left_out']} of {left['of_pairs']} pairs left out."))

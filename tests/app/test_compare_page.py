@@ -119,3 +119,16 @@ def test_two_generation_runs_can_be_judged_pairwise_by_an_llm(runs: PipelineRuns
     assert said == [audit.preference_sentence(expected)]
     table = next(d.value for d in app.dataframe if "number" in d.value.columns)
     assert table["value"].iloc[0] == pytest.approx(round(expected["x_preferred"]["value"], 3))
+    # read from the judge's written replies instead (a served judge without log-probabilities): what the page says is
+    # `pairwise_preference`'s with read=text — its numbers, or its one sentence when no pair got a readable verdict
+    app.radio(key="cmp_pairwise_read").set_value("text").run()
+    app.button(key="cmp_pairwise_go").click().run()
+    assert not app.exception, app.exception
+    try:
+        written = audit.pairwise_preference(RunStore(runs.path), runs.single_05, runs.single_095,
+                                            {"model": str(judge), "read": "text"}).payload
+    except audit.AuditInputError as error:
+        assert [shown(e.value) for e in app.error] == [str(error)]
+    else:
+        said = [shown(m.value) for m in app.markdown if "preferred in" in shown(m.value)]
+        assert said == [audit.preference_sentence(written)] and "Read from the judge's written verdicts" in said[0]
