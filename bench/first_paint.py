@@ -25,10 +25,9 @@ import os
 import statistics
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
-from bench.served_app import CHROMIUM_ARGS, REPO_ROOT, served_app
+from bench.served_app import CHROMIUM_ARGS, REPO_ROOT, served_app, wait_healthy
 
 #: page path -> (title, visible text of its first control, text of its default result)
 PAGES = {
@@ -75,18 +74,6 @@ def evict_file_cache(roots: list[Path]) -> int:
     return advised
 
 
-def wait_health(base: str, limit_s: float = 180) -> float:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return time.time()
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("the app did not answer its health check")
-
-
 def visits(page_name: str, settle: float, cold: bool, timeout_s: float, count: int) -> list[dict[str, float]]:
     """Launch a server, then `count` visits one after the other (each a fresh browser session: the first is the
     first visit of the day, the others a server that has served a page)."""
@@ -102,7 +89,8 @@ def visits(page_name: str, settle: float, cold: bool, timeout_s: float, count: i
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         launched = time.time()
         with served_app(8700, "paint.duckdb", wait=False) as base:
-            answered = wait_health(base)
+            wait_healthy(int(base.rsplit(":", 1)[1]), timeout_s=180, poll_s=0.05)  # when a visitor can connect
+            answered = time.time()
             time.sleep(settle)
             for _ in range(count):
                 context = browser.new_context(viewport={"width": 1400, "height": 1000})

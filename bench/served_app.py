@@ -17,7 +17,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
-def wait_healthy(port: int, timeout_s: float = 120) -> None:
+def wait_healthy(port: int, timeout_s: float = 120, poll_s: float = 0.3) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -25,7 +25,7 @@ def wait_healthy(port: int, timeout_s: float = 120) -> None:
                 if reply.status == 200:
                     return
         except OSError:
-            time.sleep(0.3)
+            time.sleep(poll_s)
     raise SystemExit("the app did not become healthy")
 
 
