@@ -349,15 +349,22 @@ def judge_replies(model: CausalLM, rubric: Rubric, texts: Sequence[str], prompts
         return []
     contexts = [judge_context(model, rubric, text, prompt) for text, prompt in unique]
     config = DecodingConfig(greedy=True) if temperature is None else DecodingConfig(temperature=temperature)
+    replies = _reply_rows(model, contexts, [config] * len(contexts), [seed_of[key] for key in unique])
+    row_of = {key: index for index, key in enumerate(unique)}
+    return [replies[row_of[key]] for key in keys]
+
+
+def _reply_rows(model: CausalLM, contexts: Sequence[str], configs: Sequence[Any], seeds: Sequence[int]) -> list[str]:
+    """The judge's written replies (at most `TEXT_REPLY_TOKENS` each) in one generation call, cancellable where the
+    model reports its steps."""
+    if not contexts:
+        return []
     kwargs: dict[str, Any] = {}
     if model.reports_steps:
         from fairness_core.jobs import checkpoint
 
         kwargs["on_progress"] = checkpoint
-    replies = model.generate_rows(contexts, [config] * len(contexts), [seed_of[key] for key in unique],
-                                  TEXT_REPLY_TOKENS, **kwargs)
-    row_of = {key: index for index, key in enumerate(unique)}
-    return [replies[row_of[key]] for key in keys]
+    return model.generate_rows(list(contexts), list(configs), list(seeds), TEXT_REPLY_TOKENS, **kwargs)
 
 
 def parse_label(reply: str, labels: Sequence[str]) -> str | None:
@@ -432,9 +439,9 @@ class OrderBias:
     x_balanced: Any
 
 
-def judge_pairs(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str], answers_y: Sequence[str],
-                template: str = PAIRWISE_TEMPLATE, labels: tuple[str, str] = PAIRWISE_LABELS) -> PairwiseJudgments:
-    """Judge each (prompt, X, Y) in both orders by the likelihood of the two position labels (one scoring call)."""
+def pairwise_contexts(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str], answers_y: Sequence[str],
+                      template: str = PAIRWISE_TEMPLATE) -> list[str]:
+    """The judge's input for each (prompt, X, Y) in both orders: X in position A, then X in position B."""
     missing = [slot for slot in PAIRWISE_SLOTS if slot not in template]
     if missing:
         raise ValueError(f"a pairwise template needs the slots {', '.join(PAIRWISE_SLOTS)}; it lacks {missing[0]}")
@@ -449,6 +456,13 @@ def judge_pairs(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str
     for prompt, x, y in zip(prompts, answers_x, answers_y, strict=True):
         for first, second in ((x, y), (y, x)):
             contexts.append(model.format_chat([{"role": "user", "content": fill(prompt, first, second)}]))
+    return contexts
+
+
+def judge_pairs(model: CausalLM, prompts: Sequence[str], answers_x: Sequence[str], answers_y: Sequence[str],
+                template: str = PAIRWISE_TEMPLATE, labels: tuple[str, str] = PAIRWISE_LABELS) -> PairwiseJudgments:
+    """Judge each (prompt, X, Y) in both orders by the likelihood of the two position labels (one scoring call)."""
+    contexts = pairwise_contexts(model, prompts, answers_x, answers_y, template)
     probabilities = label_distributions(model, contexts, labels)
     return PairwiseJudgments(x_first=probabilities[0::2, 0], x_second=probabilities[1::2, 1])
 
@@ -503,24 +517,8 @@ def judge_pairs_by_text(model: CausalLM, prompts: Sequence[str], answers_x: Sequ
     generation call. A pair is kept only when both replies name a position; the others are counted, never guessed."""
     from fairness_core.models import DecodingConfig
 
-    missing = [slot for slot in PAIRWISE_SLOTS if slot not in template]
-    if missing:
-        raise ValueError(f"a pairwise template needs the slots {', '.join(PAIRWISE_SLOTS)}; it lacks {missing[0]}")
-    if not len(prompts) == len(answers_x) == len(answers_y):
-        raise ValueError(f"got {len(prompts)} prompts, {len(answers_x)} answers X and {len(answers_y)} answers Y")
-    contexts = []
-    for prompt, x, y in zip(prompts, answers_x, answers_y, strict=True):
-        for first, second in ((x, y), (y, x)):
-            values = {"prompt": prompt, "first": first, "second": second}
-            filled = _PAIRWISE_SLOT.sub(lambda match, v=values: v[match.group(1)], template)
-            contexts.append(model.format_chat([{"role": "user", "content": filled}]))
-    kwargs: dict[str, Any] = {}
-    if model.reports_steps:
-        from fairness_core.jobs import checkpoint
-
-        kwargs["on_progress"] = checkpoint
-    replies = model.generate_rows(contexts, [DecodingConfig(greedy=True)] * len(contexts), [0] * len(contexts),
-                                  TEXT_REPLY_TOKENS, **kwargs) if contexts else []
+    contexts = pairwise_contexts(model, prompts, answers_x, answers_y, template)
+    replies = _reply_rows(model, contexts, [DecodingConfig(greedy=True)] * len(contexts), [0] * len(contexts))
     first = [parse_pairwise_verdict(reply) for reply in replies[0::2]]  # X shown as A
     second = [parse_pairwise_verdict(reply) for reply in replies[1::2]]  # X shown as B
     kept = np.array([a is not None and b is not None for a, b in zip(first, second, strict=True)], dtype=bool)
