@@ -22,7 +22,12 @@ Per N it prints one line:
   model, before the sessions), the moves that saw a queue message, and peak threads;
 - where a move's time goes (the server runs with FAIRNESS_LAB_TIMING_LOG=1 and logs its live jobs' time in the
   queue and running, each sampler call's model time and each shard's scorer time): p50/p95 of each, and the rest
-  of a move (page script, store, transport) as the median move minus the median queue wait and job run.
+  of a move (page script, store, transport) as the median move minus the median queue wait and job run;
+- the floor (issue 45 §1): the server's CPU for the sessions, per computed move, the share of the machine it got
+  when busy, and the wall time that work needs at that share against the time the moves came over;
+- the server's CPU by thread (the server names its OS threads after its Python threads with the timing log on):
+  model workers, page scripts, the event loop, the others by name, what ended between two readings, and the bench's
+  own clients' CPU beside it (here on the same machine; a classroom's browsers run on the students' machines).
 
     .venv/bin/python -m bench.classroom --sessions 1 10 --interval 3,6
     .venv/bin/python -m bench.classroom --sessions 30 --app-dir /work/wt/classroom-base   # another checkout
@@ -94,8 +99,34 @@ def cpu_seconds(pid: int) -> float:
     return float("nan")
 
 
+def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """{thread id: (OS thread name, user + system CPU seconds)} of a process's live threads, from /proc."""
+    found: dict[int, tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    tids: list[str] = []
+    with contextlib.suppress(OSError):
+        tids = os.listdir(f"/proc/{pid}/task")
+    for tid in tids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                text = stat.read()
+            name = text[text.index("(") + 1:text.rindex(")")]
+            fields = text.rsplit(")", 1)[1].split()
+            found[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return found
+
+
+#: OS thread names (the server names its Python threads with the timing log on: ui/jobs.py) -> what they do
+THREAD_KINDS = (("model-worker", "model workers"), ("ScriptRunner", "page scripts"), ("MainThread", "event loop"),
+                ("fairness-lab-s", "sampling ahead"), ("python", "unnamed (torch/OpenMP helpers)"))
+
+
+def thread_kind(name: str) -> str:
+    return next((kind for prefix, kind in THREAD_KINDS if name.startswith(prefix)), "other threads")
+
+
 class Monitor(threading.Thread):
-    """Samples the server's memory and threads twice a second, and its CPU use each second."""
+    """Samples the server's memory and threads twice a second, and its CPU use (whole and per thread) each second."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -103,9 +134,32 @@ class Monitor(threading.Thread):
         self.peak_rss = 0.0
         self.peak_threads = 0
         self.cpu_rates: list[float] = []  # cores the server used, each second
+        #: thread id -> [name, CPU when first seen (0 for a thread born after the start), CPU when last seen]
+        self.threads: dict[int, list] = {}
         self.stop = threading.Event()
 
+    def sample_threads(self) -> None:
+        for tid, (name, cpu) in thread_cpu(self.pid).items():
+            seen = self.threads.setdefault(tid, [name, 0.0, 0.0])
+            seen[0], seen[2] = name, cpu
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """CPU seconds since the start per kind of thread; a thread's last second before it ended is not counted."""
+        kinds: dict[str, float] = {}
+        for name, first, last in self.threads.values():
+            kinds[thread_kind(name)] = kinds.get(thread_kind(name), 0.0) + last - first
+        return kinds
+
+    def other_threads(self) -> dict[str, float]:
+        """CPU seconds since the start of the threads of no known kind, by name."""
+        names: dict[str, float] = {}
+        for name, first, last in self.threads.values():
+            if thread_kind(name) == "other threads":
+                names[name] = names.get(name, 0.0) + last - first
+        return names
+
     def run(self) -> None:
+        self.threads = {tid: [name, cpu, cpu] for tid, (name, cpu) in thread_cpu(self.pid).items()}  # from the start
         last_cpu, last_at, tick = cpu_seconds(self.pid), time.monotonic(), 0
         while not self.stop.is_set():
             rss, threads = rss_and_threads(self.pid)
@@ -117,6 +171,7 @@ class Monitor(threading.Thread):
                 cpu, at = cpu_seconds(self.pid), time.monotonic()
                 self.cpu_rates.append((cpu - last_cpu) / max(at - last_at, 1e-6))
                 last_cpu, last_at = cpu, at
+                self.sample_threads()
 
 
 def floor_line(work_s: float, rates: list[float], sessions: list[Session], moves: int) -> str:
@@ -140,6 +195,20 @@ def floor_line(work_s: float, rates: list[float], sessions: list[Session], moves
             f"against the {window:.0f} s the moves were sent over (a backlog of at least "
             f"{max(0.0, need - window):.0f} s by the last move); one computed move alone at that share "
             f"{work_s / distinct / share:.1f} s")
+
+
+def cpu_split_line(work_s: float, by_kind: dict[str, float], client_s: float,
+                   others: dict[str, float] | None = None) -> str:
+    """Where the server's CPU went, by kind of thread (the largest of the other threads by name), and the bench's own
+    clients' CPU (on the same machine here; a classroom's browsers run on the students' machines)."""
+    counted = sum(by_kind.values())
+    named = sorted((others or {}).items(), key=lambda item: -item[1])[:4]
+    detail = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in named if seconds >= 0.5)
+    parts = [f"{kind} {seconds:.0f} s" + (f" ({detail})" if kind == "other threads" and detail else "")
+             for kind, seconds in sorted(by_kind.items(), key=lambda item: -item[1]) if seconds >= 0.5]
+    return (f"    server CPU by thread: {', '.join(parts) or 'none'}; not attributed (threads' last second before "
+            f"they ended) {max(0.0, work_s - counted):.0f} s; the bench's own 30-session clients used "
+            f"{client_s:.0f} s of CPU beside it")
 
 
 class Client:
@@ -338,9 +407,10 @@ def run_one(n: int, args: argparse.Namespace) -> str:
             asyncio.run(warm_up(port, args.timeout))  # the teacher opens the page first: the model is loaded
             start_rss, _ = rss_and_threads(server.pid)
             monitor.start()
-            work_start = cpu_seconds(server.pid)
+            work_start, client_start = cpu_seconds(server.pid), time.process_time()
             sessions = asyncio.run(classroom(n, port, args.moves, args.interval, args.timeout, args.seed))
-            work_s = cpu_seconds(server.pid) - work_start
+            work_s, client_s = cpu_seconds(server.pid) - work_start, time.process_time() - client_start
+            monitor.sample_threads()
             settle_rss = []  # sessions closed: let the server let go of them (RSS every 15 s meanwhile)
             settle_start = time.monotonic()
             while time.monotonic() - settle_start < args.settle:
@@ -368,6 +438,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
               f"{final_threads}, server tracebacks {server_errors}")
     detail += "\n" + breakdown(log_text, times)
     detail += "\n" + floor_line(work_s, monitor.cpu_rates, sessions, len(times))
+    detail += "\n" + cpu_split_line(work_s, monitor.cpu_by_kind(), client_s, monitor.other_threads())
     if len(settle_rss) > 1:
         detail += "\n    RSS after the sessions closed: " + ", ".join(f"{t:.0f} s {r:.0f} MiB" for t, r in settle_rss)
     texts = sorted({text for s in sessions for text in s.error_texts})

@@ -91,9 +91,9 @@ _SESSION_ID = "_background_jobs_session"
 _RATES: dict[str, tuple[float, float]] = {}
 #: the machine's current slowdown against the quiet reference machine (a short probe, reused for a while);
 #: tests replace it with a `LoadGauge` whose probe is fixed
-LOAD = LoadGauge()
+LOAD = LoadGauge(own_work_running=lambda: _model_work_running())
 #: the same for pure-Python work on one thread (`fairness_core.jobs.estimates.SHARE`): its share of a core only
-SHARE_LOAD = LoadGauge(probe=share_slowdown)
+SHARE_LOAD = LoadGauge(probe=share_slowdown, own_work_running=lambda: _model_work_running())
 #: per job kind started with a `Work`: (real over first-estimated seconds of the last job of that kind that computed
 #: everything here, the slowdown then); the next first estimate of that kind is corrected by it, within bounds
 _RATIOS: dict[str, tuple[float, float]] = {}
@@ -112,6 +112,28 @@ if os.environ.get("FAIRNESS_LAB_TIMING_LOG") == "1" and not timing_log.handlers:
     timing_log.addHandler(logging.StreamHandler(sys.stderr))
     timing_log.setLevel(logging.INFO)
     timing_log.propagate = False
+
+
+def _name_os_threads(every_s: float = 0.25) -> None:
+    """Copy each Python thread's name into its OS thread name (/proc/self/task/<tid>/comm) so `bench.classroom` can
+    split the server's CPU by thread (model workers, page scripts, the event loop); only with the timing log."""
+    named: set[tuple[int, str]] = set()
+    while True:
+        for thread in threading.enumerate():
+            tid = thread.native_id
+            if tid is None or (tid, thread.name) in named:
+                continue
+            try:
+                with open(f"/proc/self/task/{tid}/comm", "w") as comm:
+                    comm.write(thread.name[:15])
+            except OSError:  # the thread ended meanwhile, or /proc is not Linux's
+                continue
+            named.add((tid, thread.name))
+        time.sleep(every_s)
+
+
+if timing_log.handlers and sys.platform.startswith("linux"):
+    threading.Thread(target=_name_os_threads, name="timing-names", daemon=True).start()
 
 
 def _log_timing(job: BackgroundJob, rows: int | None) -> None:
@@ -336,6 +358,11 @@ def session_id() -> str:
     if get_script_run_ctx(suppress_warning=True) is None:
         return NO_SESSION
     return st.session_state.setdefault(_SESSION_ID, uuid.uuid4().hex)
+
+
+def _model_work_running() -> bool:
+    """Whether the model workers run or hold work now (the load gauges do not probe meanwhile: `LoadGauge`)."""
+    return _POOL is not None and not _POOL.idle()
 
 
 def pool() -> WorkerPool:

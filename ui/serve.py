@@ -37,9 +37,31 @@ FIRST_PAINT_MODULES = ("ui.common", "ui.presenter", "ui.decoding_view", "ui.deco
                        "ui.plan_view", "ui.slices_view", "ui.live_cards", "ui.report", "fairness_core.decoding")
 
 
+#: Streamlit's cache decorators check their options against the runtime's cache storage when a module is imported;
+#: imported before the server starts, each logged "No runtime found, using MemoryCacheStorageManager" (four lines on
+#: every `make run`). Only that check meets no runtime: the caches themselves are made on first call, in the runtime.
+CACHE_CHECK_LOG = "streamlit.runtime.caching.cache_data_api"
+
+
 def import_first_paint_modules() -> None:
-    for name in FIRST_PAINT_MODULES:
-        importlib.import_module(name)
+    import logging
+
+    importlib.import_module(CACHE_CHECK_LOG)  # Streamlit sets its loggers' levels when their modules load: first
+    check_log = logging.getLogger(CACHE_CHECK_LOG)
+    level = check_log.level
+    check_log.setLevel(logging.ERROR)
+    try:
+        for name in FIRST_PAINT_MODULES:
+            importlib.import_module(name)
+    finally:
+        check_log.setLevel(level)
+
+
+#: The interpreter's switch interval while the warm-up loads the generator (issue 45 §2). Python hands the GIL to a
+#: waiting thread only after the holder has run this long (5 ms by default), and the loader is CPU-bound: the server's
+#: event loop gives the GIL up at every socket read and write of a first visit (the frontend's files, the websocket)
+#: and each time waited up to the interval to get it back (the convoy effect). Shorter while loading, then restored.
+WARM_UP_SWITCH_S = float(os.environ.get("FAIRNESS_LAB_WARM_UP_SWITCH_S", "0.0005"))
 
 
 def warm_up() -> None:
@@ -50,7 +72,12 @@ def warm_up() -> None:
     from fairness_core.decoding import prewarm
     from ui import common, decoding_view, jobs
 
-    prewarm(DEFAULT_GENERATOR).join()
+    default_switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(default_switch, WARM_UP_SWITCH_S))
+    try:
+        prewarm(DEFAULT_GENERATOR).join()
+    finally:
+        sys.setswitchinterval(default_switch)
     # then the first visit's own rows (the page's default live request), which it then reads instead of waiting for
     # a first generation (~3 s on a warm server: its first sampler call builds the kernels for its shapes)
     with contextlib.suppress(Exception):  # a store or model problem is the page's to report, in its own sentence

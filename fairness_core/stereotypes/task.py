@@ -60,11 +60,12 @@ PROTOCOL_TEXT = {
 #: seconds per token of work (`stereotype_work`'s unit: the texts' tokens, a context shared by several answers
 #: counted once) for SmolLM2-135M (fp32) on the quiet 2-core reference machine, through the packed prefix trie
 #: (models/tree_scoring.py), per benchmark: the trie shares more of BBQ's contexts than of CrowS-Pairs' sentences.
-#: From `bench.stereotype_scoring` and the CLI runs of 2026-11-29 (docs/stereotypes.md "Speed").
-#: Quiet times are the CPU seconds measured at load 5-12 / 1.2 (two threads ran ~1.2x one thread's rate here):
-#: CrowS-Pairs 165 s of CPU for 54k tokens, StereoSet intrasentence 169 s for 72k, BBQ ~113 min for 4.4M (estimated
-#: from a slice: the whole set was not run).
-SECONDS_PER_TOKEN = {"crows-pairs": 0.0022, "stereoset": 0.0018, "bbq": 0.0013}
+#: Measured with the CLI on the quiet machine (load 1.3-1.9, 2026-11-29, round 6's last session; docs/stereotypes.md
+#: "Speed"): the whole of CrowS-Pairs (54k tokens) in 79 s of wall and StereoSet intrasentence (72k) in 74 s, start-up
+#: and the model's load included, and a BBQ slice of 600 items (46k) in 66 s, which the earlier figure for BBQ already
+#: predicted (65 s); (wall - LOAD_SECONDS) / tokens. The earlier CrowS-Pairs and StereoSet figures (0.0022, 0.0018)
+#: came from CPU seconds at load 5-12 and overstated a quiet machine's time 1.7x.
+SECONDS_PER_TOKEN = {"crows-pairs": 0.0014, "stereoset": 0.0010, "bbq": 0.0013}
 #: loading the model once (SmolLM2's GGUF is converted on first use, ~45 s, once per machine)
 LOAD_SECONDS = 5.0
 CHARS_PER_TOKEN = 4.0

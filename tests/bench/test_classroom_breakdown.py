@@ -41,3 +41,49 @@ def test_the_floor_is_the_servers_work_at_the_share_it_gets_against_the_window_t
     assert floor_line(float("nan"), rates, [shared], 2) == "    floor: not measured"
     assert "not measured" in floor_line(10.0, [0.0, 0.0], [shared], 2)  # no share: no division by it
     assert cpu_seconds(os.getpid()) > 0  # this very process has used some CPU
+
+
+def test_the_servers_cpu_is_split_by_what_its_named_threads_do() -> None:
+    """Issue 45 §1: the bench reads each thread's CPU and its OS name, which the server sets from the Python thread's
+    name when the timing log is on (ui/jobs.py); here a thread of this very process, named so, burns CPU."""
+    import threading
+    import time
+
+    from bench.classroom import Monitor, cpu_split_line, thread_kind
+
+    assert thread_kind("model-worker-0") == "model workers" and thread_kind("ScriptRunner.sc") == "page scripts"
+    assert thread_kind("tornado-x") == "other threads"
+    stop = threading.Event()
+
+    def burn() -> None:
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+            comm.write("model-worker-7")
+        while not stop.is_set():
+            sum(range(10_000))
+
+    monitor = Monitor(os.getpid())
+    monitor.run = lambda: None  # sampled by hand below, not on its own thread
+    monitor.threads = {}
+    worker = threading.Thread(target=burn)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 5
+        while monitor.cpu_by_kind().get("model workers", 0.0) < 0.6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            monitor.sample_threads()
+    finally:
+        stop.set()
+        worker.join()
+    by_kind = monitor.cpu_by_kind()
+    assert by_kind["model workers"] >= 0.6  # born after the start: counted from zero
+    line = cpu_split_line(by_kind["model workers"] + 3.0, {"model workers": by_kind["model workers"]}, client_s=1.2)
+    assert "server CPU by thread: model workers" in line and "not attributed" in line and " 3 s" in line
+    assert "clients used 1 s of CPU" in line
+
+
+def test_the_other_threads_are_named_by_their_largest() -> None:
+    from bench.classroom import cpu_split_line
+
+    line = cpu_split_line(30.0, {"model workers": 20.0, "other threads": 9.0}, 0.0,
+                          {"load-probe": 6.0, "model-pool-tidy": 3.0, "timing-names": 0.1})
+    assert "other threads 9 s (load-probe 6.0 s, model-pool-tidy 3.0 s)" in line and "timing-names" not in line

@@ -109,3 +109,25 @@ def test_the_gauge_probes_when_stale_and_takes_the_median_of_recent_probes() -> 
     clock.now = 200  # the window has passed: only what was probed now counts
     assert gauge.slowdown() == pytest.approx(4.0, rel=1e-5)
     assert calls == [0.0, 25, 50, 200]
+
+
+def test_the_gauge_does_not_probe_while_its_own_process_runs_model_work() -> None:
+    """Issue 45 §1: a probe while the server's own model workers run would time the server's own work and take CPU
+    from it; the last figure stands until they are idle (a first figure is always probed)."""
+    probes = iter([2.0, 5.0])
+    calls: list[float] = []
+    running = [True]
+
+    def probe() -> float:
+        calls.append(clock.now)
+        return next(probes)
+
+    clock = Clock()
+    gauge = LoadGauge(probe=probe, clock=clock, max_age_s=20, background=False, window_s=120,
+                      own_work_running=lambda: running[0])
+    assert gauge.slowdown() == pytest.approx(2.0) and calls == [0.0]  # no figure yet: probed even so
+    clock.now = 60
+    assert gauge.slowdown() == pytest.approx(2.0) and calls == [0.0]  # stale, but the workers run: kept
+    running[0] = False
+    clock.now = 70
+    assert gauge.slowdown() == pytest.approx(3.5) and calls == [0.0, 70]  # idle again: probed (median of 2 and 5)

@@ -55,6 +55,10 @@ class FixedLoad:
         return self.value
 
 
+#: the page's own gauge, before the fixture below replaces it with a fixed one
+PAGE_LOAD = jobs.LOAD
+
+
 @pytest.fixture(autouse=True)
 def load(monkeypatch: pytest.MonkeyPatch) -> FixedLoad:
     fixed = FixedLoad()
@@ -247,3 +251,11 @@ def test_a_job_past_its_estimate_says_so_instead_of_about_0_s_left() -> None:
     assert "about 0 s left" not in text and "taking longer than estimated" in text, text
     assert jobs.left_text(12.0) == ", about 12 s left"
     assert jobs.left_text(0.2, fraction=1.0) == ", finishing"  # every batch done: the summary after the last one
+
+
+
+def test_the_pages_gauges_ask_whether_the_model_workers_run() -> None:
+    """Issue 45 §1: the server's gauges keep their figure while its own model work runs (`LoadGauge`)."""
+    for gauge in (PAGE_LOAD, jobs.SHARE_LOAD):
+        assert gauge.own_work_running is not None
+        assert gauge.own_work_running() == (jobs._POOL is not None and not jobs._POOL.idle())

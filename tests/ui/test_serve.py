@@ -46,8 +46,8 @@ def test_the_warm_up_loads_the_page_default_generator_then_takes_the_load_gauges
     order = []
 
     class Loading:
-        def join(self) -> None:
-            order.append("loaded")
+        def join(self) -> None:  # the load holds the interpreter: it hands it over sooner meanwhile
+            order.append(("loaded", sys.getswitchinterval()))
 
     def prewarm(model: str) -> Loading:
         order.append(model)
@@ -62,11 +62,13 @@ def test_the_warm_up_loads_the_page_default_generator_then_takes_the_load_gauges
                         lambda model, where: order.append(("default rows", model, where is store)) or 11)
     monkeypatch.setattr(jobs.LOAD, "slowdown", lambda: order.append("machine load") or 1.0)
     monkeypatch.setattr(jobs.SHARE_LOAD, "slowdown", lambda: order.append("core share") or 1.0)
+    before = sys.getswitchinterval()
     serve.warm_up()
     # the first visit's rows are sampled once the model is in (issue 45 §2), into the server's own store's plan; the
     # gauges read the machine after both, not while the model loads
-    assert order == [serve.DEFAULT_GENERATOR, "loaded", ("default rows", serve.DEFAULT_GENERATOR, True),
-                     "machine load", "core share"]
+    assert order == [serve.DEFAULT_GENERATOR, ("loaded", serve.WARM_UP_SWITCH_S),
+                     ("default rows", serve.DEFAULT_GENERATOR, True), "machine load", "core share"]
+    assert before > serve.WARM_UP_SWITCH_S and sys.getswitchinterval() == before  # restored after the load
 
 
 def test_streamlit_is_imported_before_the_warm_up_starts_so_plotly_never_meets_a_half_imported_pandas() -> None:
@@ -92,3 +94,26 @@ finally:
     # and the first paint's modules (pandas, altair, the pages' helpers) are in before the server listens, without
     # torch: they would otherwise compete with the first visitor's script (issue 45 §2); torch loads in the warm-up
     assert done.stdout.strip().splitlines()[-1] == "[('warm-up-at-start', True, True, False)]", done.stderr[-2000:]
+
+
+def test_the_first_paint_imports_keep_streamlits_no_runtime_warning_out_of_the_servers_log(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import logging
+
+    levels = []
+    monkeypatch.setattr(importlib, "import_module",
+                        lambda name: levels.append(logging.getLogger(serve.CACHE_CHECK_LOG).getEffectiveLevel()))
+    before = logging.getLogger(serve.CACHE_CHECK_LOG).level
+    serve.import_first_paint_modules()
+    assert levels[1:] == [logging.ERROR] * len(serve.FIRST_PAINT_MODULES)  # after Streamlit set its own level
+    assert logging.getLogger(serve.CACHE_CHECK_LOG).level == before
+
+
+def test_a_served_app_starts_without_the_no_runtime_warning(tmp_path) -> None:
+    """The launcher's imports in a fresh interpreter, as `make run` does them: no warning reaches stderr."""
+    code = "from ui import serve; serve.import_first_paint_modules()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=serve.APP.parent, env=dict(os.environ, FAIRNESS_LAB_STORE=str(tmp_path / "s.duckdb")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "No runtime found" not in done.stderr
