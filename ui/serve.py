@@ -61,7 +61,27 @@ def import_first_paint_modules() -> None:
 #: waiting thread only after the holder has run this long (5 ms by default), and the loader is CPU-bound: the server's
 #: event loop gives the GIL up at every socket read and write of a first visit (the frontend's files, the websocket)
 #: and each time waited up to the interval to get it back (the convoy effect). Shorter while loading, then restored.
-WARM_UP_SWITCH_S = float(os.environ.get("FAIRNESS_LAB_WARM_UP_SWITCH_S", "0.0005"))
+DEFAULT_WARM_UP_SWITCH_S = 0.0005
+
+
+def warm_up_switch_s(environ: Mapping[str, str] | None = None) -> float:
+    """`FAIRNESS_LAB_WARM_UP_SWITCH_S` (seconds, for comparing values with `bench.first_paint`), else the default; a
+    value that is not a positive number is said on stderr and the default used."""
+    text = (os.environ if environ is None else environ).get("FAIRNESS_LAB_WARM_UP_SWITCH_S")
+    if text is None:
+        return DEFAULT_WARM_UP_SWITCH_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        print(f"FAIRNESS_LAB_WARM_UP_SWITCH_S={text!r} is not a number of seconds between 0 and 1; using "
+              f"{DEFAULT_WARM_UP_SWITCH_S}", file=sys.stderr)
+        return DEFAULT_WARM_UP_SWITCH_S
+    return value
+
+
+WARM_UP_SWITCH_S = warm_up_switch_s()
 
 
 def warm_up() -> None:

@@ -67,7 +67,7 @@ def test_the_servers_cpu_is_split_by_what_its_named_threads_do() -> None:
     worker = threading.Thread(target=burn)
     worker.start()
     try:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # a busy CI machine gives the thread less than a core
         while monitor.cpu_by_kind().get("model workers", 0.0) < 0.6 and time.monotonic() < deadline:
             time.sleep(0.05)
             monitor.sample_threads()

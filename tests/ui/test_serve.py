@@ -117,3 +117,13 @@ def test_a_served_app_starts_without_the_no_runtime_warning(tmp_path) -> None:
                           cwd=serve.APP.parent, env=dict(os.environ, FAIRNESS_LAB_STORE=str(tmp_path / "s.duckdb")))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "No runtime found" not in done.stderr
+
+
+def test_the_warm_up_switch_interval_is_read_from_the_environment_and_a_bad_value_is_said(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve.warm_up_switch_s({}) == serve.DEFAULT_WARM_UP_SWITCH_S
+    assert serve.warm_up_switch_s({"FAIRNESS_LAB_WARM_UP_SWITCH_S": "0.005"}) == 0.005
+    assert capsys.readouterr().err == ""
+    for bad in ("fast", "0", "-1", "5"):
+        assert serve.warm_up_switch_s({"FAIRNESS_LAB_WARM_UP_SWITCH_S": bad}) == serve.DEFAULT_WARM_UP_SWITCH_S
+        assert f"FAIRNESS_LAB_WARM_UP_SWITCH_S='{bad}' is not a number of seconds" in capsys.readouterr().err
