@@ -118,7 +118,7 @@ def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
 
 #: OS thread names (the server names its Python threads with the timing log on: ui/jobs.py) -> what they do
 THREAD_KINDS = (("model-worker", "model workers"), ("ScriptRunner", "page scripts"), ("MainThread", "event loop"),
-                ("fairness-lab-s", "sampling ahead"), ("python", "unnamed (torch/OpenMP helpers)"))
+                ("fairness-lab-s", "sampling ahead"), ("python", "unnamed (started from C: torch/OpenMP helpers)"))
 
 
 def thread_kind(name: str) -> str:
@@ -198,7 +198,7 @@ def floor_line(work_s: float, rates: list[float], sessions: list[Session], moves
 
 
 def cpu_split_line(work_s: float, by_kind: dict[str, float], client_s: float,
-                   others: dict[str, float] | None = None) -> str:
+                   others: dict[str, float] | None = None, sessions: int = 30) -> str:
     """Where the server's CPU went, by kind of thread (the largest of the other threads by name), and the bench's own
     clients' CPU (on the same machine here; a classroom's browsers run on the students' machines)."""
     counted = sum(by_kind.values())
@@ -207,8 +207,8 @@ def cpu_split_line(work_s: float, by_kind: dict[str, float], client_s: float,
     parts = [f"{kind} {seconds:.0f} s" + (f" ({detail})" if kind == "other threads" and detail else "")
              for kind, seconds in sorted(by_kind.items(), key=lambda item: -item[1]) if seconds >= 0.5]
     return (f"    server CPU by thread: {', '.join(parts) or 'none'}; not attributed (threads' last second before "
-            f"they ended) {max(0.0, work_s - counted):.0f} s; the bench's own 30-session clients used "
-            f"{client_s:.0f} s of CPU beside it")
+            f"they ended) {max(0.0, work_s - counted):.0f} s; the bench's own {sessions}-session clients (and its "
+            f"/proc readings) used {client_s:.0f} s of CPU beside it")
 
 
 class Client:
@@ -411,6 +411,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
             sessions = asyncio.run(classroom(n, port, args.moves, args.interval, args.timeout, args.seed))
             work_s, client_s = cpu_seconds(server.pid) - work_start, time.process_time() - client_start
             monitor.sample_threads()
+            by_kind, others = monitor.cpu_by_kind(), monitor.other_threads()  # the sessions' CPU, not the settle's
             settle_rss = []  # sessions closed: let the server let go of them (RSS every 15 s meanwhile)
             settle_start = time.monotonic()
             while time.monotonic() - settle_start < args.settle:
@@ -438,7 +439,7 @@ def run_one(n: int, args: argparse.Namespace) -> str:
               f"{final_threads}, server tracebacks {server_errors}")
     detail += "\n" + breakdown(log_text, times)
     detail += "\n" + floor_line(work_s, monitor.cpu_rates, sessions, len(times))
-    detail += "\n" + cpu_split_line(work_s, monitor.cpu_by_kind(), client_s, monitor.other_threads())
+    detail += "\n" + cpu_split_line(work_s, by_kind, client_s, others, sessions=n)
     if len(settle_rss) > 1:
         detail += "\n    RSS after the sessions closed: " + ", ".join(f"{t:.0f} s {r:.0f} MiB" for t, r in settle_rss)
     texts = sorted({text for s in sessions for text in s.error_texts})

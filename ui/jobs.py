@@ -114,21 +114,22 @@ if os.environ.get("FAIRNESS_LAB_TIMING_LOG") == "1" and not timing_log.handlers:
     timing_log.propagate = False
 
 
-def _name_os_threads(every_s: float = 0.25) -> None:
+def _name_os_threads(every_s: float = 0.1) -> None:
     """Copy each Python thread's name into its OS thread name (/proc/self/task/<tid>/comm) so `bench.classroom` can
-    split the server's CPU by thread (model workers, page scripts, the event loop); only with the timing log."""
+    split the server's CPU by thread (model workers, page scripts, the event loop); only with the timing log. A new
+    OS thread starts with its creator's name: one that ends within `every_s` keeps it (a script run that short is
+    counted with the event loop), and threads started from C (torch's helpers) keep their creator's for good."""
     named: set[tuple[int, str]] = set()
     while True:
-        for thread in threading.enumerate():
-            tid = thread.native_id
-            if tid is None or (tid, thread.name) in named:
-                continue
+        live = {(thread.native_id, thread.name) for thread in threading.enumerate() if thread.native_id is not None}
+        named &= live  # a thread id the system reuses is named again
+        for tid, name in live - named:
             try:
                 with open(f"/proc/self/task/{tid}/comm", "w") as comm:
-                    comm.write(thread.name[:15])
+                    comm.write(name[:15])
             except OSError:  # the thread ended meanwhile, or /proc is not Linux's
                 continue
-            named.add((tid, thread.name))
+            named.add((tid, name))
         time.sleep(every_s)
 
 

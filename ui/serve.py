@@ -57,10 +57,11 @@ def import_first_paint_modules() -> None:
         check_log.setLevel(level)
 
 
-#: The interpreter's switch interval while the warm-up loads the generator (issue 45 §2). Python hands the GIL to a
-#: waiting thread only after the holder has run this long (5 ms by default), and the loader is CPU-bound: the server's
-#: event loop gives the GIL up at every socket read and write of a first visit (the frontend's files, the websocket)
-#: and each time waited up to the interval to get it back (the convoy effect). Shorter while loading, then restored.
+#: The interpreter's switch interval while the warm-up loads the generator (issue 45 §2; `warm_up_switch_s`). Python
+#: hands the GIL to a waiting thread only after the holder has run this long (5 ms by default), and the loader is
+#: CPU-bound: the server's event loop gives the GIL up at every socket read and write of a first visit (the frontend's
+#: files, the websocket) and each time waited up to the interval to get it back (the convoy effect). Shorter while
+#: loading, then restored.
 DEFAULT_WARM_UP_SWITCH_S = 0.0005
 
 
@@ -81,9 +82,6 @@ def warm_up_switch_s(environ: Mapping[str, str] | None = None) -> float:
     return value
 
 
-WARM_UP_SWITCH_S = warm_up_switch_s()
-
-
 def warm_up() -> None:
     """What a first visit would otherwise wait for: the generator and its scorers (`decoding.prewarm`, the very
     load the app starts on a first visit, so the two never load twice), the decoding page's own modules, and the
@@ -93,7 +91,7 @@ def warm_up() -> None:
     from ui import common, decoding_view, jobs
 
     default_switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(default_switch, WARM_UP_SWITCH_S))
+    sys.setswitchinterval(min(default_switch, warm_up_switch_s()))  # read here: the app imports this module again
     try:
         prewarm(DEFAULT_GENERATOR).join()
     finally:

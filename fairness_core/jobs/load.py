@@ -49,6 +49,9 @@ TRUST_PROGRESS_AFTER = 0.25
 WINDOW_S = 120.0
 #: how long a probed slowdown is reused (seconds): a probe costs ~0.1 s quiet, a few seconds under heavy load
 MAX_AGE_S = 20.0
+#: ... and while the process's own model work runs (`LoadGauge.own_work_running`): a probe then times that work too
+#: and takes CPU from it, so it comes at most every two minutes, not never (a sweep or a class can run for hours)
+BUSY_MAX_AGE_S = 120.0
 
 
 def probe_seconds(repeats: int = PROBE_REPEATS) -> float:
@@ -187,25 +190,28 @@ class LoadGauge:
     job never waits for a probe that a heavy load makes slow. `probe` returns a slowdown (default
     `probe_slowdown`) and `clock` the time, so tests inject both.
 
-    `own_work_running` (optional) says whether this process's own model work runs now: while it does, a stale value
-    is returned without probing again. A probe then would time this process's own work rather than the machine's
-    other programs (the figure is for work that waits behind it anyway), and take CPU from it: in a classroom of
-    30 sessions the two gauges' probes, every 20 s, used 15.7 s of the server's 209 s of CPU (issue 45 §1).
+    `own_work_running` (optional) says whether this process's own model work runs now: while it does, a figure is
+    reused for up to `busy_max_age_s` (2 minutes) instead of `max_age_s`. A probe then times this process's own work
+    as much as the machine's other programs, and takes CPU from it: in a classroom of 30 sessions the two gauges'
+    probes, every 20 s, used 15.7 s of the server's 209 s of CPU (issue 45 §1). Not never: a long sweep or a class
+    keeps the workers busy for hours, and a figure from before it would go stale.
     """
 
     def __init__(self, probe: Callable[[], float] = probe_slowdown, clock: Callable[[], float] = time.monotonic,
                  max_age_s: float = MAX_AGE_S, background: bool = True, window_s: float = WINDOW_S,
-                 own_work_running: Callable[[], bool] | None = None) -> None:
+                 own_work_running: Callable[[], bool] | None = None, busy_max_age_s: float = BUSY_MAX_AGE_S) -> None:
         self.probe, self.clock, self.max_age_s = probe, clock, max_age_s
         self.background, self.window_s = background, window_s
-        self.own_work_running = own_work_running
+        self.own_work_running, self.busy_max_age_s = own_work_running, busy_max_age_s
         self._lock, self._probing = threading.Lock(), threading.Lock()
         self._probes: list[tuple[float, float]] = []  # (when, slowdown), oldest first
 
     def slowdown(self) -> float:
         with self._lock:
             value, fresh = self._current()
-        if value is not None and (fresh or (self.own_work_running is not None and self.own_work_running())):
+            age = self.clock() - self._probes[-1][0] if self._probes else float("inf")
+        if value is not None and (fresh or (age < self.busy_max_age_s and self.own_work_running is not None
+                                            and self.own_work_running())):
             return value
         if value is not None and self.background:
             if not self._probing.locked():

@@ -61,9 +61,10 @@ PROTOCOL_TEXT = {
 #: counted once) for SmolLM2-135M (fp32) on the quiet 2-core reference machine, through the packed prefix trie
 #: (models/tree_scoring.py), per benchmark: the trie shares more of BBQ's contexts than of CrowS-Pairs' sentences.
 #: Measured with the CLI on the quiet machine (load 1.3-1.9, 2026-11-29, round 6's last session; docs/stereotypes.md
-#: "Speed"): the whole of CrowS-Pairs (54k tokens) in 79 s of wall and StereoSet intrasentence (72k) in 74 s, start-up
-#: and the model's load included, and a BBQ slice of 600 items (46k) in 66 s, which the earlier figure for BBQ already
-#: predicted (65 s); (wall - LOAD_SECONDS) / tokens. The earlier CrowS-Pairs and StereoSet figures (0.0022, 0.0018)
+#: "Speed"): the whole of CrowS-Pairs (54k of this unit: characters / 4, as `stereotype_work` counts; 49,771 real
+#: tokens) in 79 s of wall and StereoSet intrasentence (72k) in 74 s, start-up and the model's load included, and a BBQ
+#: slice of 600 items (46k) in 66 s, which the earlier figure for BBQ already predicted (65 s); (wall - LOAD_SECONDS)
+#: / units. The earlier CrowS-Pairs and StereoSet figures (0.0022, 0.0018)
 #: came from CPU seconds at load 5-12 and overstated a quiet machine's time 1.7x.
 SECONDS_PER_TOKEN = {"crows-pairs": 0.0014, "stereoset": 0.0010, "bbq": 0.0013}
 #: loading the model once (SmolLM2's GGUF is converted on first use, ~45 s, once per machine)

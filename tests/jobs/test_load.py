@@ -112,9 +112,10 @@ def test_the_gauge_probes_when_stale_and_takes_the_median_of_recent_probes() -> 
 
 
 def test_the_gauge_does_not_probe_while_its_own_process_runs_model_work() -> None:
-    """Issue 45 §1: a probe while the server's own model workers run would time the server's own work and take CPU
-    from it; the last figure stands until they are idle (a first figure is always probed)."""
-    probes = iter([2.0, 5.0])
+    """Issue 45 §1: a probe while the server's own model workers run times the server's own work and takes CPU
+    from it; the last figure stands until they are idle or for at most two minutes (a first figure is always
+    probed)."""
+    probes = iter([2.0, 5.0, 6.0])
     calls: list[float] = []
     running = [True]
 
@@ -131,3 +132,8 @@ def test_the_gauge_does_not_probe_while_its_own_process_runs_model_work() -> Non
     running[0] = False
     clock.now = 70
     assert gauge.slowdown() == pytest.approx(3.5) and calls == [0.0, 70]  # idle again: probed (median of 2 and 5)
+    running[0] = True
+    clock.now = 70 + gauge.busy_max_age_s - 1
+    assert gauge.slowdown() == pytest.approx(5.0) and calls == [0.0, 70]  # busy: reused (the window keeps only 70's)
+    clock.now = 70 + gauge.busy_max_age_s
+    assert gauge.slowdown() == pytest.approx(6.0) and calls[-1] == clock.now  # busy for 2 minutes: probed even so

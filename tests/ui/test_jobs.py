@@ -254,8 +254,17 @@ def test_a_job_past_its_estimate_says_so_instead_of_about_0_s_left() -> None:
 
 
 
-def test_the_pages_gauges_ask_whether_the_model_workers_run() -> None:
+def test_the_pages_gauges_ask_whether_the_model_workers_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 45 §1: the server's gauges keep their figure while its own model work runs (`LoadGauge`)."""
-    for gauge in (PAGE_LOAD, jobs.SHARE_LOAD):
-        assert gauge.own_work_running is not None
-        assert gauge.own_work_running() == (jobs._POOL is not None and not jobs._POOL.idle())
+
+    class Pool:
+        def __init__(self, idle: bool) -> None:
+            self._idle = idle
+
+        def idle(self) -> bool:
+            return self._idle
+
+    for pool, running in ((None, False), (Pool(idle=True), False), (Pool(idle=False), True)):
+        monkeypatch.setattr(jobs, "_POOL", pool)
+        for gauge in (PAGE_LOAD, jobs.SHARE_LOAD):
+            assert gauge.own_work_running is not None and gauge.own_work_running() is running

@@ -62,13 +62,14 @@ def test_the_warm_up_loads_the_page_default_generator_then_takes_the_load_gauges
                         lambda model, where: order.append(("default rows", model, where is store)) or 11)
     monkeypatch.setattr(jobs.LOAD, "slowdown", lambda: order.append("machine load") or 1.0)
     monkeypatch.setattr(jobs.SHARE_LOAD, "slowdown", lambda: order.append("core share") or 1.0)
+    monkeypatch.delenv("FAIRNESS_LAB_WARM_UP_SWITCH_S", raising=False)
     before = sys.getswitchinterval()
     serve.warm_up()
     # the first visit's rows are sampled once the model is in (issue 45 §2), into the server's own store's plan; the
     # gauges read the machine after both, not while the model loads
-    assert order == [serve.DEFAULT_GENERATOR, ("loaded", serve.WARM_UP_SWITCH_S),
+    assert order == [serve.DEFAULT_GENERATOR, ("loaded", serve.DEFAULT_WARM_UP_SWITCH_S),
                      ("default rows", serve.DEFAULT_GENERATOR, True), "machine load", "core share"]
-    assert before > serve.WARM_UP_SWITCH_S and sys.getswitchinterval() == before  # restored after the load
+    assert before > serve.DEFAULT_WARM_UP_SWITCH_S and sys.getswitchinterval() == before  # restored after the load
 
 
 def test_streamlit_is_imported_before_the_warm_up_starts_so_plotly_never_meets_a_half_imported_pandas() -> None:
