@@ -91,28 +91,30 @@ def rss_and_threads(pid: int) -> tuple[float, int]:
     return rss, threads
 
 
+def read_stat(path: str) -> tuple[str, float]:
+    """(name, user + system CPU seconds) from a /proc stat file (a process's or one of its threads')."""
+    with open(path) as stat:
+        text = stat.read()
+    fields = text.rsplit(")", 1)[1].split()
+    return text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process (all its threads) has used, from /proc."""
-    with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        return read_stat(f"/proc/{pid}/stat")[1]
     return float("nan")
 
 
 def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     """{thread id: (OS thread name, user + system CPU seconds)} of a process's live threads, from /proc."""
     found: dict[int, tuple[str, float]] = {}
-    tick = os.sysconf("SC_CLK_TCK")
     tids: list[str] = []
     with contextlib.suppress(OSError):
         tids = os.listdir(f"/proc/{pid}/task")
     for tid in tids:
         with contextlib.suppress(OSError, IndexError, ValueError):
-            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                text = stat.read()
-            name = text[text.index("(") + 1:text.rindex(")")]
-            fields = text.rsplit(")", 1)[1].split()
-            found[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+            found[int(tid)] = read_stat(f"/proc/{pid}/task/{tid}/stat")
     return found
 
 
@@ -143,20 +145,23 @@ class Monitor(threading.Thread):
             seen = self.threads.setdefault(tid, [name, 0.0, 0.0])
             seen[0], seen[2] = name, cpu
 
-    def cpu_by_kind(self) -> dict[str, float]:
-        """CPU seconds since the start per kind of thread; a thread's last second before it ended is not counted."""
-        kinds: dict[str, float] = {}
+    def cpu_by_name(self) -> dict[str, float]:
+        """CPU seconds since the start per thread name; a thread's last second before it ended is not counted."""
+        names: dict[str, float] = {}
         for name, first, last in self.threads.values():
-            kinds[thread_kind(name)] = kinds.get(thread_kind(name), 0.0) + last - first
+            names[name] = names.get(name, 0.0) + last - first
+        return names
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """`cpu_by_name` summed per kind of thread (`thread_kind`)."""
+        kinds: dict[str, float] = {}
+        for name, seconds in self.cpu_by_name().items():
+            kinds[thread_kind(name)] = kinds.get(thread_kind(name), 0.0) + seconds
         return kinds
 
     def other_threads(self) -> dict[str, float]:
-        """CPU seconds since the start of the threads of no known kind, by name."""
-        names: dict[str, float] = {}
-        for name, first, last in self.threads.values():
-            if thread_kind(name) == "other threads":
-                names[name] = names.get(name, 0.0) + last - first
-        return names
+        """`cpu_by_name` of the threads of no known kind."""
+        return {name: seconds for name, seconds in self.cpu_by_name().items() if thread_kind(name) == "other threads"}
 
     def run(self) -> None:
         self.threads = {tid: [name, cpu, cpu] for tid, (name, cpu) in thread_cpu(self.pid).items()}  # from the start

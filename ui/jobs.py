@@ -89,11 +89,18 @@ _SESSION_ID = "_background_jobs_session"
 #: per job kind: (seconds per unit (a generation, a pair, ...) measured by a finished job in this process, the
 #: machine's slowdown when that job started), so the rate is rescaled to the load of the moment it is used
 _RATES: dict[str, tuple[float, float]] = {}
+
+
+def _model_work_running() -> bool:
+    """Whether the model workers run or hold work now (the load gauges probe less often meanwhile: `LoadGauge`)."""
+    return _POOL is not None and not _POOL.idle()
+
+
 #: the machine's current slowdown against the quiet reference machine (a short probe, reused for a while);
 #: tests replace it with a `LoadGauge` whose probe is fixed
-LOAD = LoadGauge(own_work_running=lambda: _model_work_running())
+LOAD = LoadGauge(own_work_running=_model_work_running)
 #: the same for pure-Python work on one thread (`fairness_core.jobs.estimates.SHARE`): its share of a core only
-SHARE_LOAD = LoadGauge(probe=share_slowdown, own_work_running=lambda: _model_work_running())
+SHARE_LOAD = LoadGauge(probe=share_slowdown, own_work_running=_model_work_running)
 #: per job kind started with a `Work`: (real over first-estimated seconds of the last job of that kind that computed
 #: everything here, the slowdown then); the next first estimate of that kind is corrected by it, within bounds
 _RATIOS: dict[str, tuple[float, float]] = {}
@@ -359,11 +366,6 @@ def session_id() -> str:
     if get_script_run_ctx(suppress_warning=True) is None:
         return NO_SESSION
     return st.session_state.setdefault(_SESSION_ID, uuid.uuid4().hex)
-
-
-def _model_work_running() -> bool:
-    """Whether the model workers run or hold work now (the load gauges do not probe meanwhile: `LoadGauge`)."""
-    return _POOL is not None and not _POOL.idle()
 
 
 def pool() -> WorkerPool:

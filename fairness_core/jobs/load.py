@@ -208,10 +208,9 @@ class LoadGauge:
 
     def slowdown(self) -> float:
         with self._lock:
-            value, fresh = self._current()
-            age = self.clock() - self._probes[-1][0] if self._probes else float("inf")
-        if value is not None and (fresh or (age < self.busy_max_age_s and self.own_work_running is not None
-                                            and self.own_work_running())):
+            value, age = self._current()
+        busy = age < self.busy_max_age_s and self.own_work_running is not None and self.own_work_running()
+        if value is not None and (age < self.max_age_s or busy):
             return value
         if value is not None and self.background:
             if not self._probing.locked():
@@ -219,19 +218,19 @@ class LoadGauge:
             return value
         return self._measure()
 
-    def _current(self) -> tuple[float | None, bool]:
-        """(median of the probes in the window, whether the newest is younger than `max_age_s`); lock held."""
+    def _current(self) -> tuple[float | None, float]:
+        """(median of the probes in the window, seconds since the newest; None and infinity before any); lock held."""
         now = self.clock()
         self._probes = [(at, value) for at, value in self._probes if now - at < self.window_s] or self._probes[-1:]
         if not self._probes:
-            return None, False
-        return statistics.median(value for _, value in self._probes), now - self._probes[-1][0] < self.max_age_s
+            return None, float("inf")
+        return statistics.median(value for _, value in self._probes), now - self._probes[-1][0]
 
     def _measure(self) -> float:
         with self._probing:
             with self._lock:
-                value, fresh = self._current()
-            if value is not None and fresh:
+                value, age = self._current()
+            if value is not None and age < self.max_age_s:
                 return value  # another caller probed while this one waited
             measured = min(max(self.probe(), MIN_SLOWDOWN), MAX_SLOWDOWN)
             with self._lock:
