@@ -523,21 +523,49 @@ def select_cell(page, grid, spec: Field) -> str:
     return f"glide-cell-{column}-{row}"
 
 
+#: how long one selection of a cell is given to draw it, and how long all the selections together
+CELL_DRAW_S = 10
+CELL_SELECT_S = 120
+
+
 def cell_value(page, grid, spec: Field) -> str:
-    cell = grid.locator(f"td#{select_cell(page, grid, spec)}")
-    cell.wait_for(state="attached")  # the grid draws a column scrolled into view a moment later
-    return cell.inner_text()
+    """The cell's text, after selecting it as a visitor does. The grid draws a column scrolled into view a moment
+    later; a click that landed while the grid was being drawn again selects nothing, and the arrow keys then move
+    nothing, so the cell never comes: waiting on it held a CI worker for the whole 300 s page timeout. A selection
+    that has not drawn the cell within `CELL_DRAW_S` is made again (the click starts from the row's first column)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + CELL_SELECT_S
+    tries = 0
+    while True:
+        tries += 1
+        cell = grid.locator(f"td#{select_cell(page, grid, spec)}")
+        try:
+            cell.wait_for(state="attached", timeout=CELL_DRAW_S * 1000)
+        except PlaywrightTimeout:
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"{spec.name}: the grid did not draw cell {spec.cell[1:]} after {tries} "
+                                     f"selections in {CELL_SELECT_S} s") from None
+            continue
+        return cell.inner_text()
 
 
 def edit_cell(page, grid, spec: Field, value: str) -> None:
     """Type `value` into the cell (select it, Enter, type, Enter) and wait until the grid shows it: an edit made while
     the grid was being drawn again was lost now and then (seen on the reference cell's first input, run alone: the
-    next "Save" then saved the unchanged table), so an edit the grid does not show after 5 s is made once more."""
-    for _ in range(2):
+    next "Save" then saved the unchanged table; once in a local run of two fields, twice in a row), so an edit the
+    grid does not show after 5 s is made again, up to three times in all."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    shown = ""
+    for _ in range(3):
         select_cell(page, grid, spec)
         page.keyboard.press("Enter")
         editor = page.locator("textarea.gdg-input").first
-        editor.wait_for()
+        try:  # a selection that did not take opens no editor (see `cell_value`)
+            editor.wait_for(timeout=CELL_DRAW_S * 1000)
+        except PlaywrightTimeout:
+            continue
         editor.fill(value)
         editor.press("Enter")
         deadline = time.monotonic() + 5
@@ -546,7 +574,7 @@ def edit_cell(page, grid, spec: Field, value: str) -> None:
             if shown.startswith(value[:40]) if value else not shown:
                 return
             page.wait_for_timeout(200)
-    raise AssertionError(f"the grid did not take the edit {value[:40]!r} of {spec.name}")
+    raise AssertionError(f"the grid did not take the edit {value[:40]!r} of {spec.name} (it shows {shown[:40]!r})")
 
 
 def feed(page, target, spec: Field, kind: str, tmp_path: Path) -> str:
