@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import REPO_ROOT, Dashboard
 from tests.browser.test_markdown_injection_browser import EVIL
@@ -427,8 +428,6 @@ def settle(page, since: int | None = None, timeout_s: float = 300, start_s: floa
     `since` is `reruns_requested(page)` before the action. If the browser asks for a rerun within `start_s` (an upload
     of 10 MB takes a while to send first), wait for a run that started after that request to finish; if it asks for
     none, there is nothing to wait for. Without `since` only the "finished and stayed finished" half is waited for."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     deadline = time.monotonic() + timeout_s
     if since is not None:
         try:
@@ -533,8 +532,6 @@ def cell_value(page, grid, spec: Field) -> str:
     later; a click that landed while the grid was being drawn again selects nothing, and the arrow keys then move
     nothing, so the cell never comes: waiting on it held a CI worker for the whole 300 s page timeout. A selection
     that has not drawn the cell within `CELL_DRAW_S` is made again (the click starts from the row's first column)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     deadline = time.monotonic() + CELL_SELECT_S
     tries = 0
     while True:
@@ -555,8 +552,6 @@ def edit_cell(page, grid, spec: Field, value: str) -> None:
     the grid was being drawn again was lost now and then (seen on the reference cell's first input, run alone: the
     next "Save" then saved the unchanged table; once in a local run of two fields, twice in a row), so an edit the
     grid does not show after 5 s is made again, up to three times in all."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     shown = ""
     for _ in range(3):
         select_cell(page, grid, spec)
